@@ -1,0 +1,58 @@
+// CPU lowering of IR ops to LLVM IR kernels with nanort's kernel ABI:
+//   void k(const nanort_kernel_args* args, uint64_t task_begin, uint64_t task_end)
+// args->buffers holds one pointer per *present* node input (absent optional
+// inputs take no slot), then one per node output, all dense row-major tensors
+// of the node's types. The kernel computes tasks [task_begin, task_end) of its
+// parallel iteration space; task ranges are disjoint, so no two tasks may
+// write the same output element.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "compiler/ir/graph.h"
+
+namespace nanoc::cpu {
+
+// What a lowering's `emit` gets: the kernel function (already created, with
+// its entry block as the insert point) and typed access to its operands.
+struct KernelBuilder {
+  llvm::Module& module;
+  llvm::Function* fn;
+  llvm::IRBuilder<>& b;
+  const Node& node;
+  llvm::Value* task_begin;  // i64
+  llvm::Value* task_end;    // i64
+
+  // Pointer (opaque `ptr`, noalias, 64-byte aligned) to node input `i`;
+  // nullptr if that optional input is absent.
+  llvm::Value* input(size_t i) const;
+  llvm::Value* output(size_t i) const;
+
+  // Set up by emitKernel.
+  std::vector<llvm::Value*> input_ptrs, output_ptrs;
+};
+
+struct Lowering {
+  // Size of the node's parallel iteration space (>= 1). Keep tasks coarse
+  // (e.g. one per output row or per (n, out-channel) plane), not per element.
+  std::function<uint64_t(const Node&)> task_count;
+  // Emits the body computing tasks [task_begin, task_end). Must leave the
+  // builder in a block without a terminator; emitKernel adds `ret void`.
+  std::function<void(KernelBuilder&)> emit;
+};
+
+// Finds the lowering for an op name, nullptr if it has none (Reshape and
+// Identity have none: they become copy thunks).
+const Lowering* findLowering(std::string_view op);
+
+// Creates `void symbol(ptr args, i64 begin, i64 end)` with internal linkage in
+// `module`, loads the buffer pointers and calls the op's lowering.
+llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::string& symbol);
+
+}  // namespace nanoc::cpu

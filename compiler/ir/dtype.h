@@ -1,0 +1,24 @@
+// The one dtype table of the compiler. Numbering equals schema/program.fbs
+// DType and nanort.h nanort_dtype.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace nanoc {
+
+enum class DType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, I8 = 3, U8 = 4, I32 = 5, I64 = 6, Bool = 7 };
+
+struct DTypeInfo {
+  DType dtype;
+  std::string_view name;  // as in the text IR: "f32", "i64", "bool", ...
+  uint32_t size;          // bytes per element
+};
+
+const DTypeInfo& dtypeInfo(DType dtype);
+inline std::string_view dtypeName(DType dtype) { return dtypeInfo(dtype).name; }
+inline uint32_t dtypeSize(DType dtype) { return dtypeInfo(dtype).size; }
+std::optional<DType> parseDType(std::string_view name);
+
+}  // namespace nanoc

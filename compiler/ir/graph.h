@@ -1,0 +1,102 @@
+// The typed graph IR: static shapes, values in SSA form, nodes kept in a
+// topological order. The op set and each op's canonical attributes are
+// documented in compiler/ops/README.md; the frontend produces exactly that
+// canonical form (every attribute explicit, no defaults left implicit).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "compiler/ir/dtype.h"
+
+namespace nanoc {
+
+struct Node;
+
+struct TensorType {
+  DType dtype = DType::F32;
+  std::vector<int64_t> dims;  // row-major, all static, each >= 0; rank 0 = scalar
+
+  int64_t numel() const;
+  uint64_t bytes() const { return static_cast<uint64_t>(numel()) * dtypeSize(dtype); }
+  size_t rank() const { return dims.size(); }
+  bool operator==(const TensorType& other) const = default;
+  std::string str() const;  // "f32[1,3,8,8]", "f32[]" for a scalar
+};
+
+// A tensor value. Exactly one of: a graph input, a constant (data != null),
+// or the output of `producer`.
+struct Value {
+  int id = 0;            // unique within its graph, stable for printing
+  std::string name;      // unique within its graph
+  TensorType type;
+  bool typed = false;    // false until shape inference set `type`
+  Node* producer = nullptr;
+  std::shared_ptr<const std::vector<uint8_t>> data;  // constants only; type.bytes() bytes
+
+  bool isConstant() const { return data != nullptr; }
+  template <typename T>
+  const T* as() const { return reinterpret_cast<const T*>(data->data()); }
+};
+
+using Attr = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+
+struct Node {
+  std::string op;    // registered op name, e.g. "Conv" (compiler/ops)
+  std::string name;  // unique within its graph; from the model where it had one
+  std::vector<Value*> inputs;   // a null entry is an absent optional input
+  std::vector<Value*> outputs;
+  std::map<std::string, Attr> attrs;  // sorted, so printing is deterministic
+
+  bool has(const std::string& key) const { return attrs.count(key) != 0; }
+  // Typed accessors; throw CompileError naming the node if missing or mistyped.
+  int64_t i(const std::string& key) const;
+  double f(const std::string& key) const;
+  const std::string& s(const std::string& key) const;
+  const std::vector<int64_t>& ints(const std::string& key) const;
+  const std::vector<double>& floats(const std::string& key) const;
+  // Same, with a default when absent.
+  int64_t i(const std::string& key, int64_t fallback) const;
+  double f(const std::string& key, double fallback) const;
+};
+
+class Graph {
+ public:
+  std::string name = "model";
+  std::vector<std::unique_ptr<Value>> values;  // owns every value
+  std::vector<std::unique_ptr<Node>> nodes;    // topological order
+  std::vector<Value*> inputs;                  // entry signature order
+  std::vector<Value*> outputs;                 // entry signature order
+
+  Value* addInput(const std::string& name, const TensorType& type);
+  Value* addConstant(const std::string& name, const TensorType& type, std::vector<uint8_t> bytes);
+  // Appends a node with `num_outputs` untyped outputs named after `output_names`
+  // (generated when empty or shorter). Names are made unique.
+  Node* addNode(const std::string& op, const std::string& name, std::vector<Value*> inputs,
+                size_t num_outputs, const std::vector<std::string>& output_names = {});
+  // Creates a value with a fresh unique name derived from `hint`.
+  Value* newValue(const std::string& hint);
+
+  // Every use of `from` (node inputs and graph outputs) now uses `to`.
+  void replaceAllUses(Value* from, Value* to);
+  // Drops values that nothing refers to any more (not inputs, outputs, node
+  // operands or results).
+  void removeUnusedValues();
+  std::string uniqueName(const std::string& hint);
+
+ private:
+  std::map<std::string, int> name_counts_;
+  int next_id_ = 0;
+};
+
+// Checks the IR invariants: topological order, every operand defined before
+// use, unique names, every value typed, every op registered with the right
+// arity and attributes it requires, constants sized to their type. Throws
+// CompileError listing the first violation with the node's name and op.
+void verifyGraph(const Graph& graph);
+
+}  // namespace nanoc

@@ -1,0 +1,193 @@
+/* nanort: the embedded runtime for programs compiled by nanoc.
+ *
+ * Life cycle:
+ *   nanort_model_load(&NAME_model, ...)       -> nanort_model*   (verify + CPU check)
+ *   nanort_session_create(model, arena, ...)  -> nanort_session* (arena bound once)
+ *   nanort_run(session, inputs, outputs, ...) (any number of times; allocates
+ *                                              nothing, takes no lock, touches no file)
+ *   nanort_session_release / nanort_model_release
+ *
+ * Errors: every call that can fail returns a nanort_status_code and, when the
+ * caller passes a nanort_status*, fills its message with what failed and where
+ * (which input, which buffer, which feature). Messages are truncated to fit.
+ *
+ * Threads: a model may be shared by sessions on different threads; a session
+ * is used by one thread at a time.
+ */
+#ifndef NANORT_NANORT_H_
+#define NANORT_NANORT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Program format written by nanoc (schema/program.fbs). A program with a newer
+ * major version is refused; a newer minor version is read. */
+#define NANORT_FORMAT_MAJOR 1u
+#define NANORT_FORMAT_MINOR 0u
+/* Calling convention of compiled kernels (nanort_kernel_fn below). */
+#define NANORT_KERNEL_ABI_VERSION 1u
+
+/* ---- status ------------------------------------------------------------ */
+
+typedef enum nanort_status_code {
+  NANORT_OK = 0,
+  NANORT_INVALID_ARGUMENT = 1,    /* a NULL or out-of-range argument */
+  NANORT_INVALID_PROGRAM = 2,     /* fails verification: corrupt or truncated */
+  NANORT_UNSUPPORTED_VERSION = 3, /* format major or kernel ABI newer than this runtime */
+  NANORT_UNSUPPORTED_TARGET = 4,  /* built for a CPU/GPU this machine is not */
+  NANORT_ARENA_TOO_SMALL = 5,     /* caller's arena smaller or less aligned than needed */
+  NANORT_SHAPE_MISMATCH = 6,      /* an input/output of the wrong dtype, shape or size */
+  NANORT_NOT_FOUND = 7,           /* a file, symbol, input or output name not found */
+  NANORT_OUT_OF_MEMORY = 8,       /* the allocator returned NULL */
+  NANORT_UNAVAILABLE = 9          /* a facility this build or platform lacks (e.g. dlopen) */
+} nanort_status_code;
+
+#define NANORT_STATUS_MESSAGE_SIZE 256
+
+typedef struct nanort_status {
+  nanort_status_code code;
+  char message[NANORT_STATUS_MESSAGE_SIZE]; /* NUL-terminated */
+} nanort_status;
+
+/* A short fixed name for a code, e.g. "INVALID_PROGRAM". Never NULL. */
+const char* nanort_status_code_name(nanort_status_code code);
+
+/* ---- dtypes (same numbering as schema/program.fbs DType) ---------------- */
+
+typedef enum nanort_dtype {
+  NANORT_F32 = 0,
+  NANORT_F16 = 1,
+  NANORT_BF16 = 2,
+  NANORT_I8 = 3,
+  NANORT_U8 = 4,
+  NANORT_I32 = 5,
+  NANORT_I64 = 6,
+  NANORT_BOOL = 7
+} nanort_dtype;
+
+/* "f32", "i64", ...; "?" for an unknown value. */
+const char* nanort_dtype_name(nanort_dtype dtype);
+/* Size in bytes of one element; 0 for an unknown value. */
+size_t nanort_dtype_size(nanort_dtype dtype);
+
+/* ---- allocation -------------------------------------------------------- */
+
+/* Every create/load call takes the allocator it uses; nanort has no global
+ * allocator. `alloc` returns memory aligned to `alignment` (a power of two) or
+ * NULL. nanort calls it only at load and session creation, never in run. */
+typedef struct nanort_allocator {
+  void* self;
+  void* (*alloc)(void* self, size_t size, size_t alignment);
+  void (*free)(void* self, void* ptr);
+} nanort_allocator;
+
+/* An allocator over the C library's aligned_alloc/free. */
+nanort_allocator nanort_allocator_system(void);
+
+/* ---- what nanoc's object file exports ------------------------------------ */
+
+/* Arguments of a compiled kernel: buffers[i] is the i-th buffer named by the
+ * kernel thunk's args (inputs first, then outputs, in the IR node's order). */
+typedef struct nanort_kernel_args {
+  void* const* buffers;
+  uint64_t num_buffers;
+} nanort_kernel_args;
+
+/* Every compiled CPU kernel. It computes the tasks [task_begin, task_end) of
+ * its parallel iteration space; disjoint ranges may run concurrently. */
+typedef void (*nanort_kernel_fn)(const nanort_kernel_args* args, uint64_t task_begin,
+                                 uint64_t task_end);
+
+/* The one symbol a compiled model exports: `NAME_model`, declared in NAME.h.
+ * All pointers point into the object's read-only data, which outlives any
+ * model loaded from it. */
+typedef struct nanort_model_def {
+  uint32_t kernel_abi;        /* NANORT_KERNEL_ABI_VERSION it was compiled for */
+  uint32_t num_kernels;
+  const uint8_t* program;     /* flatbuffer, file identifier "NRTP" */
+  uint64_t program_size;
+  const uint8_t* constants;   /* read-only constants blob, used in place */
+  uint64_t constants_size;
+  const nanort_kernel_fn* kernels; /* num_kernels entries, by kernel index */
+} nanort_model_def;
+
+/* ---- models -------------------------------------------------------------- */
+
+typedef struct nanort_model nanort_model;
+
+/* Verifies def's program (flatbuffers verifier, then the program's own
+ * invariants: every buffer inside its blob or the arena, every kernel index
+ * bound, every thunk operand defined before use), checks that this machine can
+ * run it (CPU features), and returns a model that borrows def's data.
+ * On failure *out_model is NULL. */
+nanort_status_code nanort_model_load(const nanort_model_def* def, nanort_allocator allocator,
+                                     nanort_model** out_model, nanort_status* status);
+
+/* Loads a model from a shared object written by nanoc (NAME.so) with dlopen.
+ * `name` is the model's prefix; NULL takes it from the file name (dir/NAME.so).
+ * The shared object stays loaded until nanort_model_release. Returns
+ * NANORT_UNAVAILABLE in builds without dynamic loading. */
+nanort_status_code nanort_model_load_file(const char* path, const char* name,
+                                          nanort_allocator allocator, nanort_model** out_model,
+                                          nanort_status* status);
+
+void nanort_model_release(nanort_model* model);
+
+typedef struct nanort_tensor_info {
+  const char* name;     /* owned by the model */
+  nanort_dtype dtype;
+  uint32_t rank;
+  const int64_t* dims;  /* rank entries, owned by the model */
+  uint64_t size_bytes;
+} nanort_tensor_info;
+
+size_t nanort_model_input_count(const nanort_model* model);
+size_t nanort_model_output_count(const nanort_model* model);
+nanort_status_code nanort_model_input_info(const nanort_model* model, size_t index,
+                                           nanort_tensor_info* out_info);
+nanort_status_code nanort_model_output_info(const nanort_model* model, size_t index,
+                                            nanort_tensor_info* out_info);
+/* Arena bytes and alignment a session needs (both also in NAME.h). */
+uint64_t nanort_model_arena_size(const nanort_model* model);
+uint32_t nanort_model_arena_alignment(const nanort_model* model);
+
+/* ---- sessions ----------------------------------------------------------- */
+
+typedef struct nanort_session nanort_session;
+
+/* Creates a session. If `arena` is NULL, nanort allocates the arena once here
+ * with `allocator` and frees it at release; otherwise the caller keeps
+ * ownership of `arena`, which must hold `arena_size` >= the model's arena size
+ * bytes at the model's arena alignment (else NANORT_ARENA_TOO_SMALL), and must
+ * outlive the session. The model must outlive the session. */
+nanort_status_code nanort_session_create(const nanort_model* model, void* arena,
+                                         size_t arena_size, nanort_allocator allocator,
+                                         nanort_session** out_session, nanort_status* status);
+
+void nanort_session_release(nanort_session* session);
+
+/* A caller's tensor: data plus the dtype and shape it claims to have. */
+typedef struct nanort_tensor {
+  void* data;
+  nanort_dtype dtype;
+  uint32_t rank;
+  const int64_t* dims;
+} nanort_tensor;
+
+/* Runs the model's entry on the caller's tensors, in the entry's order.
+ * Each tensor's dtype and shape must equal the model's (else
+ * NANORT_SHAPE_MISMATCH naming the input or output). Outputs are written in
+ * place; inputs are only read. Input and output data must not overlap. */
+nanort_status_code nanort_run(nanort_session* session, const nanort_tensor* inputs,
+                              size_t num_inputs, const nanort_tensor* outputs, size_t num_outputs,
+                              nanort_status* status);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* NANORT_NANORT_H_ */

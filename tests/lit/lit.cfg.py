@@ -1,0 +1,13 @@
+# Compiler tests as text: an IR file in (.nir), the printed IR, plan or LLVM
+# IR out, checked with FileCheck.
+import os
+import lit.formats
+
+config.name = "nanoc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".nir"]
+config.test_source_root = os.path.dirname(__file__)
+config.substitutions.append(("%nanoc", config.nanoc))
+config.substitutions.append(("%nanort-inspect", config.nanort_inspect))
+config.substitutions.append(("FileCheck", config.filecheck))
+config.substitutions.append(("%python", config.python))

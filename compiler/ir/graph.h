@@ -86,10 +86,13 @@ class Graph {
   // Drops values that nothing refers to any more (not inputs, outputs, node
   // operands or results).
   void removeUnusedValues();
+  // A value name not yet used in this graph, derived from `hint`.
   std::string uniqueName(const std::string& hint);
+  // Same for node names, which have their own namespace.
+  std::string uniqueNodeName(const std::string& hint);
 
  private:
-  std::map<std::string, int> name_counts_;
+  std::map<std::string, int> name_counts_, node_name_counts_;
   int next_id_ = 0;
 };
 

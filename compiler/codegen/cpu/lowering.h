@@ -29,8 +29,10 @@ struct KernelBuilder {
   llvm::Value* task_begin;  // i64
   llvm::Value* task_end;    // i64
 
-  // Pointer (opaque `ptr`, noalias, 64-byte aligned) to node input `i`;
-  // nullptr if that optional input is absent.
+  // Pointer (opaque `ptr`) to node input `i`; nullptr if that optional input
+  // is absent. Outputs never overlap inputs (the arena plan guarantees it), but
+  // two inputs may be the same buffer (Add(x, x)). Only element alignment may
+  // be assumed: inputs and outputs are the caller's pointers.
   llvm::Value* input(size_t i) const;
   llvm::Value* output(size_t i) const;
 

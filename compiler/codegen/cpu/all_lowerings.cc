@@ -1,0 +1,57 @@
+// The table of CPU lowerings, by IR op name. Each lower_<op>.cc defines its
+// make<Op>Lowering(); listing them here (rather than static registration)
+// keeps a static library from dropping any.
+#include <map>
+#include <string>
+
+#include "compiler/codegen/cpu/lowering.h"
+
+namespace nanoc::cpu {
+
+// lower_elementwise.cc
+Lowering makeAddLowering();
+Lowering makeSubLowering();
+Lowering makeMulLowering();
+Lowering makeDivLowering();
+Lowering makeReluLowering();
+Lowering makeSigmoidLowering();
+Lowering makeTanhLowering();
+// lower_softmax.cc, lower_batch_normalization.cc, lower_global_average_pool.cc,
+// lower_transpose.cc, lower_concat.cc
+Lowering makeSoftmaxLowering();
+Lowering makeBatchNormalizationLowering();
+Lowering makeGlobalAveragePoolLowering();
+Lowering makeTransposeLowering();
+Lowering makeConcatLowering();
+// lower_matmul.cc, lower_gemm.cc, lower_conv.cc, lower_pool.cc
+Lowering makeMatMulLowering();
+Lowering makeGemmLowering();
+Lowering makeConvLowering();
+Lowering makeMaxPoolLowering();
+Lowering makeAveragePoolLowering();
+
+const Lowering* findLowering(std::string_view op) {
+  static const std::map<std::string, Lowering, std::less<>> table = {
+      {"Add", makeAddLowering()},
+      {"Sub", makeSubLowering()},
+      {"Mul", makeMulLowering()},
+      {"Div", makeDivLowering()},
+      {"Relu", makeReluLowering()},
+      {"Sigmoid", makeSigmoidLowering()},
+      {"Tanh", makeTanhLowering()},
+      {"Softmax", makeSoftmaxLowering()},
+      {"BatchNormalization", makeBatchNormalizationLowering()},
+      {"GlobalAveragePool", makeGlobalAveragePoolLowering()},
+      {"Transpose", makeTransposeLowering()},
+      {"Concat", makeConcatLowering()},
+      {"MatMul", makeMatMulLowering()},
+      {"Gemm", makeGemmLowering()},
+      {"Conv", makeConvLowering()},
+      {"MaxPool", makeMaxPoolLowering()},
+      {"AveragePool", makeAveragePoolLowering()},
+  };
+  auto it = table.find(op);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+}  // namespace nanoc::cpu

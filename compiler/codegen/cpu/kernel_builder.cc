@@ -1,0 +1,55 @@
+#include <llvm/IR/Function.h>
+
+#include "compiler/codegen/cpu/lowering.h"
+#include "compiler/ir/error.h"
+
+namespace nanoc::cpu {
+
+llvm::Value* KernelBuilder::input(size_t i) const {
+  return i < input_ptrs.size() ? input_ptrs[i] : nullptr;
+}
+llvm::Value* KernelBuilder::output(size_t i) const {
+  return i < output_ptrs.size() ? output_ptrs[i] : nullptr;
+}
+
+llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::string& symbol) {
+  const Lowering* lowering = findLowering(node.op);
+  if (!lowering)
+    throw CompileError("node '" + node.name + "' (" + node.op + "): no CPU lowering");
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, i64, i64}, false);
+  auto* fn = llvm::Function::Create(type, llvm::Function::InternalLinkage, symbol, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->addFnAttr(llvm::Attribute::NoFree);
+  fn->addFnAttr(llvm::Attribute::NoSync);
+  fn->addParamAttr(0, llvm::Attribute::NoAlias);
+  fn->addParamAttr(0, llvm::Attribute::ReadOnly);
+  llvm::Argument* args = fn->getArg(0);
+  args->setName("args");
+  fn->getArg(1)->setName("task_begin");
+  fn->getArg(2)->setName("task_end");
+
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+  // nanort_kernel_args { void* const* buffers; uint64_t num_buffers; }
+  llvm::Value* buffers = b.CreateLoad(ptr, args, "buffers");
+  KernelBuilder kb{module, fn, b, node, fn->getArg(1), fn->getArg(2), {}, {}};
+  uint64_t slot = 0;
+  auto loadSlot = [&](const Value& value) {
+    llvm::Value* p = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, buffers, slot++),
+                                  value.name);
+    // Every buffer is at least 64-byte aligned (arena slices, constants and the
+    // caller's tensors are checked at run) and no two operands alias.
+    auto* load = llvm::cast<llvm::LoadInst>(p);
+    load->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx, {}));
+    return p;
+  };
+  for (const Value* in : node.inputs) kb.input_ptrs.push_back(in ? loadSlot(*in) : nullptr);
+  for (const Value* out : node.outputs) kb.output_ptrs.push_back(loadSlot(*out));
+  lowering->emit(kb);
+  b.CreateRetVoid();
+  return fn;
+}
+
+}  // namespace nanoc::cpu

@@ -1,0 +1,19 @@
+#include "compiler/passes/legalize_outputs.h"
+
+#include <set>
+
+namespace nanoc {
+
+void legalizeOutputs(Graph& graph) {
+  std::set<const Value*> seen;
+  for (Value*& out : graph.outputs) {
+    if (out->producer && seen.insert(out).second) continue;
+    Node* copy = graph.addNode("Identity", out->name + "_copy", {out}, 1);
+    copy->outputs[0]->type = out->type;
+    copy->outputs[0]->typed = true;
+    out = copy->outputs[0];
+    seen.insert(out);
+  }
+}
+
+}  // namespace nanoc

@@ -1,0 +1,19 @@
+#include "compiler/passes/pipeline.h"
+
+#include "compiler/passes/constant_folding.h"
+#include "compiler/passes/dead_code_elimination.h"
+#include "compiler/passes/legalize_outputs.h"
+#include "compiler/passes/shape_inference.h"
+
+namespace nanoc {
+
+void runPipeline(Graph& graph, const PipelineOptions& options) {
+  inferShapes(graph);
+  verifyGraph(graph);
+  if (options.fold_constants) foldConstants(graph);
+  eliminateDeadCode(graph);
+  legalizeOutputs(graph);
+  verifyGraph(graph);
+}
+
+}  // namespace nanoc

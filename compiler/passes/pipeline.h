@@ -1,0 +1,16 @@
+// The compiler's pass pipeline, in one place.
+#pragma once
+
+#include "compiler/ir/graph.h"
+
+namespace nanoc {
+
+struct PipelineOptions {
+  bool fold_constants = true;
+};
+
+// Shape inference, constant folding, dead-code elimination and output
+// legalization, verifying the IR before and after.
+void runPipeline(Graph& graph, const PipelineOptions& options = {});
+
+}  // namespace nanoc

@@ -1,0 +1,1 @@
+int nanort_placeholder;

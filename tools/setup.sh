@@ -26,4 +26,4 @@ fi
 
 # Python packages: tests and the sample's training script only.
 # pip skips what is already installed at the pinned version.
-python3 -m pip install -q --disable-pip-version-check -r "$here/tools/requirements.txt"
+python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$here/tools/requirements.txt"

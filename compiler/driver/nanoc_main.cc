@@ -1,1 +1,176 @@
-int main() { return 1; }
+// nanoc: compiles a model (ONNX, or the IR's text form) for one CPU target
+// into NAME.o, NAME.h, NAME.nrt and NAME.so.
+#include <mimalloc-new-delete.h>  // the compiler's allocator: mimalloc
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "compiler/codegen/cpu/target.h"
+#include "compiler/emit/compile.h"
+#include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/ir/error.h"
+#include "compiler/ir/text.h"
+#include "compiler/passes/pipeline.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: nanoc MODEL [options]
+
+Compiles MODEL (an ONNX model, .onnx, or nanoc's text IR, .nir) for one CPU
+and writes, into the output directory:
+  NAME.o    the kernels, the constants and the program; exports NAME_model only
+  NAME.h    the C header describing the model (entry, inputs, outputs, arena)
+  NAME.nrt  the program alone (for nanort-inspect)
+  NAME.so   the same model as a shared object (for nanort-run, nanort_model_load_file)
+The same model and options give byte-identical files.
+
+options:
+  --name NAME        symbol prefix, a C identifier (default: MODEL's file name)
+  -o, --output DIR   output directory, created if missing (default: .)
+  --target host      compile for this machine's CPU and its features (default)
+  --triple TRIPLE    LLVM target triple, e.g. aarch64-unknown-linux-gnu
+  --cpu CPU          LLVM CPU name for --triple (default: generic)
+  --features LIST    comma-separated LLVM features, +f or -f, on top of the CPU's
+  --emit KIND        what to produce: files (default), or print to stdout one of
+                     ir (the IR after optimization), plan (the arena plan),
+                     llvm (the optimized LLVM IR), asm (the assembly)
+  --no-fold          skip constant folding
+  -h, --help         this text
+)";
+
+bool isIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (unsigned char c : s)
+    if (!std::isalnum(c) && c != '_') return false;
+  return true;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw nanoc::CompileError(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void writeFile(const std::filesystem::path& path, const void* data, size_t size) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  if (!out) throw nanoc::CompileError(path.string() + ": cannot write");
+}
+
+int run(int argc, char** argv) {
+  std::string model, name, out_dir = ".", target = "host", triple, cpu, features, emit = "files";
+  bool fold = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char* flag) -> std::string {
+      std::string prefix = std::string(flag) + "=";
+      if (arg.rfind(prefix, 0) == 0) return arg.substr(prefix.size());
+      if (i + 1 >= argc) throw nanoc::CompileError(std::string(flag) + " needs a value");
+      return argv[++i];
+    };
+    auto is = [&](const char* flag) {
+      return arg == flag || arg.rfind(std::string(flag) + "=", 0) == 0;
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (is("--name")) name = value("--name");
+    else if (arg == "-o" || is("--output")) out_dir = value(arg == "-o" ? "-o" : "--output");
+    else if (is("--target")) target = value("--target");
+    else if (is("--triple")) triple = value("--triple");
+    else if (is("--cpu")) cpu = value("--cpu");
+    else if (is("--features")) features = value("--features");
+    else if (is("--emit")) emit = value("--emit");
+    else if (arg == "--no-fold") fold = false;
+    else if (!arg.empty() && arg[0] == '-')
+      throw nanoc::CompileError("unknown option '" + arg + "' (see nanoc --help)");
+    else if (model.empty()) model = arg;
+    else throw nanoc::CompileError("more than one model given: '" + model + "' and '" + arg + "'");
+  }
+  if (model.empty()) throw nanoc::CompileError("no model given (see nanoc --help)");
+  if (emit != "files" && emit != "ir" && emit != "plan" && emit != "llvm" && emit != "asm")
+    throw nanoc::CompileError("--emit must be files, ir, plan, llvm or asm, not '" + emit + "'");
+  if (name.empty()) {
+    name = std::filesystem::path(model).stem().string();
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    if (!name.empty() && std::isdigit(static_cast<unsigned char>(name[0]))) name = "m" + name;
+  }
+  if (!isIdentifier(name))
+    throw nanoc::CompileError("--name '" + name + "' is not a C identifier");
+
+  nanoc::cpu::CpuTarget cpu_target;
+  if (!triple.empty())
+    cpu_target = nanoc::cpu::makeTarget(triple, cpu.empty() ? "generic" : cpu, features);
+  else if (!cpu.empty() || !features.empty())
+    throw nanoc::CompileError("--cpu and --features need --triple");
+  else if (target == "host")
+    cpu_target = nanoc::cpu::hostTarget();
+  else
+    throw nanoc::CompileError("unknown --target '" + target + "' (this version knows: host)");
+
+  std::unique_ptr<nanoc::Graph> graph;
+  std::string ext = std::filesystem::path(model).extension().string();
+  if (ext == ".nir") graph = nanoc::parseGraph(readFile(model), model);
+  else graph = nanoc::importOnnxFile(model);
+  graph->name = name;
+
+  nanoc::PipelineOptions pipeline;
+  pipeline.fold_constants = fold;
+  nanoc::runPipeline(*graph, pipeline);
+  if (emit == "ir") {
+    std::fputs(nanoc::printGraph(*graph).c_str(), stdout);
+    return 0;
+  }
+
+  nanoc::CompileOptions options{name, cpu_target};
+  nanoc::CompiledModel compiled = nanoc::compileGraph(*graph, options);
+  if (emit == "plan") {
+    std::fputs(nanoc::printPlan(*graph, compiled.plan).c_str(), stdout);
+    return 0;
+  }
+  if (emit == "llvm") {
+    llvm::outs() << *compiled.module;
+    return 0;
+  }
+  if (emit == "asm") {
+    std::fputs(nanoc::cpu::emitAssembly(*compiled.module, *compiled.machine).c_str(), stdout);
+    return 0;
+  }
+
+  std::filesystem::path dir(out_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw nanoc::CompileError(out_dir + ": cannot create: " + ec.message());
+  std::vector<uint8_t> object = nanoc::cpu::emitObject(*compiled.module, *compiled.machine);
+  writeFile(dir / (name + ".o"), object.data(), object.size());
+  writeFile(dir / (name + ".h"), compiled.header.data(), compiled.header.size());
+  writeFile(dir / (name + ".nrt"), compiled.program.data(), compiled.program.size());
+  nanoc::linkSharedObject((dir / (name + ".o")).string(), (dir / (name + ".so")).string(), name);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const nanoc::CompileError& e) {
+    std::fprintf(stderr, "nanoc: error: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nanoc: internal error: %s\n", e.what());
+  }
+  return 1;
+}

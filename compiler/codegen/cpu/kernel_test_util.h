@@ -1,0 +1,239 @@
+// Test harness for CPU lowerings (tests only): builds a one-node graph,
+// lowers it with emitKernel, optimizes it at O3 for this machine, JIT-compiles
+// it with ORC and checks it against the op's host reference implementation on
+// random inputs. The kernel runs over its tasks in uneven chunks, out of order,
+// so a lowering that ignores its task range or writes outside its tasks fails.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "compiler/codegen/cpu/lowering.h"
+#include "compiler/codegen/cpu/target.h"
+#include "compiler/ir/graph.h"
+#include "compiler/ir/op_registry.h"
+#include "compiler/passes/shape_inference.h"
+#include "nanort/nanort.h"
+
+namespace nanoc::cpu::testing {
+
+// A dense tensor buffer, 64-byte aligned as the runtime guarantees.
+class AlignedBuffer {
+ public:
+  explicit AlignedBuffer(size_t bytes)
+      : size_(bytes),
+        data_(static_cast<uint8_t*>(std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64)))) {}
+  AlignedBuffer(AlignedBuffer&& other) noexcept : size_(other.size_), data_(other.data_) {
+    other.data_ = nullptr;
+  }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  ~AlignedBuffer() { std::free(data_); }
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  size_t size_;
+  uint8_t* data_;
+};
+
+// Fills a buffer of `type` with random values: f32 uniform in [lo, hi], other
+// dtypes random bytes (data-movement ops only copy them).
+inline void fillRandom(AlignedBuffer& buffer, const TensorType& type, std::mt19937_64& rng,
+                       float lo = -2.0f, float hi = 2.0f) {
+  if (type.dtype == DType::F32) {
+    std::uniform_real_distribution<float> dist(lo, hi);
+    auto* p = reinterpret_cast<float*>(buffer.data());
+    for (int64_t i = 0; i < type.numel(); ++i) p[i] = dist(rng);
+  } else {
+    std::uniform_int_distribution<int> dist(0, 255);
+    for (size_t i = 0; i < buffer.size(); ++i) buffer.data()[i] = static_cast<uint8_t>(dist(rng));
+  }
+}
+
+// A one-node graph: inputs typed, outputs typed by the op's shape rule.
+struct SingleNodeGraph {
+  Graph graph;
+  Node* node = nullptr;
+};
+
+inline std::unique_ptr<SingleNodeGraph> makeSingleNodeGraph(const std::string& op,
+                                                            const std::vector<TensorType>& inputs,
+                                                            const std::map<std::string, Attr>& attrs) {
+  auto g = std::make_unique<SingleNodeGraph>();
+  const OpSchema* schema = findOp(op);
+  if (!schema) throw CompileError("test: op '" + op + "' is not registered");
+  std::vector<Value*> values;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    values.push_back(g->graph.addInput("in" + std::to_string(i), inputs[i]));
+  g->node = g->graph.addNode(op, "n0", values, static_cast<size_t>(schema->num_outputs));
+  g->node->attrs = attrs;
+  inferNode(*g->node);
+  for (Value* out : g->node->outputs) g->graph.outputs.push_back(out);
+  return g;
+}
+
+// The kernel of `node` as an externally visible function `symbol` in a fresh
+// module (emitKernel gives it internal linkage, which O3 would delete unused).
+inline std::unique_ptr<llvm::Module> buildKernelModule(const Node& node, llvm::LLVMContext& ctx,
+                                                       const std::string& symbol) {
+  auto module = std::make_unique<llvm::Module>("kernel_test", ctx);
+  llvm::Function* fn = emitKernel(node, *module, symbol);
+  fn->setLinkage(llvm::GlobalValue::ExternalLinkage);
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (llvm::verifyModule(*module, &os)) {
+    std::string ir;
+    llvm::raw_string_ostream ir_os(ir);
+    module->print(ir_os, nullptr);
+    throw CompileError("kernel for " + node.op + " fails the LLVM verifier:\n" + errors + "\n" + ir);
+  }
+  return module;
+}
+
+// A compiled kernel held alive by its JIT.
+struct JitKernel {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  nanort_kernel_fn fn = nullptr;
+  uint64_t task_count = 0;
+};
+
+inline JitKernel compileKernel(const Node& node) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  const Lowering* lowering = findLowering(node.op);
+  if (!lowering) throw CompileError("test: no lowering for " + node.op);
+  JitKernel kernel;
+  kernel.task_count = lowering->task_count(node);
+
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto module = buildKernelModule(node, *ctx, "kernel");
+  CpuTarget host = hostTarget();
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(host);
+  optimizeModule(*module, *machine);
+
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) throw CompileError("test: LLJIT: " + llvm::toString(jit.takeError()));
+  kernel.jit = std::move(*jit);
+  module->setDataLayout(kernel.jit->getDataLayout());
+  if (llvm::Error e = kernel.jit->addIRModule(
+          llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
+    throw CompileError("test: addIRModule: " + llvm::toString(std::move(e)));
+  auto address = kernel.jit->lookup("kernel");
+  if (!address) throw CompileError("test: lookup: " + llvm::toString(address.takeError()));
+  kernel.fn = address->toPtr<nanort_kernel_fn>();
+  return kernel;
+}
+
+// Runs the kernel over all its tasks in uneven chunks, last chunk first.
+inline void runKernel(const JitKernel& kernel, const std::vector<void*>& buffers) {
+  uint64_t n = kernel.task_count;
+  std::vector<uint64_t> cuts = {0, std::min<uint64_t>(1, n), std::max<uint64_t>(std::min<uint64_t>(1, n), n / 2), n};
+  nanort_kernel_args args{buffers.data(), buffers.size()};
+  for (size_t c = cuts.size() - 1; c > 0; --c)
+    if (cuts[c - 1] < cuts[c]) kernel.fn(&args, cuts[c - 1], cuts[c]);
+}
+
+// Compares one output: f32 by tolerance relative to the reference's largest
+// magnitude, every other dtype bit for bit.
+inline void expectOutputMatches(const TensorType& type, const AlignedBuffer& got,
+                                const AlignedBuffer& want, const std::string& what) {
+  if (type.dtype != DType::F32) {
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), type.bytes())) << what;
+    return;
+  }
+  auto* a = reinterpret_cast<const float*>(got.data());
+  auto* r = reinterpret_cast<const float*>(want.data());
+  int64_t n = type.numel();
+  float max_ref = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isfinite(r[i])) max_ref = std::max(max_ref, std::fabs(r[i]));
+  float tolerance = 1e-5f * std::max(1.0f, max_ref);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    bool ok = std::isnan(r[i]) ? std::isnan(a[i])
+                               : (std::isinf(r[i]) ? a[i] == r[i] : std::fabs(a[i] - r[i]) <= tolerance);
+    if (!ok && bad++ < 5)
+      ADD_FAILURE() << what << ": element " << i << " is " << a[i] << ", reference " << r[i]
+                    << " (tolerance " << tolerance << ")";
+  }
+  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << n << " elements differ";
+}
+
+// Checks the lowering of one node on the given input data against the op's
+// reference implementation.
+inline void expectLoweringMatchesReference(const Node& node, const std::vector<AlignedBuffer>& inputs,
+                                           const std::string& what) {
+  const OpSchema* schema = findOp(node.op);
+  ASSERT_TRUE(schema && schema->reference) << node.op << " has no reference implementation";
+  JitKernel kernel = compileKernel(node);
+  ASSERT_GE(kernel.task_count, 1u) << what;
+
+  std::vector<const void*> ref_in;
+  std::vector<void*> buffers;
+  for (const AlignedBuffer& in : inputs) {
+    ref_in.push_back(in.data());
+    buffers.push_back(in.data());
+  }
+  std::vector<AlignedBuffer> got, want;
+  std::vector<void*> ref_out;
+  for (const Value* out : node.outputs) {
+    got.emplace_back(out->type.bytes());
+    want.emplace_back(out->type.bytes());
+    // NaN bytes: an element the kernel never writes shows up as a mismatch.
+    std::memset(got.back().data(), 0xff, got.back().size());
+    buffers.push_back(got.back().data());
+    ref_out.push_back(want.back().data());
+  }
+  schema->reference(node, ref_in, ref_out);
+  runKernel(kernel, buffers);
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    expectOutputMatches(node.outputs[i]->type, got[i], want[i],
+                        what + " output " + std::to_string(i) + " " + node.outputs[i]->type.str());
+}
+
+inline std::string describe(const std::string& op, const std::vector<TensorType>& inputs) {
+  std::ostringstream os;
+  os << op << "(";
+  for (size_t i = 0; i < inputs.size(); ++i) os << (i ? ", " : "") << inputs[i].str();
+  os << ")";
+  return os.str();
+}
+
+// The common case: random inputs in [lo, hi] for the given types and attrs.
+inline void expectLoweringMatchesReference(const std::string& op, std::vector<TensorType> inputs,
+                                           std::map<std::string, Attr> attrs, uint64_t seed,
+                                           float lo = -2.0f, float hi = 2.0f) {
+  std::string what = describe(op, inputs);
+  SCOPED_TRACE(what);
+  auto g = makeSingleNodeGraph(op, inputs, attrs);
+  std::mt19937_64 rng(seed);
+  std::vector<AlignedBuffer> data;
+  for (const TensorType& type : inputs) {
+    data.emplace_back(type.bytes());
+    fillRandom(data.back(), type, rng, lo, hi);
+  }
+  expectLoweringMatchesReference(*g->node, data, what);
+}
+
+}  // namespace nanoc::cpu::testing

@@ -1,0 +1,212 @@
+// Gemm: Y = alpha * op(A) * op(B) + beta * C, and the row-block matrix
+// product that MatMul's lowering (lower_matmul.cc) shares.
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "compiler/codegen/cpu/loops.h"
+#include "compiler/codegen/cpu/lowering.h"
+#include "compiler/ops/schema_checks.h"
+
+namespace nanoc::cpu {
+
+// Rows of the product per task: enough multiply-adds (~64K) that a task
+// outweighs its dispatch, and at most 64 blocks per matrix so the task count
+// stays bounded for large M.
+int64_t productRowsPerTask(int64_t M, int64_t K, int64_t N) {
+  if (M <= 0) return 1;
+  int64_t per_row = std::max<int64_t>(1, K * N);
+  int64_t rows = std::max<int64_t>((65536 + per_row - 1) / per_row, (M + 63) / 64);
+  return std::clamp<int64_t>(rows, 1, M);
+}
+
+// Emits rows [row_begin, row_end) of a K-deep product into a row-major Y with
+// N columns:
+//   Y(i, j) = alpha * sum_k A(i, k) * B(k, j) + init(i, j)   (init empty: 0)
+// where A(i, k) = a[a_base + i * a_row_stride + k * a_k_stride] and
+//       B(k, j) = bm[b_base + k * b_k_stride + j * b_col_stride].
+// The loop order follows B's unit stride so that the innermost loop is
+// unit-stride and vectorizes: along j (i-k-j order, A(i, k) broadcast, Y's row
+// accumulated in place) when B's rows are contiguous, otherwise along k (one
+// dot product per output, a reassociable reduction).
+void emitProductRows(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* a_base,
+                     int64_t a_row_stride, int64_t a_k_stride, llvm::Value* bm, llvm::Value* b_base,
+                     int64_t b_k_stride, int64_t b_col_stride, llvm::Value* y, llvm::Value* y_base,
+                     int64_t K, int64_t N, llvm::Value* row_begin, llvm::Value* row_end,
+                     double alpha,
+                     const std::function<llvm::Value*(llvm::Value* i, llvm::Value* j)>& init) {
+  llvm::Type* f32 = b.getFloatTy();
+  auto mulAdd = [&](llvm::Value* x, llvm::Value* w, llvm::Value* acc) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f32}, {x, w, acc});
+  };
+  auto index = [&](llvm::Value* base, llvm::Value* v, int64_t stride) {
+    return b.CreateAdd(base, b.CreateMul(v, b.getInt64(stride)));
+  };
+  bool ikj = b_col_stride == 1 && N > 1;
+
+  emitLoop(
+      b, row_begin, row_end,
+      [&](llvm::Value* i) {
+        llvm::Value* y_row = index(y_base, i, N);
+        llvm::Value* a_row = index(a_base, i, a_row_stride);
+        if (ikj) {
+          emitLoop(
+              b, 0, N,
+              [&](llvm::Value* j) {
+                llvm::Value* v = init ? init(i, j) : llvm::ConstantFP::get(f32, 0.0);
+                storeF32(b, v, y, b.CreateAdd(y_row, j));
+              },
+              "j0");
+          // `taps` consecutive k per pass over Y's row: the row is loaded and
+          // stored once per 4 multiply-adds instead of once per one.
+          auto accumulate = [&](llvm::Value* k0, int64_t taps) {
+            std::vector<llvm::Value*> scales, b_rows;
+            for (int64_t u = 0; u < taps; ++u) {
+              llvm::Value* k = b.CreateAdd(k0, b.getInt64(u));
+              llvm::Value* s = loadF32(b, a, index(a_row, k, a_k_stride));
+              if (alpha != 1.0) s = b.CreateFMul(s, llvm::ConstantFP::get(f32, alpha));
+              scales.push_back(s);
+              b_rows.push_back(index(b_base, k, b_k_stride));
+            }
+            emitLoop(
+                b, 0, N,
+                [&](llvm::Value* j) {
+                  llvm::Value* at = b.CreateAdd(y_row, j);
+                  llvm::Value* acc = loadF32(b, y, at);
+                  for (int64_t u = 0; u < taps; ++u)
+                    acc = mulAdd(scales[u], loadF32(b, bm, b.CreateAdd(b_rows[u], j)), acc);
+                  storeF32(b, acc, y, at);
+                },
+                "j");
+          };
+          constexpr int64_t kUnroll = 4;
+          if (K / kUnroll > 0)
+            emitLoop(
+                b, 0, K / kUnroll,
+                [&](llvm::Value* kk) { accumulate(b.CreateMul(kk, b.getInt64(kUnroll)), kUnroll); },
+                "k");
+          if (K % kUnroll) accumulate(b.getInt64(K / kUnroll * kUnroll), K % kUnroll);
+          return;
+        }
+        emitLoop(
+            b, 0, N,
+            [&](llvm::Value* j) {
+              llvm::Value* b_col = index(b_base, j, b_col_stride);
+              llvm::Value* sum;
+              {
+                // Reassociation lets the vectorizer split the sum into lanes.
+                llvm::IRBuilder<>::FastMathFlagGuard guard(b);
+                llvm::FastMathFlags fmf;
+                fmf.setAllowReassoc();
+                fmf.setAllowContract();
+                b.setFastMathFlags(fmf);
+                sum = emitReduction(
+                    b, b.getInt64(0), b.getInt64(K), llvm::ConstantFP::get(f32, 0.0),
+                    [&](llvm::Value* k, llvm::Value* acc) {
+                      llvm::Value* x = loadF32(b, a, index(a_row, k, a_k_stride));
+                      llvm::Value* w = loadF32(b, bm, index(b_col, k, b_k_stride));
+                      return b.CreateFAdd(acc, b.CreateFMul(x, w));
+                    },
+                    "k");
+              }
+              if (alpha != 1.0) sum = b.CreateFMul(sum, llvm::ConstantFP::get(f32, alpha));
+              if (init) sum = b.CreateFAdd(sum, init(i, j));
+              storeF32(b, sum, y, b.CreateAdd(y_row, j));
+            },
+            "j");
+      },
+      "i");
+}
+
+namespace {
+
+struct GemmShape {
+  int64_t M = 0, K = 0, N = 0;
+  bool trans_a = false, trans_b = false;
+  double alpha = 1.0, beta = 0.0;
+  bool has_c = false;
+  // C(i, j) = c[i * c_row_stride + j * c_col_stride]: 0 along C's broadcast dims.
+  int64_t c_row_stride = 0, c_col_stride = 0;
+  int64_t rows_per_task = 1;
+
+  int64_t blocks() const { return M == 0 ? 1 : (M + rows_per_task - 1) / rows_per_task; }
+};
+
+GemmShape gemmShape(const Node& node) {
+  requireF32(node);
+  requireRank(node, 0, "A", 2);
+  requireRank(node, 1, "B", 2);
+  GemmShape s;
+  s.trans_a = boolAttr(node, "transA") != 0;
+  s.trans_b = boolAttr(node, "transB") != 0;
+  s.alpha = node.f("alpha");
+  s.beta = node.f("beta");
+  const std::vector<int64_t>& a = node.inputs[0]->type.dims;
+  const std::vector<int64_t>& bd = node.inputs[1]->type.dims;
+  s.M = s.trans_a ? a[1] : a[0];
+  s.K = s.trans_a ? a[0] : a[1];
+  int64_t kb = s.trans_b ? bd[1] : bd[0];
+  s.N = s.trans_b ? bd[0] : bd[1];
+  if (kb != s.K)
+    failNode(node, "inner dimensions differ: op(A) is [" + std::to_string(s.M) + "," +
+                       std::to_string(s.K) + "], op(B) is [" + std::to_string(kb) + "," +
+                       std::to_string(s.N) + "]");
+  if (node.outputs.size() != 1 || node.outputs[0]->type.dims != std::vector<int64_t>{s.M, s.N})
+    failNode(node, "output must be [" + std::to_string(s.M) + "," + std::to_string(s.N) + "]");
+  // beta = 0 ignores C, as BLAS and ONNX Runtime do (even a NaN in C).
+  if (node.inputs.size() > 2 && node.inputs[2] && s.beta != 0.0) {
+    const std::vector<int64_t>& c = node.inputs[2]->type.dims;
+    if (c.size() > 2) failNode(node, "C must have rank <= 2, got " + dimsStr(c));
+    int64_t cm = c.size() == 2 ? c[0] : 1;
+    int64_t cn = c.empty() ? 1 : c.back();
+    if ((cm != 1 && cm != s.M) || (cn != 1 && cn != s.N))
+      failNode(node, "C " + dimsStr(c) + " does not broadcast to [" + std::to_string(s.M) + "," +
+                         std::to_string(s.N) + "]");
+    s.has_c = true;
+    s.c_col_stride = cn == 1 ? 0 : 1;
+    s.c_row_stride = cm == 1 ? 0 : cn;
+  }
+  s.rows_per_task = productRowsPerTask(s.M, s.K, s.N);
+  return s;
+}
+
+}  // namespace
+
+// One task per block of rows of Y.
+Lowering makeGemmLowering() {
+  return {[](const Node& node) -> uint64_t { return gemmShape(node).blocks(); },
+          [](KernelBuilder& kb) {
+            GemmShape s = gemmShape(kb.node);
+            if (s.M == 0 || s.N == 0) return;
+            llvm::IRBuilder<>& b = kb.b;
+            llvm::Value* c = s.has_c ? kb.input(2) : nullptr;
+            std::function<llvm::Value*(llvm::Value*, llvm::Value*)> init;
+            if (c)
+              init = [&](llvm::Value* i, llvm::Value* j) -> llvm::Value* {
+                llvm::Value* at = b.CreateAdd(b.CreateMul(i, b.getInt64(s.c_row_stride)),
+                                              b.CreateMul(j, b.getInt64(s.c_col_stride)));
+                llvm::Value* v = loadF32(b, c, at);
+                if (s.beta != 1.0)
+                  v = b.CreateFMul(v, llvm::ConstantFP::get(b.getFloatTy(), s.beta));
+                return v;
+              };
+            emitLoop(
+                b, kb.task_begin, kb.task_end,
+                [&](llvm::Value* t) {
+                  llvm::Value* row_begin = b.CreateMul(t, b.getInt64(s.rows_per_task));
+                  llvm::Value* row_end = b.CreateBinaryIntrinsic(
+                      llvm::Intrinsic::smin, b.CreateAdd(row_begin, b.getInt64(s.rows_per_task)),
+                      b.getInt64(s.M));
+                  // op(A)(i, k) and op(B)(k, j) as strides over the stored layouts.
+                  emitProductRows(b, kb.input(0), b.getInt64(0), s.trans_a ? 1 : s.K,
+                                  s.trans_a ? s.M : 1, kb.input(1), b.getInt64(0),
+                                  s.trans_b ? 1 : s.N, s.trans_b ? s.K : 1, kb.output(0),
+                                  b.getInt64(0), s.K, s.N, row_begin, row_end, s.alpha, init);
+                },
+                "task");
+          }};
+}
+
+}  // namespace nanoc::cpu

@@ -1,0 +1,114 @@
+// MatMul with numpy semantics: 1-D operands promoted ([K] -> [1,K] for A,
+// [K] -> [K,1] for B), batch dims broadcast. Each batch is a plain row-major
+// product, emitted by the row-block product shared with Gemm.
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "compiler/codegen/cpu/loops.h"
+#include "compiler/codegen/cpu/lowering.h"
+#include "compiler/ops/broadcast.h"
+#include "compiler/ops/schema_checks.h"
+
+namespace nanoc::cpu {
+
+// lower_gemm.cc
+int64_t productRowsPerTask(int64_t M, int64_t K, int64_t N);
+void emitProductRows(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* a_base,
+                     int64_t a_row_stride, int64_t a_k_stride, llvm::Value* bm, llvm::Value* b_base,
+                     int64_t b_k_stride, int64_t b_col_stride, llvm::Value* y, llvm::Value* y_base,
+                     int64_t K, int64_t N, llvm::Value* row_begin, llvm::Value* row_end,
+                     double alpha,
+                     const std::function<llvm::Value*(llvm::Value* i, llvm::Value* j)>& init);
+
+namespace {
+
+struct MatMulShape {
+  int64_t M = 0, K = 0, N = 0;
+  std::vector<int64_t> batch_dims;  // broadcast batch dims of A and B
+  // Per batch dim, the element stride of A's and B's matrices (0 where that
+  // operand is broadcast along it).
+  std::vector<int64_t> a_batch_strides, b_batch_strides;
+  int64_t batches = 1;
+  int64_t rows_per_task = 1;
+
+  int64_t blocks() const { return M == 0 ? 1 : (M + rows_per_task - 1) / rows_per_task; }
+};
+
+MatMulShape matMulShape(const Node& node) {
+  requireF32(node);
+  std::vector<int64_t> a = inputType(node, 0).dims;
+  std::vector<int64_t> bd = inputType(node, 1).dims;
+  if (a.empty() || bd.empty()) failNode(node, "operands must have rank >= 1");
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (bd.size() == 1) bd.push_back(1);
+  MatMulShape s;
+  s.M = a[a.size() - 2];
+  s.K = a.back();
+  s.N = bd.back();
+  if (bd[bd.size() - 2] != s.K)
+    failNode(node, "inner dimensions differ: " + dimsStr(a) + " x " + dimsStr(bd));
+  std::vector<int64_t> a_batch(a.begin(), a.end() - 2), b_batch(bd.begin(), bd.end() - 2);
+  try {
+    s.batch_dims = broadcastShapes(a_batch, b_batch);
+  } catch (const std::exception& e) {
+    failNode(node, std::string("batch dims: ") + e.what());
+  }
+  // Strides in units of whole matrices, then scaled to elements.
+  s.a_batch_strides = broadcastStrides(a_batch, s.batch_dims);
+  s.b_batch_strides = broadcastStrides(b_batch, s.batch_dims);
+  for (int64_t& st : s.a_batch_strides) st *= s.M * s.K;
+  for (int64_t& st : s.b_batch_strides) st *= s.K * s.N;
+  s.batches = product(s.batch_dims, 0, s.batch_dims.size());
+  if (node.outputs.size() != 1 || node.outputs[0]->type.numel() != s.batches * s.M * s.N)
+    failNode(node, "output type does not match " + dimsStr(inputType(node, 0).dims) + " x " +
+                       dimsStr(inputType(node, 1).dims));
+  s.rows_per_task = productRowsPerTask(s.M, s.K, s.N);
+  return s;
+}
+
+}  // namespace
+
+// One task per (batch, block of output rows).
+Lowering makeMatMulLowering() {
+  return {[](const Node& node) -> uint64_t {
+            MatMulShape s = matMulShape(node);
+            return static_cast<uint64_t>(std::max<int64_t>(1, s.batches * s.blocks()));
+          },
+          [](KernelBuilder& kb) {
+            MatMulShape s = matMulShape(kb.node);
+            if (s.batches * s.M * s.N == 0) return;
+            llvm::IRBuilder<>& b = kb.b;
+            emitLoop(
+                b, kb.task_begin, kb.task_end,
+                [&](llvm::Value* t) {
+                  llvm::Value* blocks = b.getInt64(s.blocks());
+                  llvm::Value* batch = b.CreateUDiv(t, blocks);
+                  llvm::Value* row_begin =
+                      b.CreateMul(b.CreateURem(t, blocks), b.getInt64(s.rows_per_task));
+                  llvm::Value* row_end = b.CreateBinaryIntrinsic(
+                      llvm::Intrinsic::smin, b.CreateAdd(row_begin, b.getInt64(s.rows_per_task)),
+                      b.getInt64(s.M));
+                  // Batch index -> each operand's matrix offset, innermost dim first.
+                  llvm::Value* a_base = b.getInt64(0);
+                  llvm::Value* b_base = b.getInt64(0);
+                  llvm::Value* rest = batch;
+                  for (size_t d = s.batch_dims.size(); d-- > 0;) {
+                    llvm::Value* dim = b.getInt64(s.batch_dims[d]);
+                    llvm::Value* at = b.CreateURem(rest, dim);
+                    rest = b.CreateUDiv(rest, dim);
+                    a_base = b.CreateAdd(a_base, b.CreateMul(at, b.getInt64(s.a_batch_strides[d])));
+                    b_base = b.CreateAdd(b_base, b.CreateMul(at, b.getInt64(s.b_batch_strides[d])));
+                  }
+                  llvm::Value* y_base = b.CreateMul(batch, b.getInt64(s.M * s.N));
+                  emitProductRows(b, kb.input(0), a_base, s.K, 1, kb.input(1), b_base, s.N, 1,
+                                  kb.output(0), y_base, s.K, s.N, row_begin, row_end, 1.0, {});
+                },
+                "task");
+          }};
+}
+
+}  // namespace nanoc::cpu

@@ -1,0 +1,194 @@
+// MaxPool and AveragePool over 2-D NCHW planes, with the output sizes, the
+// ceil_mode rule and the count_include_pad divisors of compiler/ops/README.md
+// (ONNX Runtime's behaviour).
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/GlobalVariable.h>
+
+#include "compiler/codegen/cpu/loops.h"
+#include "compiler/codegen/cpu/lowering.h"
+#include "compiler/ops/schema_checks.h"
+
+namespace nanoc::cpu {
+
+// lower_conv.cc
+void emitWindowTaps(
+    llvm::IRBuilder<>& b, int64_t H, int64_t W, int64_t OH, int64_t OW,
+    const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+    const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads,
+    llvm::Value* x_plane, llvm::Value* y_plane,
+    const std::function<llvm::Value*(llvm::Value* kh, llvm::Value* kw)>& tap,
+    const std::function<void(llvm::Value* tap_value, llvm::Value* x_at, llvm::Value* y_at)>& body);
+
+namespace {
+
+struct PoolShape {
+  int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
+  std::vector<int64_t> kernel, pads, strides, dilations;
+  bool ceil_mode = false;
+};
+
+// One spatial axis: input n, kernel k, dilation d, stride s, pads pb/pe.
+int64_t pooledSize(const Node& node, int64_t n, int64_t k, int64_t d, int64_t s, int64_t pb,
+                   int64_t pe, bool ceil_mode) {
+  int64_t span = n + pb + pe - ((k - 1) * d + 1);
+  if (span < 0)
+    failNode(node, "the dilated kernel (" + std::to_string((k - 1) * d + 1) +
+                       ") is larger than the padded input (" + std::to_string(n + pb + pe) + ")");
+  int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  // A last window that ceil_mode would start in the end padding is dropped.
+  if (ceil_mode && (out - 1) * s >= n + pb) --out;
+  return out;
+}
+
+PoolShape poolShape(const Node& node) {
+  requireF32(node);
+  requireRank(node, 0, "X", 4);
+  PoolShape s;
+  const std::vector<int64_t>& x = node.inputs[0]->type.dims;
+  s.N = x[0], s.C = x[1], s.H = x[2], s.W = x[3];
+  s.kernel = intsAttr(node, "kernel_shape", 2, 1);
+  s.pads = intsAttr(node, "pads", 4, 0);
+  s.strides = intsAttr(node, "strides", 2, 1);
+  s.dilations = intsAttr(node, "dilations", 2, 1);
+  s.ceil_mode = boolAttr(node, "ceil_mode") != 0;
+  s.OH = pooledSize(node, s.H, s.kernel[0], s.dilations[0], s.strides[0], s.pads[0], s.pads[2],
+                    s.ceil_mode);
+  s.OW = pooledSize(node, s.W, s.kernel[1], s.dilations[1], s.strides[1], s.pads[1], s.pads[3],
+                    s.ceil_mode);
+  std::vector<int64_t> y = {s.N, s.C, s.OH, s.OW};
+  if (node.outputs.size() != 1 || node.outputs[0]->type.dims != y)
+    failNode(node, "output must be " + dimsStr(y));
+  return s;
+}
+
+uint64_t planeCount(const Node& node) {
+  PoolShape s = poolShape(node);
+  return static_cast<uint64_t>(std::max<int64_t>(1, s.N * s.C));
+}
+
+// Per output position along one axis, how many of the window's taps the
+// average divides by: those inside the input, or with count_include_pad those
+// inside the padded input (never those past the end padding that ceil_mode
+// adds).
+std::vector<float> divisorsAlongAxis(int64_t n, int64_t out, int64_t k, int64_t d, int64_t s,
+                                     int64_t pb, int64_t pe, bool count_include_pad) {
+  int64_t lo = count_include_pad ? -pb : 0;
+  int64_t hi = count_include_pad ? n + pe : n;
+  std::vector<float> counts(out);
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t count = 0;
+    for (int64_t t = 0; t < k; ++t) {
+      int64_t at = o * s - pb + t * d;
+      count += at >= lo && at < hi;
+    }
+    counts[o] = static_cast<float>(count);
+  }
+  return counts;
+}
+
+llvm::Value* constantTable(KernelBuilder& kb, const std::vector<float>& values, const char* what) {
+  llvm::Constant* init = llvm::ConstantDataArray::get(kb.module.getContext(), values);
+  return new llvm::GlobalVariable(kb.module, init->getType(), /*isConstant=*/true,
+                                  llvm::GlobalValue::PrivateLinkage, init,
+                                  kb.fn->getName() + "." + what);
+}
+
+// The sweep of one task's planes: `init` fills each output plane, `body`
+// folds each input element under a window tap into its output, `finish` runs
+// on the plane afterwards (may be empty).
+void emitPool(KernelBuilder& kb, const PoolShape& s, llvm::Value* init,
+              const std::function<llvm::Value*(llvm::Value* acc, llvm::Value* x)>& fold,
+              const std::function<void(llvm::Value* y_plane)>& finish) {
+  if (s.N * s.C == 0) return;
+  llvm::IRBuilder<>& b = kb.b;
+  llvm::Value* x = kb.input(0);
+  llvm::Value* y = kb.output(0);
+  emitLoop(
+      b, kb.task_begin, kb.task_end,
+      [&](llvm::Value* t) {
+        llvm::Value* y_plane = b.CreateMul(t, b.getInt64(s.OH * s.OW));
+        llvm::Value* x_plane = b.CreateMul(t, b.getInt64(s.H * s.W));
+        emitLoop(
+            b, 0, s.OH * s.OW,
+            [&](llvm::Value* p) { storeF32(b, init, y, b.CreateAdd(y_plane, p)); }, "p");
+        emitWindowTaps(b, s.H, s.W, s.OH, s.OW, s.kernel, s.strides, s.dilations, s.pads, x_plane,
+                       y_plane, {}, [&](llvm::Value*, llvm::Value* x_at, llvm::Value* y_at) {
+                         storeF32(b, fold(loadF32(b, y, y_at), loadF32(b, x, x_at)), y, y_at);
+                       });
+        if (finish) finish(y_plane);
+      },
+      "task");
+}
+
+}  // namespace
+
+// One task per (n, c) plane. Padding never wins: a window's maximum is over
+// its taps inside the input only, and a window with none is the lowest float.
+// A NaN input is skipped, as ONNX Runtime's `if (x > max) max = x` does.
+Lowering makeMaxPoolLowering() {
+  return {planeCount, [](KernelBuilder& kb) {
+            PoolShape s = poolShape(kb.node);
+            llvm::IRBuilder<>& b = kb.b;
+            llvm::Value* lowest =
+                llvm::ConstantFP::get(b.getFloatTy(), std::numeric_limits<float>::lowest());
+            emitPool(
+                kb, s, lowest,
+                [&](llvm::Value* acc, llvm::Value* v) {
+                  return b.CreateSelect(b.CreateFCmpOGT(v, acc), v, acc);
+                },
+                {});
+          }};
+}
+
+// One task per (n, c) plane: sums the taps inside the input, then divides
+// each output by its window's count (row count x column count: the window is
+// a rectangle).
+Lowering makeAveragePoolLowering() {
+  return {planeCount, [](KernelBuilder& kb) {
+            PoolShape s = poolShape(kb.node);
+            bool include_pad = boolAttr(kb.node, "count_include_pad") != 0;
+            llvm::IRBuilder<>& b = kb.b;
+            llvm::Type* f32 = b.getFloatTy();
+            llvm::Value* rows = constantTable(
+                kb,
+                divisorsAlongAxis(s.H, s.OH, s.kernel[0], s.dilations[0], s.strides[0], s.pads[0],
+                                  s.pads[2], include_pad),
+                "rows");
+            llvm::Value* cols = constantTable(
+                kb,
+                divisorsAlongAxis(s.W, s.OW, s.kernel[1], s.dilations[1], s.strides[1], s.pads[1],
+                                  s.pads[3], include_pad),
+                "cols");
+            llvm::Value* y = kb.output(0);
+            emitPool(
+                kb, s, llvm::ConstantFP::get(f32, 0.0),
+                [&](llvm::Value* acc, llvm::Value* v) { return b.CreateFAdd(acc, v); },
+                [&](llvm::Value* y_plane) {
+                  emitLoop(
+                      b, 0, s.OH,
+                      [&](llvm::Value* oh) {
+                        llvm::Value* row_count = loadF32(b, rows, oh);
+                        llvm::Value* y_row =
+                            b.CreateAdd(y_plane, b.CreateMul(oh, b.getInt64(s.OW)));
+                        emitLoop(
+                            b, 0, s.OW,
+                            [&](llvm::Value* ow) {
+                              llvm::Value* at = b.CreateAdd(y_row, ow);
+                              llvm::Value* count =
+                                  b.CreateFMul(row_count, loadF32(b, cols, ow));
+                              storeF32(b, b.CreateFDiv(loadF32(b, y, at), count), y, at);
+                            },
+                            "ow");
+                      },
+                      "oh");
+                });
+          }};
+}
+
+}  // namespace nanoc::cpu

@@ -1,0 +1,224 @@
+#include "compiler/codegen/cpu/target.h"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringMap.h>
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/PassManager.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include "compiler/ir/error.h"
+
+// The targets nanoc compiles for. Only these are initialized: registering all
+// of LLVM's targets costs start-up time for nothing.
+#define NANOC_FOR_EACH_TARGET(X) X(X86) X(AArch64) X(RISCV) X(ARM) X(NVPTX)
+#define NANOC_DECLARE_TARGET(T)                 \
+  extern "C" void LLVMInitialize##T##TargetInfo(); \
+  extern "C" void LLVMInitialize##T##Target();     \
+  extern "C" void LLVMInitialize##T##TargetMC();   \
+  extern "C" void LLVMInitialize##T##AsmPrinter();
+NANOC_FOR_EACH_TARGET(NANOC_DECLARE_TARGET)
+#undef NANOC_DECLARE_TARGET
+
+namespace nanoc::cpu {
+namespace {
+
+void initializeTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+#define NANOC_INIT_TARGET(T)         \
+  LLVMInitialize##T##TargetInfo(); \
+  LLVMInitialize##T##Target();     \
+  LLVMInitialize##T##TargetMC();   \
+  LLVMInitialize##T##AsmPrinter();
+    NANOC_FOR_EACH_TARGET(NANOC_INIT_TARGET)
+#undef NANOC_INIT_TARGET
+  });
+}
+
+const llvm::Target& lookupTarget(const std::string& triple) {
+  initializeTargets();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
+  if (!target)
+    throw CompileError("unknown or unsupported target triple '" + triple +
+                       "' (nanoc supports x86_64, aarch64, riscv64, arm and nvptx): " + error);
+  return *target;
+}
+
+// Subtarget info for the triple with no CPU or features: the catalogue of the
+// CPU names and feature names that LLVM knows for it.
+std::unique_ptr<llvm::MCSubtargetInfo> subtargetCatalogue(const llvm::Target& target,
+                                                          const std::string& triple) {
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target.createMCSubtargetInfo(llvm::Triple(triple), "", ""));
+  if (!info) throw CompileError("target '" + triple + "' has no subtarget information");
+  return info;
+}
+
+std::string joinKeys(auto range) {
+  std::string out;
+  for (const auto& kv : range) {
+    if (!out.empty()) out += ", ";
+    out += kv.Key;
+  }
+  return out;
+}
+
+std::string dataLayoutOf(const CpuTarget& target) {
+  return createTargetMachine(target)->createDataLayout().getStringRepresentation();
+}
+
+}  // namespace
+
+std::string CpuTarget::featureString() const {
+  std::string out;
+  for (const std::string& f : features) {
+    if (!out.empty()) out += ',';
+    out += '+';
+    out += f;
+  }
+  return out;
+}
+
+CpuTarget hostTarget() {
+  initializeTargets();
+  CpuTarget target;
+  target.triple = llvm::Triple::normalize(llvm::sys::getProcessTriple());
+  target.cpu = llvm::sys::getHostCPUName().str();
+  if (target.cpu.empty()) target.cpu = "generic";
+  const llvm::Target& llvm_target = lookupTarget(target.triple);
+  auto catalogue = subtargetCatalogue(llvm_target, target.triple);
+  if (!catalogue->isCPUStringValid(target.cpu)) target.cpu = "generic";
+  // The host reports features that this LLVM may not know (newer CPUs than the
+  // compiler); only those LLVM can name go into the program's target record.
+  std::set<std::string> known;
+  for (const auto& kv : catalogue->getAllProcessorFeatures()) known.insert(kv.Key);
+  std::set<std::string> enabled;
+  for (const auto& entry : llvm::sys::getHostCPUFeatures())
+    if (entry.getValue() && known.count(entry.getKey().str())) enabled.insert(entry.getKey().str());
+  target.features.assign(enabled.begin(), enabled.end());
+  target.data_layout = dataLayoutOf(target);
+  return target;
+}
+
+CpuTarget makeTarget(const std::string& triple, const std::string& cpu,
+                     const std::string& features) {
+  if (triple.empty()) throw CompileError("empty target triple");
+  CpuTarget target;
+  target.triple = llvm::Triple::normalize(triple);
+  target.cpu = cpu.empty() ? "generic" : cpu;
+  const llvm::Target& llvm_target = lookupTarget(target.triple);
+  auto catalogue = subtargetCatalogue(llvm_target, target.triple);
+  if (!catalogue->isCPUStringValid(target.cpu))
+    throw CompileError("unknown CPU '" + target.cpu + "' for target '" + target.triple +
+                       "'; valid CPUs: " + joinKeys(catalogue->getAllProcessorDescriptions()));
+
+  auto all = catalogue->getAllProcessorFeatures();
+  auto isKnown = [&](llvm::StringRef name) {
+    return std::any_of(all.begin(), all.end(),
+                       [&](const llvm::SubtargetFeatureKV& kv) { return name == kv.Key; });
+  };
+  std::set<std::string> enabled;
+  llvm::SmallVector<llvm::StringRef, 16> items;
+  llvm::StringRef(features).split(items, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    item = item.trim();
+    if (item.empty()) continue;
+    bool enable = true;
+    if (item.front() == '+' || item.front() == '-') {
+      enable = item.front() == '+';
+      item = item.drop_front();
+    }
+    if (item.empty() || !isKnown(item))
+      throw CompileError("unknown CPU feature '" + item.str() + "' for target '" + target.triple +
+                         "'; valid features: " + joinKeys(all));
+    if (enable)
+      enabled.insert(item.str());
+    else
+      enabled.erase(item.str());
+  }
+  target.features.assign(enabled.begin(), enabled.end());
+  target.data_layout = dataLayoutOf(target);
+  return target;
+}
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CpuTarget& target) {
+  const llvm::Target& llvm_target = lookupTarget(target.triple);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(llvm_target.createTargetMachine(
+      llvm::Triple(target.triple), target.cpu, target.featureString(), options, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    throw CompileError("LLVM could not create a target machine for '" + target.triple + "' (" +
+                       target.cpu + ")");
+  return machine;
+}
+
+namespace {
+
+// Kernels are built before the module knows its target; stamp it here so the
+// optimizer's cost model and the code generator agree on the machine.
+void bindModule(llvm::Module& module, llvm::TargetMachine& machine) {
+  if (module.getTargetTriple().str().empty()) module.setTargetTriple(machine.getTargetTriple());
+  if (module.getDataLayout().isDefault()) module.setDataLayout(machine.createDataLayout());
+}
+
+std::vector<uint8_t> emitFile(llvm::Module& module, llvm::TargetMachine& machine,
+                              llvm::CodeGenFileType type) {
+  bindModule(module, machine);
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream stream(buffer);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, stream, nullptr, type))
+    throw CompileError("LLVM cannot emit this file type for '" +
+                       machine.getTargetTriple().str() + "'");
+  passes.run(module);
+  return std::vector<uint8_t>(buffer.begin(), buffer.end());
+}
+
+}  // namespace
+
+void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
+  bindModule(module, machine);
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  tuning.LoopUnrolling = true;
+  llvm::PassBuilder builder(&machine, tuning);
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  passes.run(module, mam);
+}
+
+std::vector<uint8_t> emitObject(llvm::Module& module, llvm::TargetMachine& machine) {
+  return emitFile(module, machine, llvm::CodeGenFileType::ObjectFile);
+}
+
+std::string emitAssembly(llvm::Module& module, llvm::TargetMachine& machine) {
+  std::vector<uint8_t> text = emitFile(module, machine, llvm::CodeGenFileType::AssemblyFile);
+  return std::string(text.begin(), text.end());
+}
+
+}  // namespace nanoc::cpu

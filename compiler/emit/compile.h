@@ -1,0 +1,45 @@
+// From an optimized graph to the artifacts nanoc writes: the program, the
+// object code, the C header, and NAME.so linked from the object.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "compiler/codegen/cpu/target.h"
+#include "compiler/ir/graph.h"
+#include "compiler/plan/arena_plan.h"
+
+namespace nanoc {
+
+struct CompileOptions {
+  std::string name;  // the symbol prefix: a C identifier
+  cpu::CpuTarget target;
+};
+
+struct CompiledModel {
+  ArenaPlan plan;
+  std::vector<uint8_t> program;  // the .nrt bytes
+  std::string header;            // NAME.h
+  // The optimized module (kernels + model definition) and its target machine,
+  // for emitObject / emitAssembly / printing.
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<llvm::Module> module;
+  std::unique_ptr<llvm::TargetMachine> machine;
+};
+
+// `graph` has been through runPipeline. Throws CompileError naming the node
+// whose lowering fails.
+CompiledModel compileGraph(const Graph& graph, const CompileOptions& options);
+
+// Links `object_path` into the shared object `so_path` with ld.lld (the one
+// linker that handles every target triple nanoc emits).
+void linkSharedObject(const std::string& object_path, const std::string& so_path,
+                      const std::string& name);
+
+}  // namespace nanoc

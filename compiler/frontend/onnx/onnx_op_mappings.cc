@@ -1,0 +1,450 @@
+// ONNX op -> canonical IR op (compiler/ops/README.md), one function per op,
+// each covering every opset whose semantics the IR op can express. Defaults
+// are filled in here so the IR never depends on an opset.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string_view>
+
+#include "compiler/frontend/onnx/onnx_node_importer.h"
+#include "compiler/frontend/onnx/onnx_tensor.h"
+#include "compiler/ir/error.h"
+
+namespace nanoc::onnx_import {
+namespace {
+
+// Bounds window attributes so that (k - 1) * d + 1 and the pad arithmetic
+// cannot overflow, whatever the model says.
+constexpr int64_t kMaxWindowAttr = int64_t{1} << 30;
+
+int64_t rankOf(const Value* v) { return static_cast<int64_t>(v->type.rank()); }
+
+std::string dimsStr(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// `axis` in [-rank, rank) (or [-rank, rank] with `inclusive_end`) -> [0, rank).
+int64_t normalizeAxis(const NodeImporter& n, int64_t axis, int64_t rank,
+                      bool inclusive_end = false) {
+  int64_t upper = inclusive_end ? rank : rank - 1;
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a > upper)
+    n.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return a;
+}
+
+int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= dims[i];  // bounded: dims of a typed value
+  return p;
+}
+
+std::vector<int64_t> constantInts(const NodeImporter& n, const Value* v, const char* role) {
+  if (!v->isConstant())
+    n.fail(std::string(role) + " input '" + v->name +
+           "' is computed at run time; nanoc needs it constant (an initializer or a Constant "
+           "node) to know the static shape");
+  if (v->type.dtype != DType::I64 || v->type.rank() != 1)
+    n.fail(std::string(role) + " input '" + v->name + "' must be a 1-D int64 tensor, not " +
+           v->type.str());
+  std::vector<int64_t> out(static_cast<size_t>(v->type.numel()));
+  if (!out.empty()) std::memcpy(out.data(), v->data->data(), out.size() * sizeof(int64_t));
+  return out;
+}
+
+// ---- elementwise ----
+
+void mapUnary(NodeImporter& n) {
+  // Opsets before 6 carry `consumed_inputs`, a legacy in-place hint with no
+  // effect on the result.
+  n.emitResult(n.proto().op_type(), {n.requiredInput(0, "X")});
+}
+
+void mapBinary(NodeImporter& n) {
+  Value* a = n.requiredInput(0, "A");
+  Value* b = n.requiredInput(1, "B");
+  if (n.opset() < 7) {
+    // Before opset 7, broadcasting was opt-in (broadcast = 1) and aligned B's
+    // dims with A's starting at `axis` instead of at the end.
+    if (n.intAttr("broadcast", 0) == 0) {
+      if (a->type.dims != b->type.dims)
+        n.fail("inputs have different shapes " + a->type.str() + " and " + b->type.str() +
+               " and broadcast = 0");
+    } else if (std::optional<int64_t> axis = n.intAttr("axis")) {
+      int64_t ra = rankOf(a), rb = rankOf(b);
+      int64_t ax = *axis < 0 ? *axis + ra : *axis;
+      if (rb > ra || ax < 0 || ax + rb > ra)
+        n.fail("legacy broadcast of " + b->type.str() + " onto " + a->type.str() + " at axis " +
+               std::to_string(*axis) + " is out of range");
+      // Trailing 1s turn the axis-aligned form into numpy broadcasting.
+      if (int64_t trailing = ra - ax - rb; trailing > 0) {
+        std::vector<int64_t> dims = b->type.dims;
+        dims.resize(dims.size() + static_cast<size_t>(trailing), 1);
+        b = n.emit("Reshape", {b}, {{"shape", dims}}, "broadcast_b");
+      }
+    }
+  }
+  n.emitResult(n.proto().op_type(), {a, b});
+}
+
+// ---- matrix products ----
+
+void mapMatMul(NodeImporter& n) {
+  n.emitResult("MatMul", {n.requiredInput(0, "A"), n.requiredInput(1, "B")});
+}
+
+void mapGemm(NodeImporter& n) {
+  // C is required before opset 11 and optional since; `broadcast` (opsets
+  // < 7) only allowed what the IR's unidirectional broadcast also allows.
+  n.emitResult("Gemm", {n.requiredInput(0, "A"), n.requiredInput(1, "B"), n.input(2)},
+               {{"alpha", n.floatAttr("alpha", 1.0)},
+                {"beta", n.floatAttr("beta", 1.0)},
+                {"transA", int64_t{n.intAttr("transA", 0) != 0}},
+                {"transB", int64_t{n.intAttr("transB", 0) != 0}}});
+}
+
+// ---- windows: Conv and pooling ----
+
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads;  // pads: top, left, bottom, right
+};
+
+std::vector<int64_t> windowInts(const NodeImporter& n, const char* key, size_t size,
+                                std::vector<int64_t> fallback, int64_t min) {
+  std::vector<int64_t> v = n.intsAttr(key).value_or(std::move(fallback));
+  if (v.size() != size)
+    n.fail(std::string(key) + " " + dimsStr(v) + " must have " + std::to_string(size) +
+           " values (nanoc supports 2-D windows only)");
+  for (int64_t x : v)
+    if (x < min || x > kMaxWindowAttr)
+      n.fail(std::string(key) + " " + dimsStr(v) + " has an out-of-range value");
+  return v;
+}
+
+// Reads strides, dilations, pads and auto_pad for a 2-D window over NCHW `x`,
+// resolving auto_pad into explicit pads.
+Window readWindow(const NodeImporter& n, const Value* x, std::vector<int64_t> kernel) {
+  Window w;
+  w.kernel = std::move(kernel);
+  if (w.kernel.size() != 2) n.fail("kernel_shape " + dimsStr(w.kernel) + " is not 2-D");
+  for (int64_t k : w.kernel)
+    if (k < 1 || k > kMaxWindowAttr)
+      n.fail("kernel_shape " + dimsStr(w.kernel) + " is out of range");
+  w.strides = windowInts(n, "strides", 2, {1, 1}, 1);
+  w.dilations = windowInts(n, "dilations", 2, {1, 1}, 1);
+  std::optional<std::vector<int64_t>> pads;
+  if (n.hasAttr("pads")) pads = windowInts(n, "pads", 4, {}, 0);
+  std::string auto_pad = n.stringAttr("auto_pad").value_or("NOTSET");
+  if (auto_pad == "NOTSET") {
+    w.pads = pads.value_or(std::vector<int64_t>(4, 0));
+    return w;
+  }
+  if (auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    n.fail("auto_pad '" + auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+  if (pads && std::any_of(pads->begin(), pads->end(), [](int64_t p) { return p != 0; }))
+    n.fail("has both auto_pad " + auto_pad + " and explicit pads " + dimsStr(*pads));
+  w.pads.assign(4, 0);
+  if (auto_pad == "VALID") return w;
+  // SAME: the output has ceil(in / stride) elements; the padding that needs
+  // is split evenly, the odd one at the end (UPPER) or the beginning (LOWER).
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t in = x->type.dims[2 + i];
+    int64_t out = (in + w.strides[i] - 1) / w.strides[i];
+    int64_t eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + eff - in);
+    int64_t begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    w.pads[i] = begin;
+    w.pads[i + 2] = total - begin;
+  }
+  return w;
+}
+
+void requireImage(const NodeImporter& n, const Value* v, const char* role) {
+  if (v->type.rank() != 4)
+    n.fail(std::string(role) + " is " + v->type.str() +
+           "; nanoc supports 2-D (4-D NCHW) windows only");
+}
+
+void mapConv(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "X");
+  Value* w = n.requiredInput(1, "W");
+  requireImage(n, x, "X");
+  requireImage(n, w, "W");
+  std::vector<int64_t> w_kernel(w->type.dims.begin() + 2, w->type.dims.end());
+  std::vector<int64_t> kernel = n.intsAttr("kernel_shape").value_or(w_kernel);
+  if (kernel != w_kernel)
+    n.fail("kernel_shape " + dimsStr(kernel) + " does not match W " + w->type.str());
+  int64_t group = n.intAttr("group", 1);
+  if (group < 1) n.fail("group " + std::to_string(group) + " must be >= 1");
+  Window win = readWindow(n, x, kernel);
+  n.emitResult("Conv", {x, w, n.input(2)},
+               {{"group", group},
+                {"kernel_shape", win.kernel},
+                {"pads", win.pads},
+                {"strides", win.strides},
+                {"dilations", win.dilations}});
+}
+
+void mapMaxPool(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "X");
+  requireImage(n, x, "X");
+  // storage_order only changes the Indices output, so it is irrelevant as
+  // long as nothing reads Indices.
+  if (n.outputUsed(1))
+    n.fail("its second output 'Indices' is used; nanoc supports MaxPool values only");
+  std::optional<std::vector<int64_t>> kernel = n.intsAttr("kernel_shape");
+  if (!kernel) n.fail("attribute kernel_shape is missing");
+  Window win = readWindow(n, x, *kernel);
+  int64_t ceil_mode = n.opset() >= 10 ? n.intAttr("ceil_mode", 0) != 0 : 0;
+  n.emitResult("MaxPool", {x},
+               {{"kernel_shape", win.kernel},
+                {"pads", win.pads},
+                {"strides", win.strides},
+                {"dilations", win.dilations},
+                {"ceil_mode", ceil_mode}});
+}
+
+void mapAveragePool(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "X");
+  requireImage(n, x, "X");
+  std::optional<std::vector<int64_t>> kernel = n.intsAttr("kernel_shape");
+  if (!kernel) n.fail("attribute kernel_shape is missing");
+  Window win = readWindow(n, x, *kernel);
+  int64_t ceil_mode = n.opset() >= 10 ? n.intAttr("ceil_mode", 0) != 0 : 0;
+  int64_t count_include_pad = n.opset() >= 7 ? n.intAttr("count_include_pad", 0) != 0 : 0;
+  n.emitResult("AveragePool", {x},
+               {{"kernel_shape", win.kernel},
+                {"pads", win.pads},
+                {"strides", win.strides},
+                {"dilations", win.dilations},
+                {"ceil_mode", ceil_mode},
+                {"count_include_pad", count_include_pad}});
+}
+
+void mapGlobalAveragePool(NodeImporter& n) {
+  n.emitResult("GlobalAveragePool", {n.requiredInput(0, "X")});
+}
+
+// ---- normalization ----
+
+void mapBatchNormalization(NodeImporter& n) {
+  if (n.opset() < 9 && n.intAttr("spatial", 1) != 1)
+    n.fail("spatial = 0 (per-activation statistics) is unsupported");
+  if (n.opset() >= 14 && n.intAttr("training_mode", 0) != 0)
+    n.fail("training_mode = 1 is unsupported: nanoc compiles inference only");
+  // Older opsets declare running-statistics outputs that inference never
+  // computes; they are fine as long as nothing reads them.
+  for (size_t i = 1; i < static_cast<size_t>(n.proto().output_size()); ++i)
+    if (n.outputUsed(i))
+      n.fail("output " + std::to_string(i) + " ('" + n.proto().output(static_cast<int>(i)) +
+             "', a training statistic) is used: nanoc compiles inference only");
+  n.emitResult("BatchNormalization",
+               {n.requiredInput(0, "X"), n.requiredInput(1, "scale"), n.requiredInput(2, "B"),
+                n.requiredInput(3, "mean"), n.requiredInput(4, "var")},
+               {{"epsilon", n.floatAttr("epsilon", 1e-5)}});
+}
+
+// ---- shape and layout ----
+
+void mapFlatten(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "input");
+  const std::vector<int64_t>& dims = x->type.dims;
+  auto axis = static_cast<size_t>(
+      normalizeAxis(n, n.intAttr("axis", 1), rankOf(x), /*inclusive_end=*/true));
+  std::vector<int64_t> shape = {product(dims, 0, axis), product(dims, axis, dims.size())};
+  n.emitResult("Reshape", {x}, {{"shape", shape}});
+}
+
+void mapReshape(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "data");
+  std::vector<int64_t> spec;
+  if (n.opset() < 5) {
+    std::optional<std::vector<int64_t>> attr = n.intsAttr("shape");
+    if (!attr) n.fail("attribute shape is missing");
+    spec = *attr;
+  } else {
+    spec = constantInts(n, n.requiredInput(1, "shape"), "shape");
+  }
+  bool allowzero = n.opset() >= 14 && n.intAttr("allowzero", 0) != 0;
+  const int64_t total = x->type.numel();
+  std::vector<int64_t> shape(spec.size());
+  int64_t known = 1;
+  std::optional<size_t> inferred;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    int64_t d = spec[i];
+    if (d == -1) {
+      if (inferred) n.fail("shape " + dimsStr(spec) + " has more than one -1");
+      inferred = i;
+      continue;
+    }
+    if (d < -1) n.fail("shape " + dimsStr(spec) + " has a negative dim");
+    if (d == 0 && !allowzero) {
+      if (i >= x->type.rank())
+        n.fail("shape " + dimsStr(spec) + " copies dim " + std::to_string(i) + " (0) of " +
+               x->type.str() + ", which has no such dim");
+      d = x->type.dims[i];
+    }
+    shape[i] = d;
+    if (__builtin_mul_overflow(known, d, &known))
+      n.fail("shape " + dimsStr(spec) + " is too large");
+  }
+  if (inferred) {
+    if (known == 0)
+      n.fail("shape " + dimsStr(spec) + " has a -1 next to a zero dim, which leaves it undefined");
+    if (total % known != 0)
+      n.fail("cannot reshape " + x->type.str() + " to " + dimsStr(spec) +
+             ": the element count does not divide");
+    shape[*inferred] = total / known;
+  } else if (known != total) {
+    n.fail("cannot reshape " + x->type.str() + " to " + dimsStr(spec) +
+           ": the element counts differ");
+  }
+  n.emitResult("Reshape", {x}, {{"shape", shape}});
+}
+
+void mapTranspose(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "data");
+  int64_t rank = rankOf(x);
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank; ++i) perm[static_cast<size_t>(i)] = rank - 1 - i;
+  if (std::optional<std::vector<int64_t>> attr = n.intsAttr("perm")) {
+    std::vector<int64_t> sorted = *attr;
+    std::sort(sorted.begin(), sorted.end());
+    bool ok = static_cast<int64_t>(sorted.size()) == rank;
+    for (int64_t i = 0; ok && i < rank; ++i) ok = sorted[static_cast<size_t>(i)] == i;
+    if (!ok) n.fail("perm " + dimsStr(*attr) + " is not a permutation of " + x->type.str());
+    perm = *attr;
+  }
+  n.emitResult("Transpose", {x}, {{"perm", perm}});
+}
+
+void mapConcat(NodeImporter& n) {
+  if (n.numInputs() == 0) n.fail("has no inputs");
+  std::vector<Value*> inputs;
+  for (size_t i = 0; i < n.numInputs(); ++i) inputs.push_back(n.requiredInput(i, "inputs"));
+  std::optional<int64_t> axis = n.intAttr("axis");
+  if (!axis) {
+    if (n.opset() >= 4) n.fail("attribute axis is missing");
+    axis = 1;  // the default before opset 4
+  }
+  n.emitResult("Concat", inputs, {{"axis", normalizeAxis(n, *axis, rankOf(inputs[0]))}});
+}
+
+void mapSoftmax(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "input");
+  int64_t rank = rankOf(x);
+  if (n.opset() >= 13) {
+    n.emitResult("Softmax", {x}, {{"axis", normalizeAxis(n, n.intAttr("axis", -1), rank)}});
+    return;
+  }
+  // Before opset 13, Softmax flattens the input to 2-D at `axis` and
+  // normalizes over everything from `axis` on. With axis = rank - 1 that is
+  // the one-axis form; otherwise the IR spells the flattening out.
+  int64_t axis = normalizeAxis(n, n.intAttr("axis", 1), rank, /*inclusive_end=*/true);
+  if (axis == rank - 1) {
+    n.emitResult("Softmax", {x}, {{"axis", axis}});
+    return;
+  }
+  const std::vector<int64_t>& dims = x->type.dims;
+  auto a = static_cast<size_t>(axis);
+  std::vector<int64_t> flat = {product(dims, 0, a), product(dims, a, dims.size())};
+  Value* x2d = n.emit("Reshape", {x}, {{"shape", flat}}, "to_2d");
+  Value* y2d = n.emit("Softmax", {x2d}, {{"axis", int64_t{1}}});
+  n.emitResult("Reshape", {y2d}, {{"shape", dims}}, "from_2d");
+}
+
+// ---- identities ----
+
+void mapIdentity(NodeImporter& n) { n.emitResult("Identity", {n.requiredInput(0, "input")}); }
+
+void mapDropout(NodeImporter& n) {
+  // Inference: Dropout passes its input through. Opset 12 made training
+  // mode an input; it must then be a constant false.
+  if (Value* training = n.input(2)) {
+    bool off = training->isConstant() && training->type.dtype == DType::Bool &&
+               training->type.numel() == 1 && (*training->data)[0] == 0;
+    if (!off) n.fail("training_mode is not a constant false: nanoc compiles inference only");
+  }
+  if (n.outputUsed(1))
+    n.fail("its mask output is used; in inference Dropout is an identity with no mask");
+  n.emitResult("Identity", {n.requiredInput(0, "data")});
+}
+
+// ---- constants ----
+
+ConstantTensor listTensor(DType dtype, const void* data, size_t count, size_t elem_size,
+                          bool scalar) {
+  ConstantTensor t;
+  t.type.dtype = dtype;
+  if (!scalar) t.type.dims = {static_cast<int64_t>(count)};
+  t.bytes.resize(count * elem_size);
+  if (count) std::memcpy(t.bytes.data(), data, t.bytes.size());
+  return t;
+}
+
+void mapConstant(NodeImporter& n) {
+  if (n.proto().attribute_size() != 1)
+    n.fail("must have exactly one value attribute, has " +
+           std::to_string(n.proto().attribute_size()));
+  const onnx::AttributeProto& a = n.proto().attribute(0);
+  ConstantTensor t;
+  if (a.name() == "value") {
+    if (!a.has_t()) n.fail("attribute value holds no tensor");
+    t = decodeTensor(a.t(), "node '" + n.name() + "' (Constant) value");
+  } else if (a.name() == "value_float") {
+    float v = a.f();
+    t = listTensor(DType::F32, &v, 1, sizeof v, /*scalar=*/true);
+  } else if (a.name() == "value_floats") {
+    std::vector<float> v(a.floats().begin(), a.floats().end());
+    t = listTensor(DType::F32, v.data(), v.size(), sizeof(float), false);
+  } else if (a.name() == "value_int") {
+    int64_t v = a.i();
+    t = listTensor(DType::I64, &v, 1, sizeof v, /*scalar=*/true);
+  } else if (a.name() == "value_ints") {
+    std::vector<int64_t> v(a.ints().begin(), a.ints().end());
+    t = listTensor(DType::I64, v.data(), v.size(), sizeof(int64_t), false);
+  } else {
+    n.fail("attribute " + a.name() + " is unsupported (sparse and string constants)");
+  }
+  if (n.proto().output_size() < 1 || n.proto().output(0).empty()) n.fail("has no output");
+  n.setOutput(0, n.graph().addConstant(n.proto().output(0), t.type, std::move(t.bytes)));
+}
+
+const std::map<std::string_view, OpMapping>& mappings() {
+  static const std::map<std::string_view, OpMapping> table = {
+      {"Add", mapBinary},
+      {"AveragePool", mapAveragePool},
+      {"BatchNormalization", mapBatchNormalization},
+      {"Concat", mapConcat},
+      {"Constant", mapConstant},
+      {"Conv", mapConv},
+      {"Div", mapBinary},
+      {"Dropout", mapDropout},
+      {"Flatten", mapFlatten},
+      {"Gemm", mapGemm},
+      {"GlobalAveragePool", mapGlobalAveragePool},
+      {"Identity", mapIdentity},
+      {"MatMul", mapMatMul},
+      {"MaxPool", mapMaxPool},
+      {"Mul", mapBinary},
+      {"Relu", mapUnary},
+      {"Reshape", mapReshape},
+      {"Sigmoid", mapUnary},
+      {"Softmax", mapSoftmax},
+      {"Sub", mapBinary},
+      {"Tanh", mapUnary},
+      {"Transpose", mapTranspose},
+  };
+  return table;
+}
+
+}  // namespace
+
+OpMapping findOpMapping(std::string_view op_type) {
+  auto it = mappings().find(op_type);
+  return it == mappings().end() ? nullptr : it->second;
+}
+
+}  // namespace nanoc::onnx_import

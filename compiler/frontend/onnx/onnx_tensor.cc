@@ -1,0 +1,169 @@
+#include "compiler/frontend/onnx/onnx_tensor.h"
+
+#include <bit>
+#include <cstring>
+#include <limits>
+
+#include "compiler/ir/error.h"
+
+namespace nanoc::onnx_import {
+
+// Constants are copied byte for byte from raw_data, which ONNX stores
+// little-endian.
+static_assert(std::endian::native == std::endian::little,
+              "the ONNX importer assumes little-endian");
+
+std::optional<DType> dtypeFromOnnx(int32_t onnx_type) {
+  switch (onnx_type) {
+    case onnx::TensorProto::FLOAT:
+      return DType::F32;
+    case onnx::TensorProto::FLOAT16:
+      return DType::F16;
+    case onnx::TensorProto::BFLOAT16:
+      return DType::BF16;
+    case onnx::TensorProto::INT8:
+      return DType::I8;
+    case onnx::TensorProto::UINT8:
+      return DType::U8;
+    case onnx::TensorProto::INT32:
+      return DType::I32;
+    case onnx::TensorProto::INT64:
+      return DType::I64;
+    case onnx::TensorProto::BOOL:
+      return DType::Bool;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string onnxTypeName(int32_t onnx_type) {
+  if (onnx::TensorProto::DataType_IsValid(onnx_type))
+    return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnx_type));
+  // Newer ONNX versions add types (FLOAT8*, INT4, ...) that this protobuf
+  // schema does not name.
+  return "data type " + std::to_string(onnx_type);
+}
+
+int64_t checkedNumel(const std::vector<int64_t>& dims, DType dtype, const std::string& what) {
+  // 2^48 bytes is far beyond any deployable model and keeps every later
+  // offset computation (bytes, strides) clear of int64 overflow.
+  constexpr int64_t kMaxBytes = int64_t{1} << 48;
+  int64_t numel = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0)
+      throw CompileError(what + " dim " + std::to_string(i) + " is negative (" +
+                         std::to_string(dims[i]) + ")");
+    if (dims[i] != 0 && numel > kMaxBytes / dims[i])
+      throw CompileError(what + " is too large to address");
+    numel *= dims[i];
+  }
+  if (numel > kMaxBytes / dtypeSize(dtype)) throw CompileError(what + " is too large to address");
+  return numel;
+}
+
+namespace {
+
+template <typename Dst, typename Field>
+std::vector<uint8_t> packTyped(const Field& field, int64_t numel, const std::string& what,
+                               const char* field_name) {
+  if (static_cast<int64_t>(field.size()) != numel)
+    throw CompileError(what + " has " + std::to_string(field.size()) + " values in " + field_name +
+                       ", its dims need " + std::to_string(numel));
+  std::vector<uint8_t> bytes(static_cast<size_t>(numel) * sizeof(Dst));
+  for (int64_t i = 0; i < numel; ++i) {
+    // int32_data holds f16/bf16 as their 16-bit patterns and bool as 0/1;
+    // narrowing to the storage type is ONNX's documented encoding.
+    Dst v = static_cast<Dst>(field.Get(static_cast<int>(i)));
+    std::memcpy(bytes.data() + i * sizeof(Dst), &v, sizeof(Dst));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+ConstantTensor decodeTensor(const onnx::TensorProto& tensor, const std::string& what) {
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL || tensor.external_data_size() > 0)
+    throw CompileError(what +
+                       " keeps its data in an external file, which nanoc does not read; "
+                       "re-save the model with onnx.save(model, path, "
+                       "save_as_external_data=False) (models up to 2 GiB)");
+  if (tensor.has_segment()) throw CompileError(what + " is a segmented tensor (unsupported)");
+  std::optional<DType> dtype = dtypeFromOnnx(tensor.data_type());
+  if (!dtype)
+    throw CompileError(what + " has dtype " + onnxTypeName(tensor.data_type()) +
+                       ", which nanoc does not support");
+  ConstantTensor out;
+  out.type.dtype = *dtype;
+  out.type.dims.assign(tensor.dims().begin(), tensor.dims().end());
+  int64_t numel = checkedNumel(out.type.dims, *dtype, what);
+  uint64_t nbytes = static_cast<uint64_t>(numel) * dtypeSize(*dtype);
+
+  if (tensor.has_raw_data()) {
+    const std::string& raw = tensor.raw_data();
+    if (raw.size() != nbytes)
+      throw CompileError(what + " has " + std::to_string(raw.size()) + " bytes of raw_data, " +
+                         out.type.str() + " needs " + std::to_string(nbytes));
+    out.bytes.assign(raw.begin(), raw.end());
+    if (*dtype == DType::Bool)
+      for (uint8_t& b : out.bytes) b = b != 0;
+    return out;
+  }
+  switch (*dtype) {
+    case DType::F32:
+      out.bytes = packTyped<float>(tensor.float_data(), numel, what, "float_data");
+      break;
+    case DType::F16:
+    case DType::BF16:
+      out.bytes = packTyped<uint16_t>(tensor.int32_data(), numel, what, "int32_data");
+      break;
+    case DType::I8:
+      out.bytes = packTyped<int8_t>(tensor.int32_data(), numel, what, "int32_data");
+      break;
+    case DType::U8:
+      out.bytes = packTyped<uint8_t>(tensor.int32_data(), numel, what, "int32_data");
+      break;
+    case DType::I32:
+      out.bytes = packTyped<int32_t>(tensor.int32_data(), numel, what, "int32_data");
+      break;
+    case DType::Bool:
+      out.bytes = packTyped<uint8_t>(tensor.int32_data(), numel, what, "int32_data");
+      for (uint8_t& b : out.bytes) b = b != 0;
+      break;
+    case DType::I64:
+      out.bytes = packTyped<int64_t>(tensor.int64_data(), numel, what, "int64_data");
+      break;
+  }
+  return out;
+}
+
+TensorType staticTypeOf(const onnx::ValueInfoProto& info, const std::string& what) {
+  if (!info.has_type() || !info.type().has_tensor_type())
+    throw CompileError(what + " is not a tensor (sequences, maps and optionals are unsupported)");
+  const onnx::TypeProto::Tensor& t = info.type().tensor_type();
+  std::optional<DType> dtype = dtypeFromOnnx(t.elem_type());
+  if (!dtype)
+    throw CompileError(what + " has dtype " + onnxTypeName(t.elem_type()) +
+                       ", which nanoc does not support");
+  if (!t.has_shape()) throw CompileError(what + " has no shape: nanoc needs static shapes");
+  TensorType type;
+  type.dtype = *dtype;
+  for (int i = 0; i < t.shape().dim_size(); ++i) {
+    const onnx::TensorShapeProto::Dimension& d = t.shape().dim(i);
+    std::string where = what + " dim " + std::to_string(i);
+    if (d.has_dim_param())
+      throw CompileError(
+          where + " is symbolic ('" + d.dim_param() +
+          "'): nanoc needs static shapes. Symbolic batch dims ('N', 'batch') are common but "
+          "not supported yet; fix them first, e.g. `python -m "
+          "onnxruntime.tools.make_dynamic_shape_fixed --dim_param " +
+          d.dim_param() + " --dim_value 1 in.onnx out.onnx`");
+    if (!d.has_dim_value()) throw CompileError(where + " is unknown: nanoc needs static shapes");
+    if (d.dim_value() < 0)
+      throw CompileError(where + " is negative (" + std::to_string(d.dim_value()) + ")");
+    type.dims.push_back(d.dim_value());
+  }
+  checkedNumel(type.dims, type.dtype, what);
+  return type;
+}
+
+}  // namespace nanoc::onnx_import

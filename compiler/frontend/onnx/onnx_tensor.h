@@ -1,0 +1,40 @@
+// ONNX TensorProto / ValueInfoProto -> IR types and constant bytes. Every size
+// read from the model is checked before use: a model is untrusted input.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace nanoc::onnx_import {
+
+// The IR dtype of an ONNX TensorProto.DataType, or nullopt for one the IR has
+// no equivalent of (double, string, complex, u16/u32/u64, ...).
+std::optional<DType> dtypeFromOnnx(int32_t onnx_type);
+// ONNX's own name for a data type ("FLOAT", "DOUBLE"), for error messages.
+std::string onnxTypeName(int32_t onnx_type);
+
+// Product of `dims`, throwing CompileError naming `what` for a negative dim or
+// a tensor too large to address (its byte size must fit comfortably in int64).
+int64_t checkedNumel(const std::vector<int64_t>& dims, DType dtype, const std::string& what);
+
+struct ConstantTensor {
+  TensorType type;
+  std::vector<uint8_t> bytes;  // dense, row-major, little-endian; type.bytes() long
+};
+
+// Decodes an initializer or a Constant node's tensor from raw_data or the typed
+// fields. Throws CompileError naming `what` ("initializer 'w'") for external
+// data, an unsupported dtype, or a payload whose size does not match the dims.
+ConstantTensor decodeTensor(const onnx::TensorProto& tensor, const std::string& what);
+
+// The static type of a graph input or output. Throws for a non-tensor type, a
+// missing shape, or a symbolic / unknown dim, naming `what` and the dim.
+TensorType staticTypeOf(const onnx::ValueInfoProto& info, const std::string& what);
+
+}  // namespace nanoc::onnx_import

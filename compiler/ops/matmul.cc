@@ -1,0 +1,88 @@
+// MatMul: numpy matmul semantics. A 1-D A is promoted to [1, K] and a 1-D B to
+// [K, 1], the added dim is removed from the result, and the batch dims (all
+// but the last two) broadcast.
+#include "compiler/ir/error.h"
+#include "compiler/ir/op_registry.h"
+#include "compiler/ops/broadcast.h"
+#include "compiler/ops/schema_checks.h"
+
+namespace nanoc {
+namespace {
+
+struct MatMulShape {
+  std::vector<int64_t> batch_a, batch_b, batch;  // batch = broadcast(batch_a, batch_b)
+  int64_t m = 0, k = 0, n = 0;
+  std::vector<int64_t> out;
+};
+
+MatMulShape matmulShape(const Node& node) {
+  const TensorType& a = inputType(node, 0);
+  const TensorType& b = inputType(node, 1);
+  requireF32(node);
+  if (a.rank() < 1 || b.rank() < 1)
+    failNode(node, "operands must have rank >= 1, got " + a.str() + " and " + b.str());
+  std::vector<int64_t> da = a.dims, db = b.dims;
+  if (da.size() == 1) da.insert(da.begin(), 1);
+  if (db.size() == 1) db.push_back(1);
+  MatMulShape s;
+  s.m = da[da.size() - 2];
+  s.k = da.back();
+  s.n = db.back();
+  if (db[db.size() - 2] != s.k)
+    failNode(node, "inner dims differ: " + a.str() + " x " + b.str());
+  s.batch_a.assign(da.begin(), da.end() - 2);
+  s.batch_b.assign(db.begin(), db.end() - 2);
+  try {
+    s.batch = broadcastShapes(s.batch_a, s.batch_b);
+  } catch (const CompileError& e) {
+    failNode(node, std::string("batch dims: ") + e.what());
+  }
+  s.out = s.batch;
+  if (a.rank() > 1) s.out.push_back(s.m);
+  if (b.rank() > 1) s.out.push_back(s.n);
+  return s;
+}
+
+}  // namespace
+
+OpSchema makeMatMulSchema() {
+  OpSchema schema;
+  schema.name = "MatMul";
+  schema.min_inputs = schema.max_inputs = 2;
+  schema.infer = [](const Node& node) {
+    return std::vector<TensorType>{{DType::F32, matmulShape(node).out}};
+  };
+  schema.reference = [](const Node& node, const std::vector<const void*>& in,
+                        const std::vector<void*>& out) {
+    MatMulShape s = matmulShape(node);
+    const float* a = static_cast<const float*>(in[0]);
+    const float* b = static_cast<const float*>(in[1]);
+    float* y = static_cast<float*>(out[0]);
+    // Batch strides count whole matrices; 0 where an operand is broadcast.
+    std::vector<int64_t> sa = broadcastStrides(s.batch_a, s.batch);
+    std::vector<int64_t> sb = broadcastStrides(s.batch_b, s.batch);
+    int64_t batches = product(s.batch, 0, s.batch.size());
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      int64_t oa = 0, ob = 0, rest = bi;
+      for (size_t d = s.batch.size(); d-- > 0;) {
+        int64_t idx = rest % s.batch[d];
+        rest /= s.batch[d];
+        oa += idx * sa[d];
+        ob += idx * sb[d];
+      }
+      const float* am = a + oa * s.m * s.k;
+      const float* bm = b + ob * s.k * s.n;
+      float* ym = y + bi * s.m * s.n;
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t j = 0; j < s.n; ++j) {
+          double acc = 0;
+          for (int64_t p = 0; p < s.k; ++p)
+            acc += static_cast<double>(am[i * s.k + p]) * bm[p * s.n + j];
+          ym[i * s.n + j] = static_cast<float>(acc);
+        }
+    }
+  };
+  return schema;
+}
+
+}  // namespace nanoc

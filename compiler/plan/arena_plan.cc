@@ -1,0 +1,172 @@
+#include "compiler/plan/arena_plan.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "compiler/ir/error.h"
+
+namespace nanoc {
+namespace {
+
+uint64_t alignUp(uint64_t x, uint64_t alignment) { return (x + alignment - 1) / alignment * alignment; }
+
+bool overlapsInTime(const LiveRange& a, const LiveRange& b) {
+  return a.first <= b.last && b.first <= a.last;
+}
+
+const char* kindName(BufferKind kind) {
+  switch (kind) {
+    case BufferKind::Constant: return "constant";
+    case BufferKind::Input: return "input";
+    case BufferKind::Output: return "output";
+    case BufferKind::Arena: return "arena";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::vector<uint64_t> GreedyBySizePlanner::place(const std::vector<LiveRange>& ranges,
+                                                 uint32_t alignment) const {
+  std::vector<size_t> order(ranges.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return ranges[a].size > ranges[b].size; });
+  std::vector<uint64_t> offsets(ranges.size(), 0);
+  std::vector<size_t> placed;
+  for (size_t i : order) {
+    if (ranges[i].size == 0) continue;
+    // The placed buffers alive at the same time, by offset: take the first gap
+    // that fits.
+    std::vector<std::pair<uint64_t, uint64_t>> busy;  // [begin, end)
+    for (size_t j : placed)
+      if (overlapsInTime(ranges[i], ranges[j]))
+        busy.emplace_back(offsets[j], offsets[j] + ranges[j].size);
+    std::sort(busy.begin(), busy.end());
+    uint64_t candidate = 0;
+    for (const auto& [begin, end] : busy) {
+      if (candidate + ranges[i].size <= begin) break;
+      candidate = std::max(candidate, alignUp(end, alignment));
+    }
+    offsets[i] = candidate;
+    placed.push_back(i);
+  }
+  return offsets;
+}
+
+const BufferSlice& ArenaPlan::at(const Value* value) const {
+  auto it = slices.find(value);
+  if (it == slices.end()) throw CompileError("arena plan: value '" + value->name + "' has no buffer");
+  return it->second;
+}
+
+bool ArenaPlan::isAlias(const Node* node) const {
+  return std::find(aliased.begin(), aliased.end(), node) != aliased.end();
+}
+
+ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
+  ArenaPlan plan;
+  constexpr uint32_t kAlign = ArenaPlan::kAlignment;
+
+  for (size_t i = 0; i < graph.inputs.size(); ++i)
+    plan.slices[graph.inputs[i]] = {BufferKind::Input, static_cast<uint32_t>(i), 0,
+                                    graph.inputs[i]->type.bytes(), kAlign};
+  std::set<const Value*> graph_outputs;
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    const Value* out = graph.outputs[i];
+    if (!out->producer || !graph_outputs.insert(out).second)
+      throw CompileError("arena plan: graph output '" + out->name +
+                         "' needs a producing node of its own (run legalizeOutputs)");
+    plan.slices[out] = {BufferKind::Output, static_cast<uint32_t>(i), 0, out->type.bytes(), kAlign};
+  }
+
+  // Constants, in the graph's value order so the blob is deterministic.
+  std::set<const Value*> used;
+  for (const auto& node : graph.nodes) used.insert(node->inputs.begin(), node->inputs.end());
+  for (const auto& v : graph.values) {
+    if (!v->isConstant() || !used.count(v.get())) continue;
+    uint64_t offset = alignUp(plan.constants.size(), kAlign);
+    plan.constants.resize(offset, 0);
+    plan.constants.insert(plan.constants.end(), v->data->begin(), v->data->end());
+    plan.slices[v.get()] = {BufferKind::Constant, 0, offset, v->type.bytes(), kAlign};
+  }
+  plan.constants_size = plan.constants.size();
+
+  // A Reshape whose result is not a graph output is a view of its operand:
+  // the same bytes, so the same slice. `root` maps such views to the value
+  // that owns the memory.
+  std::map<const Value*, const Value*> root;
+  auto rootOf = [&](const Value* v) {
+    auto it = root.find(v);
+    return it == root.end() ? v : it->second;
+  };
+  for (const auto& node : graph.nodes)
+    if (node->op == "Reshape" && !graph_outputs.count(node->outputs[0])) {
+      root[node->outputs[0]] = rootOf(node->inputs[0]);
+      plan.aliased.push_back(node.get());
+    }
+
+  // Live ranges of the arena values, in definition order.
+  std::vector<const Value*> arena_values;
+  std::map<const Value*, size_t> range_of;
+  std::vector<LiveRange> ranges;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = *graph.nodes[n];
+    if (plan.isAlias(&node)) continue;
+    for (const Value* out : node.outputs) {
+      if (graph_outputs.count(out)) continue;
+      range_of[out] = ranges.size();
+      arena_values.push_back(out);
+      int at = static_cast<int>(n);
+      ranges.push_back({out->type.bytes(), at, at});
+    }
+  }
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = *graph.nodes[n];
+    if (plan.isAlias(&node)) continue;  // a view reads nothing at run time
+    for (const Value* in : node.inputs) {
+      if (!in) continue;
+      auto it = range_of.find(rootOf(in));
+      // Inclusive: a node's inputs stay alive while it writes its outputs,
+      // so no output ever shares memory with an input of the same node.
+      if (it != range_of.end()) ranges[it->second].last = static_cast<int>(n);
+    }
+  }
+  std::vector<uint64_t> offsets = planner.place(ranges, kAlign);
+  for (size_t i = 0; i < arena_values.size(); ++i) {
+    plan.slices[arena_values[i]] = {BufferKind::Arena, 0, offsets[i], ranges[i].size, kAlign};
+    plan.arena_size = std::max(plan.arena_size, offsets[i] + ranges[i].size);
+  }
+  for (const auto& [view, owner] : root) {
+    BufferSlice slice = plan.at(owner);
+    plan.slices[view] = slice;
+  }
+  return plan;
+}
+
+std::string printPlan(const Graph& graph, const ArenaPlan& plan) {
+  std::ostringstream os;
+  os << "arena " << plan.arena_size << " bytes, constants " << plan.constants_size << " bytes\n";
+  auto line = [&](const Value* v) {
+    const BufferSlice& s = plan.at(v);
+    os << "  %" << v->name << " " << kindName(s.kind);
+    if (s.kind == BufferKind::Input || s.kind == BufferKind::Output) os << " " << s.index;
+    if (s.kind == BufferKind::Constant || s.kind == BufferKind::Arena)
+      os << " [" << s.offset << ", " << s.offset + s.size << ")";
+    os << " " << v->type.str() << "\n";
+  };
+  std::set<const Value*> printed;
+  for (const Value* v : graph.inputs)
+    if (printed.insert(v).second) line(v);
+  for (const auto& node : graph.nodes) {
+    for (const Value* v : node->inputs)
+      if (v && v->isConstant() && printed.insert(v).second) line(v);
+    for (const Value* v : node->outputs)
+      if (printed.insert(v).second) line(v);
+  }
+  return os.str();
+}
+
+}  // namespace nanoc

@@ -1,0 +1,79 @@
+// Buffer assignment: where every value of a compiled graph lives at run time.
+// Graph inputs and outputs are the caller's tensors, constants are slices of
+// the read-only constants blob, and every other value gets an offset in the
+// one arena, reusing space between values whose lifetimes do not overlap.
+// The planner that packs arena values is behind one small interface
+// (ArenaPlanner, as in TFLite Micro), so a better one drops in.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace nanoc {
+
+// Same numbering as schema/program.fbs BufferKind.
+enum class BufferKind : uint8_t { Constant = 0, Input = 1, Output = 2, Arena = 3 };
+
+struct BufferSlice {
+  BufferKind kind = BufferKind::Arena;
+  uint32_t index = 0;   // Input/Output: position in the entry signature
+  uint64_t offset = 0;  // bytes from the start of the blob, arena or tensor
+  uint64_t size = 0;    // bytes
+  uint32_t alignment = 0;
+};
+
+// A value that needs arena space: alive from the node that defines it through
+// the last node that reads it (node indices, both ends inclusive).
+struct LiveRange {
+  uint64_t size = 0;
+  int first = 0;
+  int last = 0;
+};
+
+class ArenaPlanner {
+ public:
+  virtual ~ArenaPlanner() = default;
+  virtual const char* name() const = 0;
+  // Offsets (multiples of `alignment`) for each range such that no two ranges
+  // alive at a common node overlap. Returns the offsets, in the input order.
+  virtual std::vector<uint64_t> place(const std::vector<LiveRange>& ranges,
+                                      uint32_t alignment) const = 0;
+};
+
+// Places the largest buffers first, each at the lowest offset where it fits
+// beside the already placed buffers it shares a lifetime with (TFLite Micro's
+// greedy-by-size). Deterministic: ties break by definition order.
+class GreedyBySizePlanner : public ArenaPlanner {
+ public:
+  const char* name() const override { return "greedy-by-size"; }
+  std::vector<uint64_t> place(const std::vector<LiveRange>& ranges,
+                              uint32_t alignment) const override;
+};
+
+struct ArenaPlan {
+  static constexpr uint32_t kAlignment = 64;  // every arena and constant slice
+  uint64_t arena_size = 0;      // exact: the end of the highest arena slice
+  uint64_t constants_size = 0;  // bytes of the constants blob
+  std::vector<uint8_t> constants;  // the blob: every constant at its slice
+  // Every value that a thunk or the entry signature refers to.
+  std::map<const Value*, BufferSlice> slices;
+  // Reshape nodes whose output is a view of their input (no thunk at run).
+  std::vector<const Node*> aliased;
+
+  const BufferSlice& at(const Value* value) const;
+  bool isAlias(const Node* node) const;
+};
+
+// Assigns every value of `graph` (after the pass pipeline: typed, outputs
+// legalized) a slice.
+ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner = GreedyBySizePlanner());
+
+// A readable listing of the plan, for `nanoc --emit=plan` and FileCheck tests.
+std::string printPlan(const Graph& graph, const ArenaPlan& plan);
+
+}  // namespace nanoc

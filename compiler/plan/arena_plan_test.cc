@@ -1,0 +1,146 @@
+#include "compiler/plan/arena_plan.h"
+
+#include "compiler/ir/error.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace nanoc {
+namespace {
+
+TensorType f32(std::vector<int64_t> dims) { return {DType::F32, std::move(dims)}; }
+
+// Adds a one-output node and types its result, as shape inference would.
+Value* add(Graph& g, const std::string& op, std::vector<Value*> in, TensorType type) {
+  Node* n = g.addNode(op, "", std::move(in), 1);
+  n->outputs[0]->type = std::move(type);
+  n->outputs[0]->typed = true;
+  return n->outputs[0];
+}
+
+// Node index of each value's producer, and of its last reader.
+void expectNoLiveOverlap(const Graph& g, const ArenaPlan& plan) {
+  std::map<const Value*, std::pair<int, int>> life;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    for (const Value* in : g.nodes[n]->inputs)
+      if (life.count(in)) life[in].second = static_cast<int>(n);
+    for (const Value* out : g.nodes[n]->outputs) life[out] = {int(n), int(n)};
+  }
+  for (const auto& [a, la] : life)
+    for (const auto& [b, lb] : life) {
+      if (a >= b) continue;
+      const BufferSlice& sa = plan.at(a);
+      const BufferSlice& sb = plan.at(b);
+      if (sa.kind != BufferKind::Arena || sb.kind != BufferKind::Arena) continue;
+      bool same_time = la.first <= lb.second && lb.first <= la.second;
+      bool same_bytes = sa.offset < sb.offset + sb.size && sb.offset < sa.offset + sa.size;
+      EXPECT_FALSE(same_time && same_bytes) << a->name << " and " << b->name << " overlap";
+    }
+}
+
+TEST(ArenaPlan, ChainReusesSpaceAndSizeIsExact) {
+  Graph g;
+  Value* x = g.addInput("x", f32({16}));  // 64 bytes each
+  Value* a = add(g, "Relu", {x}, f32({16}));
+  Value* b = add(g, "Relu", {a}, f32({16}));
+  Value* c = add(g, "Relu", {b}, f32({16}));
+  Value* y = add(g, "Relu", {c}, f32({16}));
+  g.outputs = {y};
+  ArenaPlan plan = planBuffers(g);
+  // a and b are alive together at node 1, b and c at node 2; a and c never.
+  EXPECT_EQ(plan.at(a).kind, BufferKind::Arena);
+  EXPECT_NE(plan.at(a).offset, plan.at(b).offset);
+  EXPECT_NE(plan.at(b).offset, plan.at(c).offset);
+  EXPECT_EQ(plan.at(a).offset, plan.at(c).offset);
+  EXPECT_EQ(plan.arena_size, 128u);
+  EXPECT_EQ(plan.at(x).kind, BufferKind::Input);
+  EXPECT_EQ(plan.at(y).kind, BufferKind::Output);
+  EXPECT_EQ(plan.at(y).index, 0u);
+}
+
+TEST(ArenaPlan, ArenaSizeIsTheEndOfTheHighestSliceNotRoundedUp) {
+  Graph g;
+  Value* x = g.addInput("x", f32({3}));
+  Value* a = add(g, "Relu", {x}, f32({3}));   // 12 bytes
+  Value* b = add(g, "Add", {a, x}, f32({3}));  // 12 bytes, alive with a
+  g.outputs = {add(g, "Add", {a, b}, f32({3}))};
+  ArenaPlan plan = planBuffers(g);
+  EXPECT_EQ(plan.arena_size, 64u + 12u);
+  EXPECT_EQ(plan.at(a).offset % ArenaPlan::kAlignment, 0u);
+  EXPECT_EQ(plan.at(b).offset % ArenaPlan::kAlignment, 0u);
+}
+
+TEST(ArenaPlan, ConstantsAreAlignedSlicesOfTheBlob) {
+  Graph g;
+  Value* x = g.addInput("x", f32({2}));
+  Value* c1 = g.addConstant("c1", f32({1}), {1, 2, 3, 4});
+  Value* c2 = g.addConstant("c2", f32({2}), {5, 6, 7, 8, 9, 10, 11, 12});
+  Value* a = add(g, "Add", {x, c1}, f32({2}));
+  g.outputs = {add(g, "Mul", {a, c2}, f32({2}))};
+  ArenaPlan plan = planBuffers(g);
+  ASSERT_EQ(plan.at(c1).kind, BufferKind::Constant);
+  EXPECT_EQ(plan.at(c1).offset, 0u);
+  EXPECT_EQ(plan.at(c2).offset, 64u);
+  EXPECT_EQ(plan.constants_size, 72u);
+  EXPECT_EQ(plan.constants[64], 5);
+  EXPECT_EQ(plan.constants[71], 12);
+}
+
+TEST(ArenaPlan, ReshapeIsAViewThatKeepsItsOwnerAlive) {
+  Graph g;
+  Value* x = g.addInput("x", f32({2, 8}));
+  Value* a = add(g, "Relu", {x}, f32({2, 8}));
+  Value* r = add(g, "Reshape", {a}, f32({16}));
+  Value* b = add(g, "Relu", {x}, f32({2, 8}));  // must not take a's bytes
+  g.outputs = {add(g, "Add", {r, b}, f32({16}))};
+  ArenaPlan plan = planBuffers(g);
+  ASSERT_EQ(plan.aliased.size(), 1u);
+  EXPECT_EQ(plan.at(r).offset, plan.at(a).offset);
+  EXPECT_NE(plan.at(b).offset, plan.at(a).offset);
+}
+
+TEST(ArenaPlan, ReshapeThatIsAGraphOutputIsNotAView) {
+  Graph g;
+  Value* x = g.addInput("x", f32({2, 8}));
+  Value* a = add(g, "Relu", {x}, f32({2, 8}));
+  Value* r = add(g, "Reshape", {a}, f32({16}));
+  g.outputs = {r};
+  ArenaPlan plan = planBuffers(g);
+  EXPECT_TRUE(plan.aliased.empty());
+  EXPECT_EQ(plan.at(r).kind, BufferKind::Output);
+}
+
+TEST(ArenaPlan, RandomGraphsNeverOverlapLiveBuffers) {
+  std::mt19937 rng(1234);
+  for (int trial = 0; trial < 50; ++trial) {
+    Graph g;
+    std::vector<Value*> values = {g.addInput("x", f32({4}))};
+    int nodes = 3 + static_cast<int>(rng() % 20);
+    for (int n = 0; n < nodes; ++n) {
+      Value* lhs = values[rng() % values.size()];
+      Value* rhs = values[rng() % values.size()];
+      values.push_back(add(g, "Add", {lhs, rhs}, f32({1 + static_cast<int64_t>(rng() % 64)})));
+    }
+    g.outputs = {values.back()};
+    ArenaPlan plan = planBuffers(g);
+    expectNoLiveOverlap(g, plan);
+    uint64_t end = 0;
+    for (const auto& [v, s] : plan.slices)
+      if (s.kind == BufferKind::Arena) {
+        EXPECT_EQ(s.offset % ArenaPlan::kAlignment, 0u);
+        end = std::max(end, s.offset + s.size);
+      }
+    EXPECT_EQ(plan.arena_size, end);
+  }
+}
+
+TEST(ArenaPlan, GraphOutputWithoutItsOwnProducerIsRejected) {
+  Graph g;
+  Value* x = g.addInput("x", f32({4}));
+  g.outputs = {x};
+  EXPECT_THROW(planBuffers(g), CompileError);
+}
+
+}  // namespace
+}  // namespace nanoc

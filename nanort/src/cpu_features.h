@@ -1,0 +1,42 @@
+// What the running CPU can execute, in LLVM's feature names ("avx2",
+// "sve", "v"), so that a program's target record can be checked against it.
+//
+// Only instruction-set features are in the table: a program feature the table
+// does not know (tuning flags such as "fast-variable-perm", "slow-3ops-lea",
+// or features this runtime has no way to detect) is not checked, because it
+// cannot cause an illegal instruction or was not detectable anyway.
+#ifndef NANORT_SRC_CPU_FEATURES_H_
+#define NANORT_SRC_CPU_FEATURES_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace nanort {
+
+// The architecture component of a target triple this build runs as:
+// "x86_64", "aarch64" or "riscv64" ("unknown" on other hosts).
+const char* HostArchitecture();
+
+enum class CpuFeature { kPresent, kAbsent, kUnknown };
+
+// A snapshot of the host CPU's features, read once (cpuid + xgetbv on x86-64,
+// getauxval hwcaps on aarch64/riscv64) so that looking up many names costs no
+// further instructions or system calls.
+class HostCpuFeatures {
+ public:
+  // Reads the CPU; cheap, but not free (cpuid may trap into a hypervisor).
+  static HostCpuFeatures Detect();
+
+  // kUnknown when `name` (length `length`, not NUL-terminated) is not in this
+  // architecture's table.
+  CpuFeature Lookup(const char* name, size_t length) const;
+  CpuFeature Lookup(const char* name) const;
+
+ private:
+  // One bit per entry of this architecture's feature table.
+  uint64_t bits_[2] = {0, 0};
+};
+
+}  // namespace nanort
+
+#endif  // NANORT_SRC_CPU_FEATURES_H_

@@ -1,0 +1,37 @@
+// The loaded model: a verified program plus what the accessors and sessions
+// read from it, copied out of the flatbuffer where it may be misaligned.
+#ifndef NANORT_SRC_MODEL_H_
+#define NANORT_SRC_MODEL_H_
+
+#include <stdint.h>
+
+#include "nanort/nanort.h"
+#include "program_generated.h"
+
+struct nanort_model {
+  nanort_allocator allocator;
+  // Copy of the caller's def: its pointers borrow the object's read-only data.
+  nanort_model_def def;
+  // The verified program: def.program, or `owned_program` when def.program
+  // was not aligned enough to read the flatbuffer's scalars in place.
+  const nanort::fb::Program* program;
+  const nanort::fb::Entry* entry;
+  void* owned_program;
+
+  uint64_t arena_size;
+  uint32_t arena_alignment;
+
+  // Entry signature; names point into the program, dims into this model's
+  // allocation (the flatbuffer's int64 vectors need not be 8-byte aligned).
+  nanort_tensor_info* inputs;
+  size_t num_inputs;
+  nanort_tensor_info* outputs;
+  size_t num_outputs;
+
+  // Set by nanort_model_load_file: the shared object the def lives in, closed
+  // after everything else at release.
+  void* library;
+  void (*close_library)(void* library);
+};
+
+#endif  // NANORT_SRC_MODEL_H_

@@ -1,1 +1,0 @@
-int nanort_placeholder;

@@ -1,0 +1,41 @@
+// Program verification: nothing in a program is trusted because it parsed.
+// After VerifyProgram succeeds, every buffer is a slice inside the constants
+// blob, the arena or one of the entry's tensors; every kernel index is bound;
+// every thunk reads only bytes an earlier thunk wrote (or inputs/constants);
+// and every output is written. Sessions and run rely on these facts for
+// memory safety and do not check them again.
+#ifndef NANORT_SRC_PROGRAM_VERIFIER_H_
+#define NANORT_SRC_PROGRAM_VERIFIER_H_
+
+#include <stdint.h>
+
+#include "nanort/nanort.h"
+#include "program_generated.h"
+
+namespace nanort {
+
+// Checks the flatbuffer framing of `bytes` (identifier, format version, the
+// flatbuffers Verifier). `bytes` must be aligned to kProgramAlignment.
+// On success *out_program is the verified root table.
+nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
+                                       const fb::Program** out_program, nanort_status* status);
+
+// The alignment at which a program's scalars (up to 8 bytes) can be read in
+// place: the flatbuffers Verifier checks alignment relative to the buffer.
+constexpr uint64_t kProgramAlignment = 8;
+
+// Checks the invariants of a framing-verified program against the def it came
+// with. `allocator` provides scratch memory for the definedness analysis; it
+// is freed before returning.
+nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nanort_model_def& def,
+                                           nanort_allocator allocator, nanort_status* status);
+
+// Byte size of a tensor of `dtype` with the given dims, read from a possibly
+// unaligned int64 vector. False when a dim is negative, the dtype unknown or
+// the size overflows.
+bool TensorByteSize(fb::DType dtype, const flatbuffers::Vector<int64_t>* shape,
+                    uint64_t* out_size);
+
+}  // namespace nanort
+
+#endif  // NANORT_SRC_PROGRAM_VERIFIER_H_

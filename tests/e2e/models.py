@@ -1,0 +1,778 @@
+#!/usr/bin/env python3
+"""The end-to-end suite's models, built with onnx.helper.
+
+Each case is a small ONNX model that exercises one operator (and the
+attributes that change its semantics) or one whole-graph behaviour. run_e2e.py
+compiles a case with nanoc, runs it with nanort-run on fresh random inputs and
+compares it with ONNX Runtime.
+
+Weights are initializers drawn from a numpy RNG seeded per case, so a case's
+model is the same bytes on every run; only the inputs are fresh.
+
+    python3 models.py --out DIR          # writes DIR/<case>.onnx for every case
+    python3 models.py --out DIR --case conv_basic
+    python3 models.py --list             # the case names, one a line (CTest reads this)
+
+The negative tests' models (NEGATIVE_CASES) are written by --out too but not
+listed: they are not expected to compile.
+"""
+
+import argparse
+import dataclasses
+import os
+import sys
+import zlib
+from typing import Callable, Dict, Optional, Tuple
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+DEFAULT_OPSET = 17
+# ONNX Runtime 1.31 reads models up to IR version 10; onnx 1.23 writes 11 by default.
+IR_VERSION = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    build: Callable[[], onnx.ModelProto]
+    # Per graph input: (low, high) of a uniform draw, with a random sign when
+    # `signed` holds. Inputs not named here are standard normal.
+    input_ranges: Dict[str, Tuple[float, float, bool]] = dataclasses.field(default_factory=dict)
+
+
+CASES: Dict[str, Case] = {}
+NEGATIVE_CASES: Dict[str, Case] = {}
+
+
+def case(name: Optional[str] = None, ranges=None, negative=False):
+    def register(fn):
+        n = name or fn.__name__
+        table = NEGATIVE_CASES if negative else CASES
+        assert n not in CASES and n not in NEGATIVE_CASES, n
+        table[n] = Case(n, fn, ranges or {})
+        return fn
+
+    return register
+
+
+# ---- helpers ---------------------------------------------------------------
+
+
+def rng_for(name: str) -> np.random.Generator:
+    # crc32, not hash(): Python salts str hashes per process.
+    return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+def vi(name, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, list(shape))
+
+
+def init(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def weights(rng, shape, scale=None):
+    """He-like scaled normal weights, so deep cases keep their activations O(1)."""
+    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else int(shape[0])
+    s = scale if scale is not None else 1.0 / np.sqrt(max(fan_in, 1))
+    return (rng.standard_normal(shape) * s).astype(np.float32)
+
+
+def model(name, nodes, inputs, outputs, initializers=(), opset=DEFAULT_OPSET):
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(initializers))
+    m = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", opset)],
+        producer_name="nanort-e2e",
+        ir_version=IR_VERSION,
+    )
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def single(name, op, in_shapes, out_shape, opset=DEFAULT_OPSET, initializers=(), **attrs):
+    """One node `op` over graph inputs a, b, ... (or x alone) plus initializers."""
+    names = ["x"] if len(in_shapes) == 1 else [chr(ord("a") + i) for i in range(len(in_shapes))]
+    node_inputs = names + [t.name for t in initializers]
+    node = helper.make_node(op, node_inputs, ["y"], name=f"{op.lower()}_0", **attrs)
+    return model(
+        name,
+        [node],
+        [vi(n, s) for n, s in zip(names, in_shapes)],
+        [vi("y", out_shape)],
+        initializers,
+        opset,
+    )
+
+
+# ---- elementwise -----------------------------------------------------------
+
+
+@case()
+def add_same_shape():
+    return single("add_same_shape", "Add", [(2, 3, 4, 5), (2, 3, 4, 5)], (2, 3, 4, 5))
+
+
+@case()
+def add_broadcast_rank4_rank1():
+    return single("add_broadcast_rank4_rank1", "Add", [(2, 3, 4, 5), (5,)], (2, 3, 4, 5))
+
+
+@case()
+def mul_broadcast_rank4_rank1():
+    return single("mul_broadcast_rank4_rank1", "Mul", [(2, 3, 4, 5), (5,)], (2, 3, 4, 5))
+
+
+@case()
+def mul_broadcast_both_sides():
+    # Both operands broadcast: [3,1,5] * [4,1] -> [3,4,5].
+    return single("mul_broadcast_both_sides", "Mul", [(3, 1, 5), (4, 1)], (3, 4, 5))
+
+
+@case()
+def sub_broadcast_channel():
+    # The per-channel shape that Conv bias folding and normalisation produce.
+    return single("sub_broadcast_channel", "Sub", [(2, 3, 4, 5), (3, 1, 1)], (2, 3, 4, 5))
+
+
+@case(ranges={"b": (0.5, 2.0, True)})
+def div_broadcast():
+    # Denominators kept away from zero: near-zero ones make the reference
+    # itself ill-conditioned and the comparison meaningless.
+    return single("div_broadcast", "Div", [(2, 3, 4, 5), (1, 4, 1)], (2, 3, 4, 5))
+
+
+@case()
+def add_initializer_scalar():
+    rng = rng_for("add_initializer_scalar")
+    c = init("c", np.array(rng.standard_normal(), dtype=np.float32))  # rank 0
+    return single("add_initializer_scalar", "Add", [(3, 7)], (3, 7), initializers=[c])
+
+
+@case()
+def relu():
+    return single("relu", "Relu", [(2, 3, 4, 5)], (2, 3, 4, 5))
+
+
+@case()
+def sigmoid():
+    return single("sigmoid", "Sigmoid", [(4, 33)], (4, 33))
+
+
+@case(ranges={"x": (0.0, 12.0, True)})
+def tanh():
+    # Wide range: saturation on both sides as well as the linear middle.
+    return single("tanh", "Tanh", [(4, 33)], (4, 33))
+
+
+# ---- matrix products -------------------------------------------------------
+
+
+@case()
+def matmul_2d():
+    return single("matmul_2d", "MatMul", [(7, 13), (13, 9)], (7, 9))
+
+
+@case()
+def matmul_batched_broadcast():
+    # Batch dims broadcast from both sides: [2,1,4,5] x [3,5,6] -> [2,3,4,6].
+    return single("matmul_batched_broadcast", "MatMul", [(2, 1, 4, 5), (3, 5, 6)], (2, 3, 4, 6))
+
+
+@case()
+def matmul_1d_left():
+    # A 1-D left operand is promoted to [1, K] and the added dim removed.
+    return single("matmul_1d_left", "MatMul", [(5,), (2, 5, 6)], (2, 6))
+
+
+@case()
+def matmul_1d_right():
+    return single("matmul_1d_right", "MatMul", [(2, 3, 5), (5,)], (2, 3))
+
+
+@case()
+def matmul_weight_initializer():
+    rng = rng_for("matmul_weight_initializer")
+    w = init("w", weights(rng, (64, 48)))
+    return single("matmul_weight_initializer", "MatMul", [(3, 64)], (3, 48), initializers=[w])
+
+
+@case()
+def gemm_basic():
+    rng = rng_for("gemm_basic")
+    b = init("w", weights(rng, (16, 12)))
+    c = init("c", weights(rng, (12,), 1.0))
+    return single("gemm_basic", "Gemm", [(5, 16)], (5, 12), initializers=[b, c])
+
+
+@case()
+def gemm_trans_alpha_beta():
+    # transA and transB with alpha/beta != 1 and C broadcast along N ([M, 1]).
+    rng = rng_for("gemm_trans_alpha_beta")
+    b = init("w", weights(rng, (12, 16)))  # [N, K], transB
+    c = init("c", weights(rng, (5, 1), 1.0))
+    return single(
+        "gemm_trans_alpha_beta",
+        "Gemm",
+        [(16, 5)],  # [K, M], transA
+        (5, 12),
+        initializers=[b, c],
+        transA=1,
+        transB=1,
+        alpha=0.75,
+        beta=-1.5,
+    )
+
+
+@case()
+def gemm_c_row_broadcast():
+    rng = rng_for("gemm_c_row_broadcast")
+    c = init("c", weights(rng, (1, 6), 1.0))
+    return single(
+        "gemm_c_row_broadcast", "Gemm", [(4, 8), (8, 6)], (4, 6), initializers=[c], beta=0.5
+    )
+
+
+@case()
+def gemm_c_scalar():
+    c = init("c", np.array(0.25, dtype=np.float32))
+    return single("gemm_c_scalar", "Gemm", [(3, 8), (6, 8)], (3, 6), initializers=[c], transB=1)
+
+
+@case()
+def gemm_no_c():
+    return single("gemm_no_c", "Gemm", [(4, 8), (8, 6)], (4, 6), alpha=2.0)
+
+
+# ---- convolution -----------------------------------------------------------
+
+
+def conv_case(name, x_shape, w_shape, y_shape, bias=True, opset=DEFAULT_OPSET, **attrs):
+    rng = rng_for(name)
+    inits = [init("w", weights(rng, w_shape))]
+    if bias:
+        inits.append(init("bias", weights(rng, (w_shape[0],), 0.5)))
+    return single(name, "Conv", [x_shape], y_shape, opset=opset, initializers=inits, **attrs)
+
+
+@case()
+def conv_basic():
+    return conv_case(
+        "conv_basic", (1, 3, 10, 10), (8, 3, 3, 3), (1, 8, 10, 10), pads=[1, 1, 1, 1]
+    )
+
+
+@case()
+def conv_no_bias_no_pad():
+    return conv_case(
+        "conv_no_bias_no_pad", (2, 4, 9, 7), (6, 4, 3, 2), (2, 6, 7, 6), bias=False
+    )
+
+
+@case()
+def conv_stride2():
+    return conv_case(
+        "conv_stride2",
+        (1, 3, 11, 12),
+        (5, 3, 3, 3),
+        (1, 5, 6, 6),
+        pads=[1, 1, 1, 1],
+        strides=[2, 2],
+    )
+
+
+@case()
+def conv_dilation2():
+    return conv_case(
+        "conv_dilation2",
+        (1, 2, 12, 12),
+        (4, 2, 3, 3),
+        (1, 4, 10, 10),
+        pads=[1, 1, 1, 1],
+        dilations=[2, 2],
+    )
+
+
+@case()
+def conv_asymmetric_pads():
+    # pads = [top, left, bottom, right] all different.
+    return conv_case(
+        "conv_asymmetric_pads",
+        (1, 3, 8, 8),
+        (4, 3, 3, 3),
+        (1, 4, 8, 9),
+        pads=[0, 1, 2, 2],
+    )
+
+
+@case()
+def conv_group2():
+    return conv_case(
+        "conv_group2", (1, 6, 9, 9), (8, 3, 3, 3), (1, 8, 9, 9), pads=[1, 1, 1, 1], group=2
+    )
+
+
+@case()
+def conv_depthwise():
+    # group == C == M: one filter per channel (MobileNet's depthwise conv).
+    return conv_case(
+        "conv_depthwise",
+        (1, 8, 10, 10),
+        (8, 1, 3, 3),
+        (1, 8, 5, 5),
+        pads=[1, 1, 1, 1],
+        strides=[2, 2],
+        group=8,
+    )
+
+
+@case()
+def conv_depthwise_multiplier():
+    # group == C, M = 2C: two filters per input channel.
+    return conv_case(
+        "conv_depthwise_multiplier",
+        (1, 4, 7, 7),
+        (8, 1, 3, 3),
+        (1, 8, 7, 7),
+        pads=[1, 1, 1, 1],
+        group=4,
+    )
+
+
+@case()
+def conv_auto_pad_same_upper():
+    # Stride 2 on an odd size: SAME_UPPER pads 0 before, 1 after (the odd pad at the end).
+    return conv_case(
+        "conv_auto_pad_same_upper",
+        (1, 3, 9, 10),
+        (4, 3, 3, 3),
+        (1, 4, 5, 5),
+        auto_pad="SAME_UPPER",
+        strides=[2, 2],
+    )
+
+
+@case()
+def conv_auto_pad_same_lower():
+    return conv_case(
+        "conv_auto_pad_same_lower",
+        (1, 3, 10, 10),
+        (4, 3, 4, 4),
+        (1, 4, 10, 10),
+        auto_pad="SAME_LOWER",
+    )
+
+
+@case()
+def conv_pointwise():
+    return conv_case("conv_pointwise", (2, 16, 5, 5), (24, 16, 1, 1), (2, 24, 5, 5))
+
+
+@case()
+def conv_opset11():
+    return conv_case(
+        "conv_opset11",
+        (1, 3, 8, 8),
+        (4, 3, 3, 3),
+        (1, 4, 8, 8),
+        opset=11,
+        pads=[1, 1, 1, 1],
+    )
+
+
+# ---- pooling ---------------------------------------------------------------
+
+
+@case()
+def maxpool_2x2():
+    return single("maxpool_2x2", "MaxPool", [(1, 3, 8, 8)], (1, 3, 4, 4),
+                  kernel_shape=[2, 2], strides=[2, 2])
+
+
+@case()
+def maxpool_pads_ceil_mode():
+    # 3x3 stride 2 pad 1 with ceil_mode on 10x11: out = ceil((10+2-3)/2)+1 = 6,
+    # ceil((11+2-3)/2)+1 = 6; padding must never win the max (all-negative inputs).
+    return single("maxpool_pads_ceil_mode", "MaxPool", [(1, 2, 10, 11)], (1, 2, 6, 6),
+                  kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
+
+
+@case(ranges={"x": (1.0, 5.0, False)})
+def maxpool_negative_inputs_padded():
+    # Every value is negative (0 - x, x > 0): a padded window in which the zero
+    # padding won the max would show up as 0. Sub stands in for Neg, which is
+    # not in the op set.
+    zero = init("zero", np.array(0.0, dtype=np.float32))
+    sub = helper.make_node("Sub", ["zero", "x"], ["xn"], name="negate_0")
+    pool = helper.make_node("MaxPool", ["xn"], ["y"], name="maxpool_0", kernel_shape=[3, 3],
+                            pads=[1, 1, 1, 1])
+    return model("maxpool_negative_inputs_padded", [sub, pool], [vi("x", (1, 2, 6, 6))],
+                 [vi("y", (1, 2, 6, 6))], [zero])
+
+
+@case()
+def maxpool_dilation2():
+    return single("maxpool_dilation2", "MaxPool", [(1, 2, 9, 9)], (1, 2, 7, 7),
+                  kernel_shape=[2, 2], dilations=[2, 2], strides=[1, 1])
+
+
+@case()
+def maxpool_auto_pad_same_upper():
+    return single("maxpool_auto_pad_same_upper", "MaxPool", [(1, 2, 7, 7)], (1, 2, 4, 4),
+                  kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER")
+
+
+@case()
+def averagepool_2x2():
+    return single("averagepool_2x2", "AveragePool", [(2, 3, 8, 6)], (2, 3, 4, 3),
+                  kernel_shape=[2, 2], strides=[2, 2])
+
+
+@case()
+def averagepool_pads_count_include_pad():
+    return single("averagepool_pads_count_include_pad", "AveragePool", [(1, 2, 7, 7)],
+                  (1, 2, 7, 7), kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1)
+
+
+@case()
+def averagepool_pads_exclude_pad():
+    return single("averagepool_pads_exclude_pad", "AveragePool", [(1, 2, 7, 7)],
+                  (1, 2, 4, 4), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                  count_include_pad=0)
+
+
+@case()
+def averagepool_ceil_mode():
+    # out = ceil((8 - 3) / 2) + 1 = 4: the last window runs past the input.
+    return single("averagepool_ceil_mode", "AveragePool", [(1, 3, 8, 8)], (1, 3, 4, 4),
+                  kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+
+
+@case()
+def averagepool_ceil_mode_pads_include_pad():
+    # ceil_mode windows that run past the end padding: divided by the elements
+    # inside the padded input only.
+    return single("averagepool_ceil_mode_pads_include_pad", "AveragePool", [(1, 2, 8, 8)],
+                  (1, 2, 5, 5), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                  ceil_mode=1, count_include_pad=1)
+
+
+@case()
+def global_average_pool():
+    return single("global_average_pool", "GlobalAveragePool", [(2, 5, 7, 6)], (2, 5, 1, 1))
+
+
+# ---- normalisation ---------------------------------------------------------
+
+
+@case()
+def batch_normalization():
+    rng = rng_for("batch_normalization")
+    c = 6
+    inits = [
+        init("scale", weights(rng, (c,), 1.0)),
+        init("bias", weights(rng, (c,), 1.0)),
+        init("mean", weights(rng, (c,), 1.0)),
+        init("var", rng.uniform(0.2, 3.0, (c,)).astype(np.float32)),
+    ]
+    return single("batch_normalization", "BatchNormalization", [(2, c, 5, 4)], (2, c, 5, 4),
+                  initializers=inits, epsilon=1e-3)
+
+
+@case()
+def batch_normalization_opset9_rank2():
+    rng = rng_for("batch_normalization_opset9_rank2")
+    c = 10
+    inits = [
+        init("scale", weights(rng, (c,), 1.0)),
+        init("bias", weights(rng, (c,), 1.0)),
+        init("mean", weights(rng, (c,), 1.0)),
+        init("var", rng.uniform(0.2, 3.0, (c,)).astype(np.float32)),
+    ]
+    return single("batch_normalization_opset9_rank2", "BatchNormalization", [(4, c)], (4, c),
+                  opset=9, initializers=inits)
+
+
+@case()
+def softmax_opset13_last_axis():
+    return single("softmax_opset13_last_axis", "Softmax", [(3, 4, 10)], (3, 4, 10), opset=13)
+
+
+@case(ranges={"x": (0.0, 20.0, True)})
+def softmax_opset13_axis1_large():
+    # Large logits: an implementation without the max subtraction overflows.
+    return single("softmax_opset13_axis1_large", "Softmax", [(2, 6, 5)], (2, 6, 5), opset=13,
+                  axis=1)
+
+
+@case()
+def softmax_opset11_axis1():
+    # Before opset 13, Softmax coerces the input to 2-D at `axis`: here it
+    # normalises over the 4*5 trailing elements together, not over axis 1 alone.
+    return single("softmax_opset11_axis1", "Softmax", [(3, 4, 5)], (3, 4, 5), opset=11)
+
+
+@case()
+def softmax_opset11_last_axis():
+    return single("softmax_opset11_last_axis", "Softmax", [(3, 4, 5)], (3, 4, 5), opset=11,
+                  axis=-1)
+
+
+# ---- data movement ---------------------------------------------------------
+
+
+@case()
+def flatten_axis1():
+    return single("flatten_axis1", "Flatten", [(2, 3, 4, 5)], (2, 60))
+
+
+@case()
+def flatten_axis2():
+    return single("flatten_axis2", "Flatten", [(2, 3, 4, 5)], (6, 20), axis=2)
+
+
+@case()
+def flatten_axis0_opset9():
+    return single("flatten_axis0_opset9", "Flatten", [(2, 3, 4)], (1, 24), opset=9, axis=0)
+
+
+@case()
+def flatten_negative_axis_opset13():
+    return single("flatten_negative_axis_opset13", "Flatten", [(2, 3, 4, 5)], (24, 5),
+                  opset=13, axis=-1)
+
+
+def reshape_case(name, x_shape, shape, y_shape, opset):
+    s = init("shape", np.array(shape, dtype=np.int64))
+    return single(name, "Reshape", [x_shape], y_shape, opset=opset, initializers=[s])
+
+
+@case()
+def reshape_zero_and_minus1():
+    # 0 copies the input's dim, -1 is inferred: [2,3,4,5] -> [2, 3, 20].
+    return reshape_case("reshape_zero_and_minus1", (2, 3, 4, 5), [0, 0, -1], (2, 3, 20), 17)
+
+
+@case()
+def reshape_opset5():
+    return reshape_case("reshape_opset5", (4, 6), [-1, 2, 3], (4, 2, 3), 5)
+
+
+@case()
+def reshape_opset13_expand_rank():
+    return reshape_case("reshape_opset13_expand_rank", (24,), [2, 3, -1, 2], (2, 3, 2, 2), 13)
+
+
+@case()
+def transpose_rank4():
+    return single("transpose_rank4", "Transpose", [(2, 3, 4, 5)], (2, 4, 5, 3),
+                  perm=[0, 2, 3, 1])
+
+
+@case()
+def transpose_rank4_shuffle():
+    return single("transpose_rank4_shuffle", "Transpose", [(2, 3, 4, 5)], (4, 2, 5, 3),
+                  perm=[2, 0, 3, 1])
+
+
+@case()
+def transpose_default_perm():
+    # No perm: the dims reversed.
+    return single("transpose_default_perm", "Transpose", [(2, 3, 4)], (4, 3, 2))
+
+
+@case()
+def concat_3_inputs():
+    return single("concat_3_inputs", "Concat", [(2, 3, 4), (2, 1, 4), (2, 5, 4)], (2, 9, 4),
+                  axis=1)
+
+
+@case()
+def concat_negative_axis():
+    return single("concat_negative_axis", "Concat", [(2, 3, 4), (2, 3, 2)], (2, 3, 6), axis=-1)
+
+
+@case()
+def identity():
+    return single("identity", "Identity", [(3, 5)], (3, 5))
+
+
+# ---- whole graphs ----------------------------------------------------------
+
+
+@case()
+def constant_folding():
+    # y = x + Constant * k: the constant sub-graph folds at compile time.
+    rng = rng_for("constant_folding")
+    c = helper.make_node("Constant", [], ["c"], name="const_0",
+                         value=init("c_value", weights(rng, (4, 5), 1.0)))
+    k = init("k", np.array(3.0, dtype=np.float32))
+    mul = helper.make_node("Mul", ["c", "k"], ["ck"], name="mul_0")
+    add = helper.make_node("Add", ["x", "ck"], ["y"], name="add_0")
+    return model("constant_folding", [c, mul, add], [vi("x", (2, 4, 5))],
+                 [vi("y", (2, 4, 5))], [k])
+
+
+@case()
+def constant_value_float():
+    # Constant's scalar form (value_float, opset >= 12).
+    c = helper.make_node("Constant", [], ["c"], name="const_0", value_float=-0.5)
+    mul = helper.make_node("Mul", ["x", "c"], ["y"], name="mul_0")
+    return model("constant_value_float", [c, mul], [vi("x", (3, 4))], [vi("y", (3, 4))])
+
+
+@case()
+def output_also_intermediate():
+    # h is a graph output and also feeds the next node: the planner must not
+    # reuse its buffer, and the caller's copy must be the final value.
+    nodes = [
+        helper.make_node("Relu", ["x"], ["h"], name="relu_0"),
+        helper.make_node("Mul", ["h", "x"], ["m"], name="mul_0"),
+        helper.make_node("Add", ["m", "h"], ["y"], name="add_0"),
+    ]
+    return model("output_also_intermediate", nodes, [vi("x", (4, 6))],
+                 [vi("y", (4, 6)), vi("h", (4, 6))])
+
+
+@case()
+def output_is_input_identity_odd_names():
+    # Names with characters that cannot be file names; nanort-run writes
+    # "y_out_0.npy" for output "y/out:0".
+    nodes = [
+        helper.make_node("Identity", ["in:0"], ["y/out:0"], name="identity/0"),
+        helper.make_node("Tanh", ["in:0"], ["t.out"], name="tanh/0"),
+    ]
+    return model("output_is_input_identity_odd_names", nodes, [vi("in:0", (2, 3))],
+                 [vi("y/out:0", (2, 3)), vi("t.out", (2, 3))])
+
+
+@case()
+def multiple_inputs_outputs():
+    nodes = [
+        helper.make_node("Add", ["a", "b"], ["s"], name="add_0"),
+        helper.make_node("Sigmoid", ["s"], ["y0"], name="sigmoid_0"),
+        helper.make_node("Concat", ["s", "c"], ["y1"], name="concat_0", axis=0),
+    ]
+    return model("multiple_inputs_outputs", nodes,
+                 [vi("a", (2, 3)), vi("b", (1, 3)), vi("c", (4, 3))],
+                 [vi("y0", (2, 3)), vi("y1", (6, 3))])
+
+
+@case()
+def mlp():
+    # 64 -> 128 -> 64 -> 32 -> 10, Gemm + Relu three times, then Softmax.
+    rng = rng_for("mlp")
+    sizes = [64, 128, 64, 32, 10]
+    nodes, inits = [], []
+    prev = "x"
+    for i in range(len(sizes) - 1):
+        w = init(f"fc{i}.weight", weights(rng, (sizes[i + 1], sizes[i])))
+        b = init(f"fc{i}.bias", weights(rng, (sizes[i + 1],), 0.1))
+        inits += [w, b]
+        out = f"fc{i}"
+        nodes.append(helper.make_node("Gemm", [prev, w.name, b.name], [out], name=f"gemm_{i}",
+                                      transB=1))
+        prev = out
+        if i < len(sizes) - 2:
+            nodes.append(helper.make_node("Relu", [out], [f"relu{i}"], name=f"relu_{i}"))
+            prev = f"relu{i}"
+    nodes.append(helper.make_node("Softmax", [prev], ["probs"], name="softmax_0", axis=1))
+    return model("mlp", nodes, [vi("x", (4, 64))], [vi("probs", (4, 10))], inits)
+
+
+@case()
+def small_cnn():
+    # Conv+BN+Relu+MaxPool+Conv+Relu+GlobalAveragePool+Flatten+Gemm.
+    rng = rng_for("small_cnn")
+    inits = [
+        init("conv1.w", weights(rng, (8, 3, 3, 3))),
+        init("conv1.b", weights(rng, (8,), 0.1)),
+        init("bn1.scale", rng.uniform(0.5, 1.5, (8,)).astype(np.float32)),
+        init("bn1.bias", weights(rng, (8,), 0.1)),
+        init("bn1.mean", weights(rng, (8,), 0.1)),
+        init("bn1.var", rng.uniform(0.5, 2.0, (8,)).astype(np.float32)),
+        init("conv2.w", weights(rng, (16, 8, 3, 3))),
+        init("conv2.b", weights(rng, (16,), 0.1)),
+        init("fc.w", weights(rng, (10, 16))),
+        init("fc.b", weights(rng, (10,), 0.1)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "conv1.w", "conv1.b"], ["c1"], name="conv_1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization",
+                         ["c1", "bn1.scale", "bn1.bias", "bn1.mean", "bn1.var"], ["n1"],
+                         name="bn_1"),
+        helper.make_node("Relu", ["n1"], ["r1"], name="relu_1"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], name="pool_1", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "conv2.w", "conv2.b"], ["c2"], name="conv_2",
+                         pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu_2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="gap_0"),
+        helper.make_node("Flatten", ["g"], ["f"], name="flatten_0"),
+        helper.make_node("Gemm", ["f", "fc.w", "fc.b"], ["logits"], name="fc_0", transB=1),
+    ]
+    return model("small_cnn", nodes, [vi("x", (2, 3, 16, 16))], [vi("logits", (2, 10))], inits)
+
+
+# ---- negative cases (run by negative.py) -----------------------------------
+
+
+@case(negative=True)
+def unsupported_ops():
+    # Two unsupported ops between supported ones: nanoc must name both nodes.
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu_0"),
+        helper.make_node("Erf", ["r"], ["e"], name="erf_node_0"),
+        helper.make_node("Cos", ["e"], ["c"], name="cos_node_1"),
+        helper.make_node("Add", ["c", "x"], ["y"], name="add_0"),
+    ]
+    return model("unsupported_ops", nodes, [vi("x", (2, 3))], [vi("y", (2, 3))])
+
+
+# ---- command line ----------------------------------------------------------
+
+
+def build(name: str) -> onnx.ModelProto:
+    table = CASES if name in CASES else NEGATIVE_CASES
+    if name not in table:
+        raise KeyError(f"unknown case '{name}' (see models.py --list)")
+    return table[name].build()
+
+
+def get_case(name: str) -> Case:
+    if name in CASES:
+        return CASES[name]
+    if name in NEGATIVE_CASES:
+        return NEGATIVE_CASES[name]
+    raise KeyError(f"unknown case '{name}' (see models.py --list)")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", help="folder to write <case>.onnx into")
+    p.add_argument("--case", action="append", help="only this case (repeatable)")
+    p.add_argument("--list", action="store_true", help="print the positive case names")
+    args = p.parse_args(argv)
+    if args.list:
+        for n in CASES:
+            print(n)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        names = args.case or list(CASES) + list(NEGATIVE_CASES)
+        for n in names:
+            try:
+                m = build(n)
+            except KeyError as e:
+                print(f"models.py: error: {e.args[0]}", file=sys.stderr)
+                return 1
+            onnx.save(m, os.path.join(args.out, n + ".onnx"))
+    if not args.list and not args.out:
+        p.error("nothing to do: give --out DIR and/or --list")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

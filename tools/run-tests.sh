@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Sets up (idempotently), builds and runs the whole test suite through CTest.
+# .ci/run calls this and nothing else.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${NANORT_BUILD_DIR:-$here/build}"
+jobs="${NANORT_JOBS:-$(nproc)}"
+
+"$here/tools/setup.sh"
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build" -j "$jobs"
+ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"

@@ -624,6 +624,7 @@ class Parser {
   // ---- names
 
   void checkNewName(const Token& name) {
+    if (name.text.empty()) fail(name, "a value name cannot be empty");
     if (values_.count(name.text)) fail(name, "redefinition of value " + printedName(name.text));
   }
   void define(const Token& name, Value* v) {

@@ -8,8 +8,8 @@ namespace nanoc {
 namespace {
 
 struct ConvShape {
-  int64_t n, c, h, w;      // input
-  int64_t m, oh, ow;       // output channels and spatial size
+  int64_t n, c, h, w;  // input
+  int64_t m, oh, ow;   // output channels and spatial size
   int64_t group, kh, kw;
   std::vector<int64_t> pads, strides, dilations;
 };

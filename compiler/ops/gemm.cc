@@ -19,7 +19,8 @@ GemmShape gemmShape(const Node& node) {
   requireRank(node, 1, "B", 2);
   requireF32(node);
   for (const char* key : {"alpha", "beta"})
-    if (!std::isfinite(node.f(key))) failNode(node, std::string("attribute '") + key + "' is not finite");
+    if (!std::isfinite(node.f(key)))
+      failNode(node, std::string("attribute '") + key + "' is not finite");
   GemmShape s;
   s.trans_a = boolAttr(node, "transA");
   s.trans_b = boolAttr(node, "transB");

@@ -28,8 +28,7 @@ MatMulShape matmulShape(const Node& node) {
   s.m = da[da.size() - 2];
   s.k = da.back();
   s.n = db.back();
-  if (db[db.size() - 2] != s.k)
-    failNode(node, "inner dims differ: " + a.str() + " x " + b.str());
+  if (db[db.size() - 2] != s.k) failNode(node, "inner dims differ: " + a.str() + " x " + b.str());
   s.batch_a.assign(da.begin(), da.end() - 2);
   s.batch_b.assign(db.begin(), db.end() - 2);
   try {

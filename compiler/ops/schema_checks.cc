@@ -18,16 +18,16 @@ void requireF32(const Node& node) {
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Value* in = node.inputs[i];
     if (in && in->type.dtype != DType::F32)
-      failNode(node, "operand " + std::to_string(i) + " '" + in->name + "' is " +
-                         in->type.str() + ", this op supports f32 only");
+      failNode(node, "operand " + std::to_string(i) + " '" + in->name + "' is " + in->type.str() +
+                         ", this op supports f32 only");
   }
 }
 
 void requireRank(const Node& node, size_t index, const char* operand, size_t rank) {
   const TensorType& t = inputType(node, index);
   if (t.rank() != rank)
-    failNode(node, std::string(operand) + " must have rank " + std::to_string(rank) + ", got " +
-                       t.str());
+    failNode(node,
+             std::string(operand) + " must have rank " + std::to_string(rank) + ", got " + t.str());
 }
 
 int64_t boolAttr(const Node& node, const std::string& key) {
@@ -41,8 +41,8 @@ const std::vector<int64_t>& intsAttr(const Node& node, const std::string& key, s
                                      int64_t min_value) {
   const std::vector<int64_t>& v = node.ints(key);
   if (v.size() != count)
-    failNode(node, "attribute '" + key + "' must have " + std::to_string(count) +
-                       " entries, got " + dimsStr(v));
+    failNode(node, "attribute '" + key + "' must have " + std::to_string(count) + " entries, got " +
+                       dimsStr(v));
   for (int64_t x : v)
     if (x < min_value)
       failNode(node, "attribute '" + key + "' entries must be >= " + std::to_string(min_value) +

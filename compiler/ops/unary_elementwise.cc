@@ -42,7 +42,8 @@ OpSchema makeSigmoidSchema() {
 }
 
 OpSchema makeTanhSchema() {
-  return makeUnary("Tanh", [](float x) { return static_cast<float>(std::tanh(static_cast<double>(x))); });
+  return makeUnary("Tanh",
+                   [](float x) { return static_cast<float>(std::tanh(static_cast<double>(x))); });
 }
 
 }  // namespace nanoc

@@ -1,0 +1,66 @@
+// The op table. Each op file defines its make<Op>Schema(); listing them here,
+// rather than registering from static initializers, keeps every op in a
+// static-library link.
+#include <algorithm>
+#include <map>
+
+#include "compiler/ir/op_registry.h"
+
+namespace nanoc {
+
+OpSchema makeAddSchema();
+OpSchema makeSubSchema();
+OpSchema makeMulSchema();
+OpSchema makeDivSchema();
+OpSchema makeReluSchema();
+OpSchema makeSigmoidSchema();
+OpSchema makeTanhSchema();
+OpSchema makeMatMulSchema();
+OpSchema makeGemmSchema();
+OpSchema makeConvSchema();
+OpSchema makeMaxPoolSchema();
+OpSchema makeAveragePoolSchema();
+OpSchema makeGlobalAveragePoolSchema();
+OpSchema makeBatchNormalizationSchema();
+OpSchema makeSoftmaxSchema();
+OpSchema makeReshapeSchema();
+OpSchema makeTransposeSchema();
+OpSchema makeConcatSchema();
+OpSchema makeIdentitySchema();
+
+namespace {
+
+// Built once, thread-safely (function-local static); never modified after.
+const std::map<std::string, OpSchema, std::less<>>& opTable() {
+  static const std::map<std::string, OpSchema, std::less<>> table = [] {
+    std::map<std::string, OpSchema, std::less<>> t;
+    for (OpSchema (*make)() :
+         {makeAddSchema, makeSubSchema, makeMulSchema, makeDivSchema, makeReluSchema,
+          makeSigmoidSchema, makeTanhSchema, makeMatMulSchema, makeGemmSchema, makeConvSchema,
+          makeMaxPoolSchema, makeAveragePoolSchema, makeGlobalAveragePoolSchema,
+          makeBatchNormalizationSchema, makeSoftmaxSchema, makeReshapeSchema, makeTransposeSchema,
+          makeConcatSchema, makeIdentitySchema}) {
+      OpSchema schema = make();
+      std::string name = schema.name;
+      t.emplace(std::move(name), std::move(schema));
+    }
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+const OpSchema* findOp(std::string_view name) {
+  const auto& table = opTable();
+  auto it = table.find(name);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> registeredOps() {
+  std::vector<std::string> names;
+  for (const auto& [name, schema] : opTable()) names.push_back(name);
+  return names;  // std::map iterates in sorted order
+}
+
+}  // namespace nanoc

@@ -1,0 +1,36 @@
+// GlobalAveragePool: [N, C, spatial...] -> [N, C, 1, ...], the mean over all
+// spatial positions of each channel.
+#include "compiler/ir/op_registry.h"
+#include "compiler/ops/schema_checks.h"
+
+namespace nanoc {
+
+OpSchema makeGlobalAveragePoolSchema() {
+  OpSchema schema;
+  schema.name = "GlobalAveragePool";
+  schema.infer = [](const Node& node) {
+    const TensorType& x = inputType(node, 0);
+    requireF32(node);
+    if (x.rank() < 3) failNode(node, "X must have rank >= 3 ([N, C, spatial...]), got " + x.str());
+    TensorType y = x;
+    for (size_t i = 2; i < y.rank(); ++i) y.dims[i] = 1;
+    return std::vector<TensorType>{y};
+  };
+  schema.reference = [](const Node& node, const std::vector<const void*>& in,
+                        const std::vector<void*>& out) {
+    const std::vector<int64_t>& dims = node.inputs[0]->type.dims;
+    int64_t planes = dims[0] * dims[1];
+    int64_t spatial = product(dims, 2, dims.size());
+    const float* x = static_cast<const float*>(in[0]);
+    float* y = static_cast<float*>(out[0]);
+    for (int64_t p = 0; p < planes; ++p) {
+      double sum = 0;
+      for (int64_t i = 0; i < spatial; ++i) sum += x[p * spatial + i];
+      // An empty spatial extent averages nothing; 0 rather than 0/0.
+      y[p] = spatial ? static_cast<float>(sum / spatial) : 0.0f;
+    }
+  };
+  return schema;
+}
+
+}  // namespace nanoc

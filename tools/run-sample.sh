@@ -9,4 +9,4 @@ build="${NANORT_BUILD_DIR:-$here/build}"
 "$here/tools/setup.sh"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$(nproc)" --target digits_app
-"$build/samples/digits/digits_app" "$build/samples/digits"
+"$build/samples/digits/digits_app" "$build/samples/digits/data"

@@ -732,6 +732,14 @@ def unsupported_ops():
     return model("unsupported_ops", nodes, [vi("x", (2, 3))], [vi("y", (2, 3))])
 
 
+@case(negative=True)
+def wrong_input_shape():
+    # A distinctive input name, so the test can check that the error names it.
+    nodes = [helper.make_node("Relu", ["image_pixels"], ["y"], name="relu_0")]
+    return model("wrong_input_shape", nodes, [vi("image_pixels", (1, 3, 4, 4))],
+                 [vi("y", (1, 3, 4, 4))])
+
+
 # ---- command line ----------------------------------------------------------
 
 

@@ -147,7 +147,7 @@ def compare(name, got, want):
         i = np.unravel_index(int(np.argmax(diff)), diff.shape)
         problems.append(f"output '{name}': normwise relative error {err:.3e} > "
                         f"{TOLERANCE_F32:.0e}; worst element at {list(map(int, i))}: "
-                        f"nanort {got[i]!r}, ONNX Runtime {want[i]!r}")
+                        f"nanort {float(got[i])!r}, ONNX Runtime {float(want[i])!r}")
     return problems, err
 
 
@@ -181,7 +181,7 @@ def main(argv=None) -> int:
     onnx.save(m, model_path)
 
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(8), "little")
-    replay = (f"{sys.argv[0]} {case.name} --seed {seed} --work {args.work}"
+    replay = (f"python3 {os.path.abspath(__file__)} {case.name} --seed {seed} --work {args.work}"
               + (f" --nanoc {args.nanoc} --nanort-run {args.nanort_run}"
                  if not args.reference_only else " --reference-only"))
     print(f"case {case.name}: seed {seed}")

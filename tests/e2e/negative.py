@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""The end-to-end suite's negative tests: each makes one tool fail on purpose and
+checks that it fails cleanly (an exit status, not a signal) with a message that
+names what is wrong.
+
+    negative.py unsupported_ops   --nanoc PATH --work DIR
+    negative.py wrong_input_shape --nanoc PATH --nanort-run PATH --work DIR
+    negative.py missing_feature   --nanoc PATH --nanort-run PATH --work DIR
+
+Exit status: 0 pass, 1 fail, 77 skipped (CTest's SKIP_RETURN_CODE).
+"""
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models  # noqa: E402
+
+SKIP = 77
+TOOL_TIMEOUT_S = 300
+
+
+def run(cmd):
+    print("+", shlex.join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
+    print(p.stdout, end="")
+    print(p.stderr, end="", file=sys.stderr)
+    return p
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    return 1
+
+
+def expect_clean_failure(p, tool, want_status=None):
+    """None when `p` failed the way a tool should; else what went wrong."""
+    if p.returncode < 0:
+        return f"{tool} died of signal {-p.returncode} instead of reporting an error"
+    if p.returncode == 0:
+        return f"{tool} exited 0, but it should have failed"
+    if want_status is not None and p.returncode != want_status:
+        return f"{tool} exited {p.returncode}, expected {want_status}"
+    return None
+
+
+def save_model(name, work):
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(models.build(name), path)
+    return path
+
+
+def compile_model(args, name, extra=()):
+    model = save_model(name, args.work)
+    out = os.path.join(args.work, name)
+    os.makedirs(out, exist_ok=True)
+    p = run([args.nanoc, model, "--name", name, "-o", out, *extra])
+    if p.returncode != 0:
+        return None, f"nanoc failed on a supported model (status {p.returncode})"
+    return os.path.join(out, name + ".so"), None
+
+
+def unsupported_ops(args):
+    out = os.path.join(args.work, "unsupported_ops")
+    os.makedirs(out, exist_ok=True)
+    p = run([args.nanoc, save_model("unsupported_ops", args.work), "--name", "unsupported_ops",
+             "-o", out])
+    problem = expect_clean_failure(p, "nanoc")
+    if problem:
+        return fail(problem)
+    text = p.stdout + p.stderr
+    # Every unsupported node in one go, each by node name and op.
+    missing = [w for w in ("erf_node_0", "Erf", "cos_node_1", "Cos") if w not in text]
+    if missing:
+        return fail(f"nanoc's message does not name {', '.join(missing)}")
+    print("PASS: nanoc rejects the model, naming both unsupported nodes")
+    return 0
+
+
+def wrong_input_shape(args):
+    so, problem = compile_model(args, "wrong_input_shape")
+    if problem:
+        return fail(problem)
+    bad_inputs = {
+        "wrong dim": np.zeros((1, 3, 4, 5), np.float32),
+        "wrong rank": np.zeros((3, 4, 4), np.float32),
+        "wrong dtype": np.zeros((1, 3, 4, 4), np.float64),
+    }
+    for what, x in bad_inputs.items():
+        path = os.path.join(args.work, "bad_input.npy")
+        np.save(path, x)
+        outs = os.path.join(args.work, "outputs")
+        os.makedirs(outs, exist_ok=True)
+        p = run([args.nanort_run, so, "--input", f"image_pixels={path}", "--output-dir", outs])
+        problem = expect_clean_failure(p, "nanort-run", want_status=1)
+        if problem:
+            return fail(f"{what}: {problem}")
+        if "nanort-run: error:" not in p.stderr:
+            return fail(f"{what}: no 'nanort-run: error:' line on stderr")
+        if "image_pixels" not in p.stderr:
+            return fail(f"{what}: the error does not name the input 'image_pixels'")
+    print("PASS: nanort-run refuses inputs of the wrong shape, rank and dtype, naming the input")
+    return 0
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
+
+
+def missing_feature(args):
+    flags = cpu_flags()
+    if flags is None or "sse2" not in flags:
+        print("SKIPPED: not an x86-64 Linux host (no x86 flags in /proc/cpuinfo)")
+        return SKIP
+    if flags & {"avx512fp16", "avx512_fp16"}:
+        print("SKIPPED: this CPU has avx512fp16, so a program that needs it runs here")
+        return SKIP
+    so, problem = compile_model(args, "mlp", ["--triple", "x86_64-unknown-linux-gnu",
+                                              "--cpu", "x86-64", "--features", "+avx512fp16"])
+    if problem:
+        return fail(problem)
+    x = os.path.join(args.work, "mlp_x.npy")
+    np.save(x, np.zeros((4, 64), np.float32))
+    outs = os.path.join(args.work, "outputs")
+    os.makedirs(outs, exist_ok=True)
+    p = run([args.nanort_run, so, "--input", f"x={x}", "--output-dir", outs])
+    problem = expect_clean_failure(p, "nanort-run", want_status=1)
+    if problem:
+        return fail(problem)
+    if not re.search(r"avx512_?fp16", p.stderr, re.IGNORECASE):
+        return fail("nanort-run's error does not name the missing feature avx512fp16")
+    print("PASS: nanort-run refuses the program, naming avx512fp16")
+    return 0
+
+
+TESTS = {f.__name__: f for f in (unsupported_ops, wrong_input_shape, missing_feature)}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="A negative end-to-end test.")
+    p.add_argument("test", choices=sorted(TESTS))
+    p.add_argument("--nanoc", required=True)
+    p.add_argument("--nanort-run", dest="nanort_run")
+    p.add_argument("--work", required=True)
+    args = p.parse_args(argv)
+    if args.test != "unsupported_ops" and not args.nanort_run:
+        p.error(f"{args.test} needs --nanort-run")
+    args.work = os.path.join(os.path.abspath(args.work), "negative_" + args.test)
+    os.makedirs(args.work, exist_ok=True)
+    try:
+        return TESTS[args.test](args)
+    except subprocess.TimeoutExpired as e:
+        return fail(f"{e.cmd[0]} ran past {TOOL_TIMEOUT_S} s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -29,8 +29,8 @@ struct DescrEntry {
 // bf16 is absent on purpose: numpy has no such dtype, so a file claiming one
 // could not be read back by anyone else.
 constexpr DescrEntry kDescrs[] = {
-    {NANORT_F32, "f4", 4, "<f4"}, {NANORT_F16, "f2", 2, "<f2"}, {NANORT_I8, "i1", 1, "|i1"},
-    {NANORT_U8, "u1", 1, "|u1"},  {NANORT_I32, "i4", 4, "<i4"}, {NANORT_I64, "i8", 8, "<i8"},
+    {NANORT_F32, "f4", 4, "<f4"},  {NANORT_F16, "f2", 2, "<f2"}, {NANORT_I8, "i1", 1, "|i1"},
+    {NANORT_U8, "u1", 1, "|u1"},   {NANORT_I32, "i4", 4, "<i4"}, {NANORT_I64, "i8", 8, "<i8"},
     {NANORT_BOOL, "b1", 1, "|b1"},
 };
 
@@ -298,16 +298,16 @@ bool ParseNpy(const uint8_t* bytes, size_t size, NpyArray* out, std::string* err
     return false;
   }
   if (header_len > size - prefix) {
-    *error = "truncated: the header claims " + std::to_string(header_len) + " bytes, the file has " +
-             std::to_string(size - prefix) + " after the preamble";
+    *error = "truncated: the header claims " + std::to_string(header_len) +
+             " bytes, the file has " + std::to_string(size - prefix) + " after the preamble";
     return false;
   }
   std::string_view header(reinterpret_cast<const char*>(bytes + prefix), header_len);
   if (major < 3) {
     for (char c : header) {
       if (static_cast<unsigned char>(c) >= 0x80) {
-        *error = "malformed header: non-ASCII byte in a format " + std::to_string(major) +
-                 ".0 header";
+        *error =
+            "malformed header: non-ASCII byte in a format " + std::to_string(major) + ".0 header";
         return false;
       }
     }
@@ -326,8 +326,9 @@ bool ParseNpy(const uint8_t* bytes, size_t size, NpyArray* out, std::string* err
   if (fortran_order) {
     // numpy writes True only for arrays that are not also C-contiguous, so the
     // bytes really are in the other order.
-    *error = "fortran_order is True: only C-order arrays are supported; save with "
-             "np.save(path, np.ascontiguousarray(arr))";
+    *error =
+        "fortran_order is True: only C-order arrays are supported; save with "
+        "np.save(path, np.ascontiguousarray(arr))";
     return false;
   }
   const size_t elem = NpyElementSize(dtype);
@@ -378,13 +379,13 @@ bool EncodeNpy(const NpyArray& array, std::vector<uint8_t>* out, std::string* er
                            ", }";
   unsigned major = 1;
   size_t prefix = kMagicSize + 2 + 2;
-  size_t padded = (prefix + dict.size() + 1 + kHeaderAlignment - 1) / kHeaderAlignment *
-                  kHeaderAlignment;
+  size_t padded =
+      (prefix + dict.size() + 1 + kHeaderAlignment - 1) / kHeaderAlignment * kHeaderAlignment;
   if (padded - prefix > 0xffff) {
     major = 2;
     prefix = kMagicSize + 2 + 4;
-    padded = (prefix + dict.size() + 1 + kHeaderAlignment - 1) / kHeaderAlignment *
-             kHeaderAlignment;
+    padded =
+        (prefix + dict.size() + 1 + kHeaderAlignment - 1) / kHeaderAlignment * kHeaderAlignment;
   }
   const size_t header_len = padded - prefix;
   out->clear();

@@ -126,7 +126,10 @@ bool ExtractFromElf(const uint8_t* data, size_t size, ProgramImage* out, std::st
 }  // namespace
 
 bool ExtractProgram(const uint8_t* data, size_t size, ProgramImage* out, std::string* error) {
-  if (size >= 4 && std::memcmp(data, "\x7f" "ELF", 4) == 0) {
+  if (size >= 4 && std::memcmp(data,
+                               "\x7f"
+                               "ELF",
+                               4) == 0) {
     return ExtractFromElf(data, size, out, error);
   }
   out->bytes.assign(data, data + size);
@@ -152,8 +155,8 @@ const nanort::fb::Program* VerifyProgram(const ProgramImage& image, std::string*
       const char c = static_cast<char>(b[sizeof(flatbuffers::uoffset_t) + i]);
       id += (c >= 0x20 && c < 0x7f) ? c : '?';
     }
-    *error = "file identifier is \"" + id + "\", expected \"" +
-             nanort::fb::ProgramIdentifier() + "\"";
+    *error =
+        "file identifier is \"" + id + "\", expected \"" + nanort::fb::ProgramIdentifier() + "\"";
     return nullptr;
   }
   flatbuffers::Verifier verifier(b.data(), b.size());

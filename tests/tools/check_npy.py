@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""The tools' .npy reader and writer against numpy itself.
+
+usage: check_npy.py NPY_COPY WORK_DIR
+numpy writes each case (every dtype nanort reads, 0-d to 3-d, format 1.0,
+2.0, 3.0); npy_copy reads it and writes it back; the copy must be the bytes
+np.save writes for the same array, and load back equal. Arrays numpy can save
+but nanort cannot take must be refused with exit 1, not a crash.
+"""
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def main():
+    tool, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    rng = np.random.default_rng(0)
+    names = {"float32": "f32", "float16": "f16", "int8": "i8", "uint8": "u8", "int32": "i32",
+             "int64": "i64", "bool": "bool"}
+    n = 0
+    for dtype in names:
+        for shape in [(), (5,), (2, 3), (2, 0, 4), (3, 1, 2)]:
+            for version in [(1, 0), (2, 0), (3, 0)]:
+                a = (rng.standard_normal(shape) * 50).astype(dtype)
+                src = os.path.join(work, f"in{n}.npy")
+                dst = os.path.join(work, f"out{n}.npy")
+                n += 1
+                with open(src, "wb") as f:
+                    np.lib.format.write_array(f, a, version=version)
+                p = subprocess.run([tool, src, dst], capture_output=True, text=True)
+                what = f"{dtype}{shape} v{version}"
+                if p.returncode != 0:
+                    check(False, f"{what}: exit {p.returncode}: {p.stderr}")
+                    continue
+                check(p.stdout.strip() == f"{names[dtype]} {','.join(map(str, shape))}".strip(),
+                      f"{what}: printed {p.stdout!r}")
+                b = np.load(dst)
+                check(b.dtype == a.dtype and b.shape == a.shape and np.array_equal(a, b),
+                      f"{what}: copy differs")
+                want = io.BytesIO()
+                np.save(want, a)
+                with open(dst, "rb") as f:
+                    check(f.read() == want.getvalue(), f"{what}: bytes differ from np.save's")
+
+    refused = {
+        "float64": (np.zeros(3), "'<f8' is not supported"),
+        "big-endian": (np.zeros(3, dtype=">f4"), "not little-endian"),
+        "fortran": (np.asfortranarray(np.zeros((2, 3), dtype=np.float32)), "fortran_order"),
+        "structured": (np.zeros(2, dtype=[("a", "<f4")]), "structured"),
+    }
+    for what, (a, message) in refused.items():
+        src = os.path.join(work, f"bad_{what}.npy")
+        np.save(src, a)
+        p = subprocess.run([tool, src, os.path.join(work, "unused.npy")], capture_output=True,
+                           text=True)
+        check(p.returncode == 1 and message in p.stderr, f"{what}: exit {p.returncode}, {p.stderr!r}")
+
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        return 1
+    print(f"ok ({n} arrays)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+#include "test_program.h"
+
+#include <cstring>
+
+#include "flatbuffers/flatbuffers.h"
+#include "nanort/nanort.h"
+#include "program_generated.h"
+
+namespace nanort::tools::testing {
+
+namespace fb = nanort::fb;
+
+const char kAwkwardName[] = "t\"2\\tmp\x01\xff\xc3\xa9";
+
+TestTarget ForeignTarget() {
+  return {"riscv64-unknown-linux-gnu", "generic-rv64", {"c", "m", "v"}};
+}
+
+TestTarget HostTarget() {
+#if defined(__x86_64__)
+  return {"x86_64-unknown-linux-gnu", "x86-64", {}};
+#elif defined(__aarch64__)
+  return {"aarch64-unknown-linux-gnu", "generic", {}};
+#elif defined(__riscv) && __riscv_xlen == 64
+  return {"riscv64-unknown-linux-gnu", "generic-rv64", {}};
+#else
+#error "no host target for this architecture"
+#endif
+}
+
+std::vector<uint8_t> BuildTestProgram(const std::string& model_name, const TestTarget& target) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<flatbuffers::String>> features;
+  for (const std::string& f : target.features) features.push_back(b.CreateString(f));
+  auto fb_target =
+      fb::CreateTargetDirect(b, fb::DeviceKind::Cpu, target.triple.c_str(), target.cpu.c_str(),
+                             &features, "e-m:e-p:64:64-i64:64-n32:64-S128");
+  constexpr uint64_t kBytes = 6 * sizeof(float);
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers = {
+      fb::CreateBufferDirect(b, fb::BufferKind::Input, 0, 0, kBytes, 64, "x"),
+      fb::CreateBufferDirect(b, fb::BufferKind::Constant, 0, 0, kBytes, 64, "w"),
+      fb::CreateBufferDirect(b, fb::BufferKind::Arena, 0, 0, kBytes, 64, "t"),
+      fb::CreateBufferDirect(b, fb::BufferKind::Output, 0, 0, kBytes, 64, "y"),
+      fb::CreateBufferDirect(b, fb::BufferKind::Arena, 0, 64, 8, 64, kAwkwardName),
+  };
+  std::vector<flatbuffers::Offset<fb::Kernel>> kernels = {
+      fb::CreateKernelDirect(b, (model_name + "_add_0").c_str(), fb::DeviceKind::Cpu)};
+  const std::vector<uint32_t> args = {0, 1, 2};
+  std::vector<flatbuffers::Offset<fb::Thunk>> thunks = {
+      fb::CreateThunkDirect(b, fb::ThunkKind::KernelThunk,
+                            fb::CreateKernelThunkDirect(b, 0, &args, 2, 1).Union(), "add0", "Add"),
+      fb::CreateThunkDirect(b, fb::ThunkKind::CopyThunk,
+                            fb::CreateCopyThunk(b, 2, 3, kBytes).Union(), "y_copy", "Identity"),
+  };
+  const std::vector<int64_t> shape = {2, 3};
+  std::vector<flatbuffers::Offset<fb::Tensor>> inputs = {
+      fb::CreateTensorDirect(b, "x", fb::DType::F32, &shape, 0)};
+  std::vector<flatbuffers::Offset<fb::Tensor>> outputs = {
+      fb::CreateTensorDirect(b, "y", fb::DType::F32, &shape, 3)};
+  std::vector<flatbuffers::Offset<fb::Entry>> entries = {
+      fb::CreateEntryDirect(b, "main", &inputs, &outputs, &thunks)};
+  auto program = fb::CreateProgramDirect(b, NANORT_FORMAT_MAJOR, NANORT_FORMAT_MINOR,
+                                         NANORT_KERNEL_ABI_VERSION, model_name.c_str(), fb_target,
+                                         &buffers, &kernels, &entries, /*arena_size=*/128,
+                                         /*arena_alignment=*/64, /*constants_size=*/kBytes);
+  fb::FinishProgramBuffer(b, program);
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+namespace {
+
+void Put(std::vector<uint8_t>* out, size_t at, uint64_t value, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i) (*out)[at + i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+}  // namespace
+
+std::vector<uint8_t> WrapInElf(const std::vector<uint8_t>& program) {
+  // Layout: ELF header | program (8-aligned) | names | 3 section headers
+  // (null, .nanort.program, .shstrtab).
+  static const char kNames[] = "\0.nanort.program\0.shstrtab";
+  const size_t program_offset = 64;
+  const size_t names_offset = program_offset + program.size();
+  const size_t shoff = (names_offset + sizeof(kNames) + 7) / 8 * 8;
+  std::vector<uint8_t> elf(shoff + 3 * 64, 0);
+  std::memcpy(elf.data(),
+              "\x7f"
+              "ELF",
+              4);
+  elf[4] = 2;            // ELFCLASS64
+  elf[5] = 1;            // ELFDATA2LSB
+  elf[6] = 1;            // EV_CURRENT
+  Put(&elf, 16, 1, 2);   // ET_REL
+  Put(&elf, 18, 62, 2);  // EM_X86_64; inspection does not care
+  Put(&elf, 20, 1, 4);
+  Put(&elf, 40, shoff, 8);
+  Put(&elf, 52, 64, 2);  // e_ehsize
+  Put(&elf, 58, 64, 2);  // e_shentsize
+  Put(&elf, 60, 3, 2);   // e_shnum
+  Put(&elf, 62, 2, 2);   // e_shstrndx
+  std::memcpy(elf.data() + program_offset, program.data(), program.size());
+  std::memcpy(elf.data() + names_offset, kNames, sizeof(kNames));
+  const size_t prog_sh = shoff + 64, names_sh = shoff + 128;
+  Put(&elf, prog_sh + 0, 1, 4);  // name: ".nanort.program"
+  Put(&elf, prog_sh + 4, 1, 4);  // SHT_PROGBITS
+  Put(&elf, prog_sh + 8, 2, 8);  // SHF_ALLOC
+  Put(&elf, prog_sh + 24, program_offset, 8);
+  Put(&elf, prog_sh + 32, program.size(), 8);
+  Put(&elf, prog_sh + 48, 8, 8);
+  Put(&elf, names_sh + 0, 17, 4);  // name: ".shstrtab"
+  Put(&elf, names_sh + 4, 3, 4);   // SHT_STRTAB
+  Put(&elf, names_sh + 24, names_offset, 8);
+  Put(&elf, names_sh + 32, sizeof(kNames), 8);
+  Put(&elf, names_sh + 48, 1, 8);
+  return elf;
+}
+
+}  // namespace nanort::tools::testing

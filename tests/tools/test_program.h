@@ -1,0 +1,43 @@
+// A small, hand-built nanort program for the tools' tests, written with
+// flatbuffers::FlatBufferBuilder so that the tests do not need nanoc.
+//
+// The program computes y = x + w for x, w, y f32[2,3]: one kernel thunk
+// (x + w -> arena buffer t, one task per row) and one copy thunk (t -> y).
+#ifndef NANORT_TESTS_TOOLS_TEST_PROGRAM_H_
+#define NANORT_TESTS_TOOLS_TEST_PROGRAM_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nanort::tools::testing {
+
+struct TestTarget {
+  std::string triple;
+  std::string cpu;
+  std::vector<std::string> features;
+};
+
+// A target for another CPU than the host: nanort-inspect must still read it.
+TestTarget ForeignTarget();
+// The host's architecture with no required features: nanort can run it.
+TestTarget HostTarget();
+
+// The name of one arena buffer, holding every kind of byte a string in a
+// program may hold: quote, backslash, a control byte, invalid UTF-8 and a
+// valid multi-byte character. Reports must escape it.
+extern const char kAwkwardName[];
+
+// The constants blob (w), aligned like the 64-byte buffers the program declares.
+alignas(64) inline constexpr float kConstantW[6] = {0.5f, -1.0f, 2.0f, 0.25f, 100.0f, -3.5f};
+
+// Serializes the program for model `model_name`.
+std::vector<uint8_t> BuildTestProgram(const std::string& model_name, const TestTarget& target);
+
+// Wraps `program` in a minimal ELF64 little-endian relocatable object whose
+// .nanort.program section holds it, the way nanoc's model.o does.
+std::vector<uint8_t> WrapInElf(const std::vector<uint8_t>& program);
+
+}  // namespace nanort::tools::testing
+
+#endif  // NANORT_TESTS_TOOLS_TEST_PROGRAM_H_

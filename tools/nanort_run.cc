@@ -1,0 +1,426 @@
+// nanort-run: runs a compiled model (NAME.so from nanoc) on .npy inputs,
+// writes its outputs as .npy, and reports a checksum per output and the run
+// latency. A thin shell over the public C API, so what it reports is what an
+// application linking nanort would see.
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nanort/nanort.h"
+#include "npy.h"
+
+namespace {
+
+using nanort::tools::NpyArray;
+
+constexpr char kUsage[] =
+    "usage: nanort-run MODEL.so --input NAME=FILE.npy ... [--output-dir DIR]\n"
+    "                  [--repeat N] [--warmup N]\n"
+    "\n"
+    "Loads a model compiled by nanoc, runs it on the given inputs, writes each\n"
+    "output to DIR/OUTPUT.npy and prints, per output, a line\n"
+    "  output NAME DTYPE[D0,D1,...] checksum=SUM\n"
+    "(SUM: the sum of its elements), then\n"
+    "  latency_us median=X min=Y runs=N\n"
+    "\n"
+    "  MODEL.so                 the shared object nanoc wrote; the model name is\n"
+    "                           the file name without its extension\n"
+    "  --input NAME=FILE.npy    the model input NAME, read from FILE.npy (C order,\n"
+    "                           dtype <f4 <f2 |i1 |u1 <i4 <i8 |b1). Every model\n"
+    "                           input must be given exactly once; its dtype and\n"
+    "                           shape must equal the model's\n"
+    "  --output-dir DIR         where outputs are written (default: the current\n"
+    "                           directory; created if missing). OUTPUT is the\n"
+    "                           output's name with every character outside\n"
+    "                           [A-Za-z0-9_.-] replaced by '_'\n"
+    "  --repeat N               timed runs after the first run, which makes the\n"
+    "                           outputs (default 10; 0 reports the first run's time)\n"
+    "  --warmup N               untimed runs before the timed ones (default 0)\n"
+    "  --help                   print this help\n"
+    "\n"
+    "Flags also take the form --flag=VALUE. Exit status: 0 on success, 1 on any\n"
+    "failure, with a message 'nanort-run: error: ...'.\n";
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "nanort-run: error: %s\n", message.c_str());
+  return 1;
+}
+
+int FailStatus(const nanort_status& status) {
+  return Fail(std::string(nanort_status_code_name(status.code)) + ": " + status.message);
+}
+
+struct ModelDeleter {
+  void operator()(nanort_model* m) const { nanort_model_release(m); }
+};
+struct SessionDeleter {
+  void operator()(nanort_session* s) const { nanort_session_release(s); }
+};
+
+// Tensor memory at the alignment compiled kernels may assume for caller
+// buffers (schema Buffer.alignment defaults to 64); a std::vector only
+// guarantees 16.
+class AlignedBytes {
+ public:
+  static constexpr size_t kAlignment = 64;
+  explicit AlignedBytes(size_t size) : size_(size) {
+    const size_t rounded =
+        std::max<size_t>(kAlignment, (size + kAlignment - 1) / kAlignment * kAlignment);
+    data_.reset(static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded)));
+    if (data_) std::memset(data_.get(), 0, rounded);
+  }
+  uint8_t* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  bool ok() const { return data_ != nullptr; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, Free> data_;
+  size_t size_;
+};
+
+std::string SafeFileName(const char* name) {
+  std::string out = name;
+  for (char& c : out) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
+    if (!ok) c = '_';
+  }
+  // "", "." and ".." would name a hidden file or a directory, not the output.
+  if (out.empty() || out == "." || out == "..") out = std::string(out.size() + 1, '_');
+  return out;
+}
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000 | (mant << 13);
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    bits = sign;
+  } else {
+    // Subnormal half: normalize into a float exponent.
+    int e = -1;
+    do {
+      ++e;
+      mant <<= 1;
+    } while ((mant & 0x400) == 0);
+    bits = sign | (static_cast<uint32_t>(112 - e) << 23) | ((mant & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+template <typename T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+double Checksum(nanort_dtype dtype, const uint8_t* data, uint64_t count) {
+  double sum = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    switch (dtype) {
+      case NANORT_F32:
+        sum += Load<float>(data + 4 * i);
+        break;
+      case NANORT_F16:
+        sum += HalfToFloat(Load<uint16_t>(data + 2 * i));
+        break;
+      case NANORT_BF16: {
+        const uint32_t bits = static_cast<uint32_t>(Load<uint16_t>(data + 2 * i)) << 16;
+        sum += Load<float>(reinterpret_cast<const uint8_t*>(&bits));
+        break;
+      }
+      case NANORT_I8:
+        sum += static_cast<int8_t>(data[i]);
+        break;
+      case NANORT_U8:
+        sum += data[i];
+        break;
+      case NANORT_I32:
+        sum += Load<int32_t>(data + 4 * i);
+        break;
+      case NANORT_I64:
+        sum += static_cast<double>(Load<int64_t>(data + 8 * i));
+        break;
+      case NANORT_BOOL:
+        sum += data[i] != 0 ? 1 : 0;
+        break;
+    }
+  }
+  return sum;
+}
+
+std::string Dims(uint32_t rank, const int64_t* dims) {
+  std::string s;
+  for (uint32_t i = 0; i < rank; ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(dims[i]);
+  }
+  return s;
+}
+
+bool ParseCount(const std::string& flag, const std::string& text, int* out, std::string* error) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || v < 0 || v > 100000000) {
+    *error = flag + " takes a count from 0 to 100000000, not '" + text + "'";
+    return false;
+  }
+  *out = static_cast<int>(v);
+  return true;
+}
+
+double NowMicros() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+struct Options {
+  std::string model_path;
+  std::vector<std::string> inputs;  // NAME=FILE, split once the names are known
+  std::string output_dir = ".";
+  int repeat = 10;
+  int warmup = 0;
+};
+
+// Returns 0 to go on, 1 after printing an error, -1 after printing help.
+int ParseOptions(int argc, char** argv, Options* opt) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return -1;
+    }
+    std::string value;
+    bool has_value = false;
+    if (arg.rfind("--", 0) == 0) {
+      const size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        has_value = true;
+      }
+      if (arg != "--input" && arg != "--output-dir" && arg != "--repeat" && arg != "--warmup") {
+        return Fail("unknown option '" + arg + "' (see --help)");
+      }
+      if (!has_value) {
+        if (i + 1 >= argc) return Fail(arg + " needs a value (see --help)");
+        value = argv[++i];
+      }
+      std::string error;
+      if (arg == "--input") {
+        opt->inputs.push_back(value);
+      } else if (arg == "--output-dir") {
+        if (value.empty()) return Fail("--output-dir is empty");
+        opt->output_dir = value;
+      } else if (!ParseCount(arg, value, arg == "--repeat" ? &opt->repeat : &opt->warmup, &error)) {
+        return Fail(error);
+      }
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return Fail("unknown option '" + arg + "' (see --help)");
+    } else if (opt->model_path.empty()) {
+      opt->model_path = arg;
+    } else {
+      return Fail("more than one model given ('" + opt->model_path + "' and '" + arg + "')");
+    }
+  }
+  if (opt->model_path.empty()) return Fail("no MODEL.so given (see --help)");
+  return 0;
+}
+
+int Run(const Options& opt) {
+  nanort_status status{};
+  const nanort_allocator allocator = nanort_allocator_system();
+  nanort_model* raw_model = nullptr;
+  if (nanort_model_load_file(opt.model_path.c_str(), nullptr, allocator, &raw_model, &status) !=
+      NANORT_OK) {
+    return FailStatus(status);
+  }
+  std::unique_ptr<nanort_model, ModelDeleter> model(raw_model);
+
+  const size_t num_inputs = nanort_model_input_count(model.get());
+  const size_t num_outputs = nanort_model_output_count(model.get());
+  std::vector<nanort_tensor_info> input_info(num_inputs), output_info(num_outputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (nanort_model_input_info(model.get(), i, &input_info[i]) != NANORT_OK) {
+      return Fail("cannot read the model's input " + std::to_string(i));
+    }
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    if (nanort_model_output_info(model.get(), i, &output_info[i]) != NANORT_OK) {
+      return Fail("cannot read the model's output " + std::to_string(i));
+    }
+  }
+  std::string input_list;
+  for (const nanort_tensor_info& info : input_info) {
+    input_list += std::string(input_list.empty() ? "" : ", ") + info.name + " " +
+                  nanort_dtype_name(info.dtype) + "[" + Dims(info.rank, info.dims) + "]";
+  }
+  if (input_list.empty()) input_list = "none";
+
+  // Match each --input to a model input. A name may itself hold '=', so the
+  // longest model input name followed by '=' wins; otherwise the name ends at
+  // the first '='.
+  std::vector<std::string> input_files(num_inputs);
+  for (const std::string& spec : opt.inputs) {
+    size_t match = num_inputs, match_len = 0;
+    for (size_t i = 0; i < num_inputs; ++i) {
+      const size_t len = std::strlen(input_info[i].name);
+      if (spec.size() > len && spec.compare(0, len, input_info[i].name) == 0 && spec[len] == '=' &&
+          (match == num_inputs || len > match_len)) {
+        match = i;
+        match_len = len;
+      }
+    }
+    if (match == num_inputs) {
+      const size_t eq = spec.find('=');
+      if (eq == std::string::npos) {
+        return Fail("--input '" + spec + "' is not NAME=FILE.npy");
+      }
+      return Fail("the model has no input '" + spec.substr(0, eq) + "'; its inputs: " + input_list);
+    }
+    if (!input_files[match].empty()) {
+      return Fail(std::string("input '") + input_info[match].name + "' is given more than once");
+    }
+    input_files[match] = spec.substr(match_len + 1);
+    if (input_files[match].empty()) {
+      return Fail(std::string("--input ") + input_info[match].name + "= names no file");
+    }
+  }
+  std::string missing;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (input_files[i].empty())
+      missing += std::string(missing.empty() ? "" : ", ") + input_info[i].name;
+  }
+  if (!missing.empty()) return Fail("missing --input for model input(s): " + missing);
+
+  // Decide the output files before running, so that a clash costs nothing.
+  std::vector<std::string> output_paths(num_outputs);
+  std::map<std::string, size_t> taken;
+  for (size_t i = 0; i < num_outputs; ++i) {
+    const std::string file = SafeFileName(output_info[i].name) + ".npy";
+    auto [it, inserted] = taken.emplace(file, i);
+    if (!inserted) {
+      return Fail(std::string("outputs '") + output_info[it->second].name + "' and '" +
+                  output_info[i].name + "' would both be written to " + file);
+    }
+    output_paths[i] = (std::filesystem::path(opt.output_dir) / file).string();
+  }
+
+  std::vector<AlignedBytes> input_data;
+  std::vector<std::vector<int64_t>> input_dims(num_inputs);
+  std::vector<nanort_tensor> inputs(num_inputs);
+  input_data.reserve(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    NpyArray array;
+    std::string error;
+    if (!nanort::tools::ReadNpy(input_files[i], &array, &error)) {
+      return Fail(std::string("input '") + input_info[i].name + "': " + error);
+    }
+    input_data.emplace_back(array.data.size());
+    if (!input_data.back().ok())
+      return Fail("out of memory for input " + std::string(input_info[i].name));
+    if (!array.data.empty())
+      std::memcpy(input_data.back().data(), array.data.data(), array.data.size());
+    input_dims[i] = array.shape;
+    inputs[i] = {input_data.back().data(), array.dtype, static_cast<uint32_t>(input_dims[i].size()),
+                 input_dims[i].data()};
+  }
+  std::vector<AlignedBytes> output_data;
+  std::vector<nanort_tensor> outputs(num_outputs);
+  output_data.reserve(num_outputs);
+  for (size_t i = 0; i < num_outputs; ++i) {
+    output_data.emplace_back(output_info[i].size_bytes);
+    if (!output_data.back().ok()) {
+      return Fail("out of memory for output " + std::string(output_info[i].name));
+    }
+    outputs[i] = {output_data.back().data(), output_info[i].dtype, output_info[i].rank,
+                  output_info[i].dims};
+  }
+
+  nanort_session* raw_session = nullptr;
+  if (nanort_session_create(model.get(), nullptr, 0, allocator, &raw_session, &status) !=
+      NANORT_OK) {
+    return FailStatus(status);
+  }
+  std::unique_ptr<nanort_session, SessionDeleter> session(raw_session);
+
+  auto run = [&]() {
+    return nanort_run(session.get(), inputs.data(), num_inputs, outputs.data(), num_outputs,
+                      &status);
+  };
+  const double first_start = NowMicros();
+  if (run() != NANORT_OK) return FailStatus(status);
+  const double first_us = NowMicros() - first_start;
+
+  std::error_code ec;
+  std::filesystem::create_directories(opt.output_dir, ec);
+  if (ec) return Fail("cannot create --output-dir " + opt.output_dir + ": " + ec.message());
+  for (size_t i = 0; i < num_outputs; ++i) {
+    const nanort_tensor_info& info = output_info[i];
+    NpyArray array;
+    array.dtype = info.dtype;
+    array.shape.assign(info.dims, info.dims + info.rank);
+    array.data.assign(output_data[i].data(), output_data[i].data() + output_data[i].size());
+    std::string error;
+    if (!nanort::tools::WriteNpy(output_paths[i], array, &error)) {
+      return Fail(std::string("output '") + info.name + "': " + error);
+    }
+  }
+
+  for (int i = 0; i < opt.warmup; ++i) {
+    if (run() != NANORT_OK) return FailStatus(status);
+  }
+  std::vector<double> times;
+  times.reserve(opt.repeat);
+  for (int i = 0; i < opt.repeat; ++i) {
+    const double start = NowMicros();
+    if (run() != NANORT_OK) return FailStatus(status);
+    times.push_back(NowMicros() - start);
+  }
+  if (times.empty()) times.push_back(first_us);
+
+  for (size_t i = 0; i < num_outputs; ++i) {
+    const nanort_tensor_info& info = output_info[i];
+    const size_t elem = nanort_dtype_size(info.dtype);
+    const uint64_t count = elem ? info.size_bytes / elem : 0;
+    std::printf("output %s %s[%s] checksum=%.9g\n", info.name, nanort_dtype_name(info.dtype),
+                Dims(info.rank, info.dims).c_str(),
+                Checksum(info.dtype, output_data[i].data(), count));
+  }
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  const double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+  std::printf("latency_us median=%.3f min=%.3f runs=%zu\n", median, times.front(), n);
+  return std::fflush(stdout) == 0 ? 0 : Fail("cannot write to stdout");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  const int parsed = ParseOptions(argc, argv, &opt);
+  if (parsed != 0) return parsed < 0 ? 0 : 1;
+  return Run(opt);
+}

@@ -1,0 +1,399 @@
+#include "program_report.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "program_generated.h"
+
+namespace nanort::tools {
+
+namespace fb = nanort::fb;
+
+namespace {
+
+__attribute__((format(printf, 2, 3))) void Appendf(std::string* out, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list copy;
+  va_copy(copy, args);
+  const int n = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  if (n > 0) {
+    const size_t old = out->size();
+    out->resize(old + static_cast<size_t>(n) + 1);
+    std::vsnprintf(&(*out)[old], static_cast<size_t>(n) + 1, format, args);
+    out->resize(old + static_cast<size_t>(n));
+  }
+  va_end(args);
+}
+
+std::string_view Str(const flatbuffers::String* s) {
+  return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
+}
+
+std::string Lower(const char* s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Enum names come from the schema (lower-cased: "f32", "arena", "cpu"). A
+// value outside the schema (a newer minor version, or a bad compiler) is
+// shown by number rather than as an empty string.
+template <typename E>
+std::string EnumName(E value, E last, const char* (*name_of)(E), const char* what) {
+  if (static_cast<unsigned>(value) > static_cast<unsigned>(last)) {
+    return std::string(what) + "(" + std::to_string(static_cast<unsigned>(value)) + ")";
+  }
+  return Lower(name_of(value));
+}
+std::string DTypeName(fb::DType v) {
+  return EnumName(v, fb::DType::MAX, fb::EnumNameDType, "dtype");
+}
+std::string DeviceName(fb::DeviceKind v) {
+  return EnumName(v, fb::DeviceKind::MAX, fb::EnumNameDeviceKind, "device");
+}
+std::string BufferKindName(fb::BufferKind v) {
+  return EnumName(v, fb::BufferKind::MAX, fb::EnumNameBufferKind, "kind");
+}
+
+// Names come from the model file and may hold any bytes: quote them and
+// escape anything that is not printable ASCII, so the terminal shows exactly
+// what is there.
+std::string Quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u >= 0x20 && u < 0x7f) {
+      out += c;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    }
+  }
+  return out + "\"";
+}
+
+// Length of the valid UTF-8 sequence at s[i], or 0 if there is none.
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t n;
+  uint32_t cp;
+  if (c < 0x80) return 1;
+  if ((c & 0xe0) == 0xc0) {
+    n = 2;
+    cp = c & 0x1f;
+  } else if ((c & 0xf0) == 0xe0) {
+    n = 3;
+    cp = c & 0x0f;
+  } else if ((c & 0xf8) == 0xf0) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (s.size() - i < n) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3f);
+  }
+  const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return n;
+}
+
+// A JSON string. Bytes that are not valid UTF-8 become the code point of the
+// same value (\u00XX), so the output is always valid JSON and still shows
+// which byte it was.
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char u = static_cast<unsigned char>(s[i]);
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0 || u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+      i += 1;
+    } else if (u == '"' || u == '\\') {
+      out += '\\';
+      out += s[i];
+      i += 1;
+    } else {
+      out.append(s.data() + i, n);
+      i += n;
+    }
+  }
+  return out + "\"";
+}
+
+template <typename T>
+std::string JoinNumbers(const flatbuffers::Vector<T>* v, const char* sep = ",") {
+  std::string out;
+  if (!v) return out;
+  // The flatbuffers 2.0 verifier checks a vector's alignment only to 4 bytes,
+  // so the elements of an [int64] in a corrupt file may be misaligned: copy
+  // them out instead of dereferencing them.
+  const uint8_t* data = v->Data();
+  for (flatbuffers::uoffset_t i = 0; i < v->size(); ++i) {
+    if (i > 0) out += sep;
+    T value;
+    std::memcpy(&value, data + static_cast<size_t>(i) * sizeof(T), sizeof(T));
+    out += std::to_string(flatbuffers::EndianScalar(value));
+  }
+  return out;
+}
+
+template <typename T>
+flatbuffers::uoffset_t Size(const flatbuffers::Vector<T>* v) {
+  return v ? v->size() : 0;
+}
+
+// End of a buffer's byte range, or false if offset + size overflows.
+bool RangeEnd(const fb::Buffer* b, uint64_t* end) {
+  if (b->size() > UINT64_MAX - b->offset()) return false;
+  *end = b->offset() + b->size();
+  return true;
+}
+
+std::vector<flatbuffers::uoffset_t> ArenaBuffersByOffset(const fb::Program* p) {
+  std::vector<flatbuffers::uoffset_t> ids;
+  for (flatbuffers::uoffset_t i = 0; i < Size(p->buffers()); ++i) {
+    if (p->buffers()->Get(i)->kind() == fb::BufferKind::Arena) ids.push_back(i);
+  }
+  std::stable_sort(ids.begin(), ids.end(), [p](auto a, auto b) {
+    return p->buffers()->Get(a)->offset() < p->buffers()->Get(b)->offset();
+  });
+  return ids;
+}
+
+// Problems that the runtime's own checks would refuse; shown beside the entry
+// rather than failing, since inspecting a bad program is how one debugs it.
+std::string ArenaProblem(const fb::Program* p, const fb::Buffer* b) {
+  uint64_t end;
+  if (!RangeEnd(b, &end)) return "offset + size overflows";
+  if (end > p->arena_size()) return "ends past the arena";
+  const uint32_t align = b->alignment();
+  if (align != 0 && (align & (align - 1)) == 0 && b->offset() % align != 0) {
+    return "offset not aligned to " + std::to_string(align);
+  }
+  return "";
+}
+
+std::string KernelName(const fb::Program* p, uint32_t index) {
+  if (index >= Size(p->kernels())) return "";
+  return std::string(Str(p->kernels()->Get(index)->name()));
+}
+
+void TensorsText(std::string* out, const char* role,
+                 const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* v) {
+  for (flatbuffers::uoffset_t i = 0; i < Size(v); ++i) {
+    const fb::Tensor* t = v->Get(i);
+    Appendf(out, "  %s %u: %s %s[%s] buffer %u\n", role, i, Quoted(Str(t->name())).c_str(),
+            DTypeName(t->dtype()).c_str(), JoinNumbers(t->shape()).c_str(), t->buffer());
+  }
+}
+
+}  // namespace
+
+std::string ProgramReportText(const std::string& path, const ProgramImage& image,
+                              const fb::Program* p) {
+  std::string text;
+  std::string* out = &text;
+  Appendf(out, "file: %s (%s)\n", path.c_str(), image.origin.c_str());
+  Appendf(out, "format version: %u.%u\n", p->format_major(), p->format_minor());
+  Appendf(out, "kernel abi: %u\n", p->kernel_abi());
+  Appendf(out, "model: %s\n", Quoted(Str(p->model_name())).c_str());
+
+  const fb::Target* t = p->target();
+  Appendf(out, "target:\n");
+  if (t) {
+    Appendf(out, "  device: %s\n", DeviceName(t->device()).c_str());
+    Appendf(out, "  triple: %s\n", Quoted(Str(t->triple())).c_str());
+    Appendf(out, "  cpu: %s\n", Quoted(Str(t->cpu())).c_str());
+    std::string features;
+    for (flatbuffers::uoffset_t i = 0; i < Size(t->features()); ++i) {
+      if (i > 0) features += ',';
+      features += Str(t->features()->Get(i));
+    }
+    Appendf(out, "  features: %s\n", Quoted(features).c_str());
+    Appendf(out, "  data layout: %s\n", Quoted(Str(t->data_layout())).c_str());
+    if (t->device() == fb::DeviceKind::CudaGpu) {
+      Appendf(out, "  sm: %u\n  ptx isa: %u\n", t->sm(), t->ptx_isa());
+    }
+  } else {
+    Appendf(out, "  (none)\n");
+  }
+  Appendf(out, "constants: %llu bytes\n", static_cast<unsigned long long>(p->constants_size()));
+
+  for (flatbuffers::uoffset_t e = 0; e < Size(p->entries()); ++e) {
+    const fb::Entry* entry = p->entries()->Get(e);
+    Appendf(out, "entry %u: %s\n", e, Quoted(Str(entry->name())).c_str());
+    TensorsText(out, "input", entry->inputs());
+    TensorsText(out, "output", entry->outputs());
+    Appendf(out, "  thunks: %u\n", Size(entry->thunks()));
+    for (flatbuffers::uoffset_t i = 0; i < Size(entry->thunks()); ++i) {
+      const fb::Thunk* th = entry->thunks()->Get(i);
+      Appendf(out, "    %u: node %s op %s: ", i, Quoted(Str(th->node())).c_str(),
+              Quoted(Str(th->op())).c_str());
+      if (const fb::KernelThunk* k = th->kind_as_KernelThunk()) {
+        const std::string name = KernelName(p, k->kernel());
+        Appendf(out, "kernel %u (%s) args [%s] outputs %u tasks %llu\n", k->kernel(),
+                name.empty() ? "out of range" : Quoted(name).c_str(),
+                JoinNumbers(k->args()).c_str(), k->num_outputs(),
+                static_cast<unsigned long long>(k->task_count()));
+      } else if (const fb::CopyThunk* c = th->kind_as_CopyThunk()) {
+        Appendf(out, "copy src %u dst %u size %llu\n", c->src(), c->dst(),
+                static_cast<unsigned long long>(c->size()));
+      } else {
+        Appendf(out, "unknown thunk kind %u\n", static_cast<unsigned>(th->kind_type()));
+      }
+    }
+  }
+
+  Appendf(out, "buffers: %u\n", Size(p->buffers()));
+  for (flatbuffers::uoffset_t i = 0; i < Size(p->buffers()); ++i) {
+    const fb::Buffer* b = p->buffers()->Get(i);
+    Appendf(
+        out, "  %u: %s index %u offset %llu size %llu alignment %u name %s\n", i,
+        BufferKindName(b->kind()).c_str(), b->index(), static_cast<unsigned long long>(b->offset()),
+        static_cast<unsigned long long>(b->size()), b->alignment(), Quoted(Str(b->name())).c_str());
+  }
+
+  Appendf(out, "arena: %llu bytes, alignment %u\n",
+          static_cast<unsigned long long>(p->arena_size()), p->arena_alignment());
+  for (flatbuffers::uoffset_t i : ArenaBuffersByOffset(p)) {
+    const fb::Buffer* b = p->buffers()->Get(i);
+    const std::string problem = ArenaProblem(p, b);
+    Appendf(out, "  [%llu, %llu) buffer %u %s%s%s\n", static_cast<unsigned long long>(b->offset()),
+            static_cast<unsigned long long>(b->offset() + b->size()), i,
+            Quoted(Str(b->name())).c_str(), problem.empty() ? "" : "  !! ", problem.c_str());
+  }
+
+  Appendf(out, "kernels: %u\n", Size(p->kernels()));
+  for (flatbuffers::uoffset_t i = 0; i < Size(p->kernels()); ++i) {
+    const fb::Kernel* k = p->kernels()->Get(i);
+    Appendf(out, "  %u: %s %s\n", i, Quoted(Str(k->name())).c_str(),
+            DeviceName(k->device()).c_str());
+  }
+  return text;
+}
+
+namespace {
+
+std::string U(uint64_t v) { return std::to_string(v); }
+
+std::string JsonTensors(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* v) {
+  std::string out = "[";
+  for (flatbuffers::uoffset_t i = 0; i < Size(v); ++i) {
+    const fb::Tensor* t = v->Get(i);
+    out += std::string(i > 0 ? ", " : "") + "{\"name\": " + JsonString(Str(t->name())) +
+           ", \"dtype\": " + JsonString(DTypeName(t->dtype())) + ", \"shape\": [" +
+           JoinNumbers(t->shape(), ", ") + "], \"buffer\": " + U(t->buffer()) + "}";
+  }
+  return out + "]";
+}
+
+std::string JsonThunk(const fb::Program* p, const fb::Thunk* th) {
+  std::string out =
+      "{\"node\": " + JsonString(Str(th->node())) + ", \"op\": " + JsonString(Str(th->op()));
+  if (const fb::KernelThunk* k = th->kind_as_KernelThunk()) {
+    const std::string name = KernelName(p, k->kernel());
+    out += ", \"kind\": \"kernel\", \"kernel\": " + U(k->kernel()) +
+           ", \"kernel_name\": " + (k->kernel() < Size(p->kernels()) ? JsonString(name) : "null") +
+           ", \"args\": [" + JoinNumbers(k->args(), ", ") +
+           "], \"num_outputs\": " + U(k->num_outputs()) + ", \"task_count\": " + U(k->task_count());
+  } else if (const fb::CopyThunk* c = th->kind_as_CopyThunk()) {
+    out += ", \"kind\": \"copy\", \"src\": " + U(c->src()) + ", \"dst\": " + U(c->dst()) +
+           ", \"size\": " + U(c->size());
+  } else {
+    out += ", \"kind\": \"unknown\", \"kind_type\": " + U(static_cast<unsigned>(th->kind_type()));
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+std::string ProgramReportJson(const std::string& path, const ProgramImage& image,
+                              const fb::Program* p) {
+  std::string out = "{\n";
+  out += "  \"file\": " + JsonString(path) + ",\n";
+  out += "  \"origin\": " + JsonString(image.origin) + ",\n";
+  out += "  \"format_version\": {\"major\": " + U(p->format_major()) +
+         ", \"minor\": " + U(p->format_minor()) + "},\n";
+  out += "  \"kernel_abi\": " + U(p->kernel_abi()) + ",\n";
+  out += "  \"model_name\": " + JsonString(Str(p->model_name())) + ",\n";
+  if (const fb::Target* t = p->target()) {
+    std::string features;
+    for (flatbuffers::uoffset_t i = 0; i < Size(t->features()); ++i) {
+      features += (i > 0 ? ", " : "") + JsonString(Str(t->features()->Get(i)));
+    }
+    out += "  \"target\": {\"device\": " + JsonString(DeviceName(t->device())) +
+           ", \"triple\": " + JsonString(Str(t->triple())) +
+           ", \"cpu\": " + JsonString(Str(t->cpu())) + ", \"features\": [" + features +
+           "], \"data_layout\": " + JsonString(Str(t->data_layout())) + ", \"sm\": " + U(t->sm()) +
+           ", \"ptx_isa\": " + U(t->ptx_isa()) + "},\n";
+  } else {
+    out += "  \"target\": null,\n";
+  }
+  out += "  \"constants_size\": " + U(p->constants_size()) + ",\n";
+
+  out += "  \"entries\": [";
+  for (flatbuffers::uoffset_t e = 0; e < Size(p->entries()); ++e) {
+    const fb::Entry* entry = p->entries()->Get(e);
+    out += std::string(e > 0 ? "," : "") + "\n    {\"name\": " + JsonString(Str(entry->name())) +
+           ",\n     \"inputs\": " + JsonTensors(entry->inputs()) +
+           ",\n     \"outputs\": " + JsonTensors(entry->outputs()) + ",\n     \"thunks\": [";
+    for (flatbuffers::uoffset_t i = 0; i < Size(entry->thunks()); ++i) {
+      out += std::string(i > 0 ? "," : "") + "\n       " + JsonThunk(p, entry->thunks()->Get(i));
+    }
+    out += "]}";
+  }
+  out += "],\n";
+
+  out += "  \"buffers\": [";
+  for (flatbuffers::uoffset_t i = 0; i < Size(p->buffers()); ++i) {
+    const fb::Buffer* b = p->buffers()->Get(i);
+    out += std::string(i > 0 ? "," : "") + "\n    {\"id\": " + U(i) +
+           ", \"kind\": " + JsonString(BufferKindName(b->kind())) +
+           ", \"index\": " + U(b->index()) + ", \"offset\": " + U(b->offset()) +
+           ", \"size\": " + U(b->size()) + ", \"alignment\": " + U(b->alignment()) +
+           ", \"name\": " + JsonString(Str(b->name())) + "}";
+  }
+  out += "],\n";
+
+  out += "  \"arena\": {\"size\": " + U(p->arena_size()) +
+         ", \"alignment\": " + U(p->arena_alignment()) + ", \"buffers\": [";
+  bool first = true;
+  for (flatbuffers::uoffset_t i : ArenaBuffersByOffset(p)) {
+    const fb::Buffer* b = p->buffers()->Get(i);
+    const std::string problem = ArenaProblem(p, b);
+    out += std::string(first ? "" : ",") + "\n    {\"buffer\": " + U(i) +
+           ", \"begin\": " + U(b->offset()) + ", \"end\": " + U(b->offset() + b->size()) +
+           ", \"name\": " + JsonString(Str(b->name())) +
+           (problem.empty() ? "" : ", \"problem\": " + JsonString(problem)) + "}";
+    first = false;
+  }
+  out += "]},\n";
+
+  out += "  \"kernels\": [";
+  for (flatbuffers::uoffset_t i = 0; i < Size(p->kernels()); ++i) {
+    const fb::Kernel* k = p->kernels()->Get(i);
+    out += std::string(i > 0 ? "," : "") + "\n    {\"name\": " + JsonString(Str(k->name())) +
+           ", \"device\": " + JsonString(DeviceName(k->device())) + "}";
+  }
+  out += "]\n}\n";
+  return out;
+}
+
+}  // namespace nanort::tools

@@ -1,6 +1,6 @@
-#include <stdlib.h>
-
 #include "allocator.h"
+
+#include <stdlib.h>
 
 namespace {
 

@@ -33,8 +33,7 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
 // Byte size of a tensor of `dtype` with the given dims, read from a possibly
 // unaligned int64 vector. False when a dim is negative, the dtype unknown or
 // the size overflows.
-bool TensorByteSize(fb::DType dtype, const flatbuffers::Vector<int64_t>* shape,
-                    uint64_t* out_size);
+bool TensorByteSize(fb::DType dtype, const flatbuffers::Vector<int64_t>* shape, uint64_t* out_size);
 
 }  // namespace nanort
 

@@ -18,15 +18,15 @@ nanort_status_code SetOk(nanort_status* status);
 }  // namespace nanort
 
 // Returns from the enclosing function with `expr`'s code unless it is OK.
-#define NANORT_RETURN_IF_ERROR(expr)                  \
-  do {                                                \
-    const nanort_status_code nanort_code_ = (expr);   \
+#define NANORT_RETURN_IF_ERROR(expr)                    \
+  do {                                                  \
+    const nanort_status_code nanort_code_ = (expr);     \
     if (nanort_code_ != NANORT_OK) return nanort_code_; \
   } while (0)
 
 // Returns `code` with a formatted message in `status` unless `cond` holds.
-#define NANORT_CHECK_OR_RETURN(cond, status, code, ...)               \
-  do {                                                                \
+#define NANORT_CHECK_OR_RETURN(cond, status, code, ...)                     \
+  do {                                                                      \
     if (!(cond)) return ::nanort::SetStatus((status), (code), __VA_ARGS__); \
   } while (0)
 

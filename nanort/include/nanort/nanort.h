@@ -180,8 +180,11 @@ typedef struct nanort_tensor {
 
 /* Runs the model's entry on the caller's tensors, in the entry's order.
  * Each tensor's dtype and shape must equal the model's (else
- * NANORT_SHAPE_MISMATCH naming the input or output). Outputs are written in
- * place; inputs are only read. Input and output data must not overlap. */
+ * NANORT_SHAPE_MISMATCH naming the input or output). Data must be non-NULL
+ * (unless the tensor has 0 bytes) and aligned to the dtype's element size,
+ * and no output may overlap an input or another output (else
+ * NANORT_INVALID_ARGUMENT). Outputs are written in place; inputs are only
+ * read. */
 nanort_status_code nanort_run(nanort_session* session, const nanort_tensor* inputs,
                               size_t num_inputs, const nanort_tensor* outputs, size_t num_outputs,
                               nanort_status* status);

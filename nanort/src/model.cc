@@ -1,0 +1,176 @@
+#include "model.h"
+
+#include <string.h>
+
+#include "allocator.h"
+#include "program_verifier.h"
+#include "status.h"
+#include "target_check.h"
+
+namespace nanort {
+namespace {
+
+size_t CountTensors(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* tensors) {
+  return tensors != nullptr ? tensors->size() : 0;
+}
+
+size_t CountDims(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* tensors) {
+  size_t dims = 0;
+  for (flatbuffers::uoffset_t i = 0; i < CountTensors(tensors); ++i) {
+    const auto* shape = tensors->Get(i)->shape();
+    dims += shape != nullptr ? shape->size() : 0;
+  }
+  return dims;
+}
+
+// Fills `infos` from verified tensors, copying dims into `dims`; returns the
+// first dim slot not used.
+int64_t* FillInfos(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* tensors,
+                   nanort_tensor_info* infos, int64_t* dims) {
+  for (flatbuffers::uoffset_t i = 0; i < CountTensors(tensors); ++i) {
+    const fb::Tensor& tensor = *tensors->Get(i);
+    const auto* shape = tensor.shape();
+    const uint32_t rank = shape != nullptr ? shape->size() : 0;
+    nanort_tensor_info& info = infos[i];
+    info.name = tensor.name() != nullptr ? tensor.name()->c_str() : "";
+    info.dtype = static_cast<nanort_dtype>(tensor.dtype());
+    info.rank = rank;
+    info.dims = dims;
+    if (rank != 0) memcpy(dims, shape->Data(), rank * sizeof(int64_t));
+    TensorByteSize(tensor.dtype(), shape, &info.size_bytes);
+    dims += rank;
+  }
+  return dims;
+}
+
+void FreeModel(nanort_model* model) {
+  const nanort_allocator allocator = model->allocator;
+  void* library = model->library;
+  void (*close_library)(void*) = model->close_library;
+  if (model->owned_program != nullptr) allocator.free(allocator.self, model->owned_program);
+  allocator.free(allocator.self, model);
+  // Last: the def and the program may live in the library.
+  if (library != nullptr && close_library != nullptr) close_library(library);
+}
+
+}  // namespace
+}  // namespace nanort
+
+using namespace nanort;  // NOLINT: the C API below is this file's only content.
+
+extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
+                                                nanort_allocator allocator,
+                                                nanort_model** out_model, nanort_status* status) {
+  NANORT_CHECK_OR_RETURN(out_model != nullptr, status, NANORT_INVALID_ARGUMENT,
+                         "out_model is NULL");
+  *out_model = nullptr;
+  NANORT_CHECK_OR_RETURN(def != nullptr, status, NANORT_INVALID_ARGUMENT, "model def is NULL");
+  NANORT_CHECK_OR_RETURN(IsValidAllocator(allocator), status, NANORT_INVALID_ARGUMENT,
+                         "allocator has a NULL alloc or free function");
+  NANORT_CHECK_OR_RETURN(def->kernel_abi == NANORT_KERNEL_ABI_VERSION, status,
+                         NANORT_UNSUPPORTED_VERSION,
+                         "model was compiled for kernel ABI %u, this runtime calls ABI %u",
+                         def->kernel_abi, NANORT_KERNEL_ABI_VERSION);
+  NANORT_CHECK_OR_RETURN(def->program != nullptr, status, NANORT_INVALID_ARGUMENT,
+                         "model def has a NULL program");
+
+  // A program embedded in an object file is normally aligned; one read from
+  // elsewhere may not be, and the flatbuffer's scalars are read in place.
+  const uint8_t* bytes = def->program;
+  void* owned_program = nullptr;
+  if (!IsAligned(bytes, kProgramAlignment)) {
+    NANORT_CHECK_OR_RETURN(def->program_size <= SIZE_MAX, status, NANORT_INVALID_PROGRAM,
+                           "program too large");
+    owned_program =
+        allocator.alloc(allocator.self, static_cast<size_t>(def->program_size), kProgramAlignment);
+    NANORT_CHECK_OR_RETURN(owned_program != nullptr, status, NANORT_OUT_OF_MEMORY,
+                           "allocator returned NULL for a %llu-byte aligned program copy",
+                           static_cast<unsigned long long>(def->program_size));
+    memcpy(owned_program, bytes, static_cast<size_t>(def->program_size));
+    bytes = static_cast<const uint8_t*>(owned_program);
+  }
+
+  const fb::Program* program = nullptr;
+  nanort_status_code code = VerifyProgramBuffer(bytes, def->program_size, &program, status);
+  if (code == NANORT_OK) code = VerifyProgramInvariants(*program, *def, allocator, status);
+  if (code == NANORT_OK) code = CheckTargetRunsHere(program->target(), status);
+  if (code != NANORT_OK) {
+    if (owned_program != nullptr) allocator.free(allocator.self, owned_program);
+    return code;
+  }
+
+  const fb::Entry* entry = program->entries()->Get(0);
+  const size_t num_inputs = CountTensors(entry->inputs());
+  const size_t num_outputs = CountTensors(entry->outputs());
+  BlockLayout layout;
+  const size_t model_at = layout.Add<nanort_model>(1);
+  const size_t infos_at = layout.Add<nanort_tensor_info>(num_inputs + num_outputs);
+  const size_t dims_at =
+      layout.Add<int64_t>(CountDims(entry->inputs()) + CountDims(entry->outputs()));
+  void* block = layout.overflow()
+                    ? nullptr
+                    : allocator.alloc(allocator.self, layout.size(), layout.alignment());
+  if (block == nullptr) {
+    if (owned_program != nullptr) allocator.free(allocator.self, owned_program);
+    return SetStatus(status, NANORT_OUT_OF_MEMORY,
+                     "allocator returned NULL for the model (%zu bytes)", layout.size());
+  }
+  uint8_t* base = static_cast<uint8_t*>(block);
+  nanort_model* model = reinterpret_cast<nanort_model*>(base + model_at);
+  memset(model, 0, sizeof(*model));
+  model->allocator = allocator;
+  model->def = *def;
+  model->program = program;
+  model->entry = entry;
+  model->owned_program = owned_program;
+  model->arena_size = program->arena_size();
+  model->arena_alignment = program->arena_alignment();
+  model->inputs = reinterpret_cast<nanort_tensor_info*>(base + infos_at);
+  model->num_inputs = num_inputs;
+  model->outputs = model->inputs + num_inputs;
+  model->num_outputs = num_outputs;
+  int64_t* dims = reinterpret_cast<int64_t*>(base + dims_at);
+  dims = FillInfos(entry->inputs(), model->inputs, dims);
+  FillInfos(entry->outputs(), model->outputs, dims);
+
+  *out_model = model;
+  return SetOk(status);
+}
+
+extern "C" void nanort_model_release(nanort_model* model) {
+  if (model != nullptr) FreeModel(model);
+}
+
+extern "C" size_t nanort_model_input_count(const nanort_model* model) {
+  return model != nullptr ? model->num_inputs : 0;
+}
+
+extern "C" size_t nanort_model_output_count(const nanort_model* model) {
+  return model != nullptr ? model->num_outputs : 0;
+}
+
+extern "C" nanort_status_code nanort_model_input_info(const nanort_model* model, size_t index,
+                                                      nanort_tensor_info* out_info) {
+  if (model == nullptr || out_info == nullptr || index >= model->num_inputs) {
+    return NANORT_INVALID_ARGUMENT;
+  }
+  *out_info = model->inputs[index];
+  return NANORT_OK;
+}
+
+extern "C" nanort_status_code nanort_model_output_info(const nanort_model* model, size_t index,
+                                                       nanort_tensor_info* out_info) {
+  if (model == nullptr || out_info == nullptr || index >= model->num_outputs) {
+    return NANORT_INVALID_ARGUMENT;
+  }
+  *out_info = model->outputs[index];
+  return NANORT_OK;
+}
+
+extern "C" uint64_t nanort_model_arena_size(const nanort_model* model) {
+  return model != nullptr ? model->arena_size : 0;
+}
+
+extern "C" uint32_t nanort_model_arena_alignment(const nanort_model* model) {
+  return model != nullptr ? model->arena_alignment : 0;
+}

@@ -1,0 +1,482 @@
+#include "program_verifier.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <new>
+
+#include "allocator.h"
+#include "status.h"
+
+namespace nanort {
+namespace {
+
+using flatbuffers::uoffset_t;
+
+const char* NameOf(const flatbuffers::String* name) { return name != nullptr ? name->c_str() : ""; }
+
+template <typename T>
+uoffset_t SizeOf(const flatbuffers::Vector<T>* vector) {
+  return vector != nullptr ? vector->size() : 0;
+}
+
+bool IsValidDType(fb::DType dtype) {
+  return static_cast<uint8_t>(dtype) <= static_cast<uint8_t>(fb::DType::MAX);
+}
+
+// A set of byte ranges, kept sorted, disjoint and with touching ranges merged,
+// in caller-provided storage. Every range inserted starts at the offset of one
+// of the buffers of its memory space, and merged ranges keep distinct starts,
+// so the number of buffers in the space bounds the storage it needs.
+class ByteRangeSet {
+ public:
+  struct Range {
+    uint64_t begin, end;
+  };
+
+  void Init(Range* storage, size_t capacity) {
+    ranges_ = storage;
+    capacity_ = capacity;
+    count_ = 0;
+  }
+
+  bool Covers(uint64_t begin, uint64_t end) const {
+    if (begin == end) return true;
+    for (size_t i = 0; i < count_; ++i) {
+      if (ranges_[i].begin > begin) break;
+      if (ranges_[i].end >= end) return true;
+    }
+    return false;
+  }
+
+  // False only if the capacity bound above was wrong.
+  bool Insert(uint64_t begin, uint64_t end) {
+    if (begin == end) return true;
+    size_t first = 0;
+    while (first < count_ && ranges_[first].end < begin) ++first;
+    size_t last = first;  // one past the last range that overlaps or touches
+    while (last < count_ && ranges_[last].begin <= end) ++last;
+    if (first == last) {
+      if (count_ == capacity_) return false;
+      memmove(&ranges_[first + 1], &ranges_[first], (count_ - first) * sizeof(Range));
+      ranges_[first] = Range{begin, end};
+      ++count_;
+      return true;
+    }
+    Range merged{begin < ranges_[first].begin ? begin : ranges_[first].begin,
+                 end > ranges_[last - 1].end ? end : ranges_[last - 1].end};
+    ranges_[first] = merged;
+    memmove(&ranges_[first + 1], &ranges_[last], (count_ - last) * sizeof(Range));
+    count_ -= last - first - 1;
+    return true;
+  }
+
+ private:
+  Range* ranges_ = nullptr;
+  size_t capacity_ = 0;
+  size_t count_ = 0;
+};
+
+// The bytes written so far, per writable memory space: the arena (space 0)
+// and each output tensor (space 1 + output index).
+class DefinednessTracker {
+ public:
+  DefinednessTracker(const fb::Program& program, const fb::Entry& entry, nanort_allocator allocator)
+      : program_(program), allocator_(allocator) {
+    num_spaces_ = 1 + static_cast<size_t>(SizeOf(entry.outputs()));
+  }
+  ~DefinednessTracker() {
+    if (block_ != nullptr) allocator_.free(allocator_.self, block_);
+  }
+  DefinednessTracker(const DefinednessTracker&) = delete;
+  DefinednessTracker& operator=(const DefinednessTracker&) = delete;
+
+  nanort_status_code Init(nanort_status* status) {
+    const auto* buffers = program_.buffers();
+    BlockLayout layout;
+    const size_t sets_at = layout.Add<ByteRangeSet>(num_spaces_);
+    const size_t counts_at = layout.Add<size_t>(num_spaces_);
+    const size_t ranges_at = layout.Add<ByteRangeSet::Range>(SizeOf(buffers));
+    NANORT_CHECK_OR_RETURN(!layout.overflow(), status, NANORT_OUT_OF_MEMORY,
+                           "program too large to verify");
+    block_ =
+        static_cast<uint8_t*>(allocator_.alloc(allocator_.self, layout.size(), layout.alignment()));
+    NANORT_CHECK_OR_RETURN(block_ != nullptr, status, NANORT_OUT_OF_MEMORY,
+                           "allocator returned NULL for %zu bytes of verifier scratch",
+                           layout.size());
+    sets_ = reinterpret_cast<ByteRangeSet*>(block_ + sets_at);
+    size_t* counts = reinterpret_cast<size_t*>(block_ + counts_at);
+    auto* ranges = reinterpret_cast<ByteRangeSet::Range*>(block_ + ranges_at);
+    for (size_t s = 0; s < num_spaces_; ++s) counts[s] = 0;
+    for (uoffset_t b = 0; b < SizeOf(buffers); ++b) {
+      size_t space;
+      if (SpaceOf(*buffers->Get(b), &space)) ++counts[space];
+    }
+    size_t next = 0;
+    for (size_t s = 0; s < num_spaces_; ++s) {
+      new (&sets_[s]) ByteRangeSet();
+      sets_[s].Init(ranges + next, counts[s]);
+      next += counts[s];
+    }
+    return NANORT_OK;
+  }
+
+  // False for Input and Constant buffers, which live outside the tracked
+  // spaces and are always defined.
+  bool SpaceOf(const fb::Buffer& buffer, size_t* space) const {
+    if (buffer.kind() == fb::BufferKind::Arena) {
+      *space = 0;
+      return true;
+    }
+    if (buffer.kind() == fb::BufferKind::Output) {
+      *space = 1 + buffer.index();
+      return true;
+    }
+    return false;
+  }
+
+  // `length` bytes from the buffer's start; the verifier has bounded both.
+  bool IsDefined(const fb::Buffer& buffer, uint64_t length) const {
+    size_t space;
+    if (!SpaceOf(buffer, &space)) return true;
+    return sets_[space].Covers(buffer.offset(), buffer.offset() + length);
+  }
+
+  bool MarkWritten(const fb::Buffer& buffer, uint64_t length) {
+    size_t space;
+    if (!SpaceOf(buffer, &space)) return false;
+    return sets_[space].Insert(buffer.offset(), buffer.offset() + length);
+  }
+
+ private:
+  const fb::Program& program_;
+  nanort_allocator allocator_;
+  size_t num_spaces_ = 0;
+  uint8_t* block_ = nullptr;
+  ByteRangeSet* sets_ = nullptr;
+};
+
+bool IsWritable(fb::BufferKind kind) {
+  return kind == fb::BufferKind::Arena || kind == fb::BufferKind::Output;
+}
+
+// "thunk 3 (node 'conv1', op 'Conv')", for messages.
+struct ThunkLabel {
+  char text[96];
+  ThunkLabel(uoffset_t index, const fb::Thunk& thunk) {
+    snprintf(text, sizeof(text), "thunk %u (node '%s', op '%s')", index, NameOf(thunk.node()),
+             NameOf(thunk.op()));
+  }
+};
+
+nanort_status_code CheckTensors(const fb::Program& program,
+                                const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* tensors,
+                                fb::BufferKind kind, const char* what, nanort_status* status) {
+  const auto* buffers = program.buffers();
+  for (uoffset_t i = 0; i < SizeOf(tensors); ++i) {
+    const fb::Tensor& tensor = *tensors->Get(i);
+    const char* name = NameOf(tensor.name());
+    NANORT_CHECK_OR_RETURN(IsValidDType(tensor.dtype()), status, NANORT_INVALID_PROGRAM,
+                           "%s %u ('%s'): unknown dtype %u", what, i, name,
+                           static_cast<unsigned>(tensor.dtype()));
+    uint64_t bytes;
+    NANORT_CHECK_OR_RETURN(
+        TensorByteSize(tensor.dtype(), tensor.shape(), &bytes), status, NANORT_INVALID_PROGRAM,
+        "%s %u ('%s'): shape has a negative dim or its size overflows", what, i, name);
+    NANORT_CHECK_OR_RETURN(tensor.buffer() < SizeOf(buffers), status, NANORT_INVALID_PROGRAM,
+                           "%s %u ('%s'): buffer %u out of range (program has %u buffers)", what, i,
+                           name, tensor.buffer(), SizeOf(buffers));
+    const fb::Buffer& buffer = *buffers->Get(tensor.buffer());
+    NANORT_CHECK_OR_RETURN(buffer.kind() == kind && buffer.index() == i && buffer.offset() == 0 &&
+                               buffer.size() == bytes,
+                           status, NANORT_INVALID_PROGRAM,
+                           "%s %u ('%s'): buffer %u is not the whole %s %u (%llu bytes)", what, i,
+                           name, tensor.buffer(), what, i, static_cast<unsigned long long>(bytes));
+  }
+  return NANORT_OK;
+}
+
+nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& entry,
+                                const nanort_model_def& def, nanort_status* status) {
+  const auto* buffers = program.buffers();
+  for (uoffset_t b = 0; b < SizeOf(buffers); ++b) {
+    const fb::Buffer& buffer = *buffers->Get(b);
+    const char* name = NameOf(buffer.name());
+    uint64_t end;
+    NANORT_CHECK_OR_RETURN(!AddOverflows(buffer.offset(), buffer.size(), &end), status,
+                           NANORT_INVALID_PROGRAM, "buffer %u ('%s'): offset + size overflows", b,
+                           name);
+    NANORT_CHECK_OR_RETURN(IsPowerOfTwo(buffer.alignment()), status, NANORT_INVALID_PROGRAM,
+                           "buffer %u ('%s'): alignment %u is not a power of two", b, name,
+                           buffer.alignment());
+    NANORT_CHECK_OR_RETURN(buffer.offset() % buffer.alignment() == 0, status,
+                           NANORT_INVALID_PROGRAM,
+                           "buffer %u ('%s'): offset %llu is not aligned to %u", b, name,
+                           static_cast<unsigned long long>(buffer.offset()), buffer.alignment());
+    uint64_t limit = 0;
+    const char* space = "";
+    switch (buffer.kind()) {
+      case fb::BufferKind::Constant:
+        limit = program.constants_size();
+        space = "constants";
+        NANORT_CHECK_OR_RETURN(
+            end > limit || IsAligned(def.constants + buffer.offset(), buffer.alignment()), status,
+            NANORT_INVALID_PROGRAM,
+            "buffer %u ('%s'): constants at offset %llu are not aligned to %u in memory", b, name,
+            static_cast<unsigned long long>(buffer.offset()), buffer.alignment());
+        break;
+      case fb::BufferKind::Arena:
+        limit = program.arena_size();
+        space = "arena";
+        NANORT_CHECK_OR_RETURN(buffer.alignment() <= program.arena_alignment(), status,
+                               NANORT_INVALID_PROGRAM,
+                               "buffer %u ('%s'): alignment %u exceeds the arena's %u", b, name,
+                               buffer.alignment(), program.arena_alignment());
+        break;
+      case fb::BufferKind::Input:
+      case fb::BufferKind::Output: {
+        const bool input = buffer.kind() == fb::BufferKind::Input;
+        const auto* tensors = input ? entry.inputs() : entry.outputs();
+        space = input ? "input" : "output";
+        NANORT_CHECK_OR_RETURN(buffer.index() < SizeOf(tensors), status, NANORT_INVALID_PROGRAM,
+                               "buffer %u ('%s'): %s %u out of range (entry has %u)", b, name,
+                               space, buffer.index(), SizeOf(tensors));
+        const fb::Tensor& tensor = *tensors->Get(buffer.index());
+        // CheckTensors ran first, so the size is known to be valid.
+        TensorByteSize(tensor.dtype(), tensor.shape(), &limit);
+        break;
+      }
+      default:
+        return SetStatus(status, NANORT_INVALID_PROGRAM, "buffer %u ('%s'): unknown kind %u", b,
+                         name, static_cast<unsigned>(buffer.kind()));
+    }
+    NANORT_CHECK_OR_RETURN(end <= limit, status, NANORT_INVALID_PROGRAM,
+                           "buffer %u ('%s'): bytes [%llu, %llu) outside the %s (%llu bytes)", b,
+                           name, static_cast<unsigned long long>(buffer.offset()),
+                           static_cast<unsigned long long>(end), space,
+                           static_cast<unsigned long long>(limit));
+  }
+  return NANORT_OK;
+}
+
+nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_def& def,
+                                nanort_status* status) {
+  const auto* kernels = program.kernels();
+  NANORT_CHECK_OR_RETURN(SizeOf(kernels) == def.num_kernels, status, NANORT_INVALID_PROGRAM,
+                         "program has %u kernels, its object file binds %u", SizeOf(kernels),
+                         def.num_kernels);
+  NANORT_CHECK_OR_RETURN(def.num_kernels == 0 || def.kernels != nullptr, status,
+                         NANORT_INVALID_PROGRAM, "model def has %u kernels but a NULL kernel table",
+                         def.num_kernels);
+  for (uoffset_t k = 0; k < SizeOf(kernels); ++k) {
+    const fb::Kernel& kernel = *kernels->Get(k);
+    NANORT_CHECK_OR_RETURN(kernel.device() == fb::DeviceKind::Cpu, status,
+                           NANORT_UNSUPPORTED_TARGET,
+                           "kernel %u ('%s') is a GPU kernel: GPU programs are not supported by "
+                           "this build",
+                           k, NameOf(kernel.name()));
+    NANORT_CHECK_OR_RETURN(def.kernels[k] != nullptr, status, NANORT_INVALID_PROGRAM,
+                           "kernel %u ('%s') is NULL in the object file's kernel table", k,
+                           NameOf(kernel.name()));
+  }
+  return NANORT_OK;
+}
+
+nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entry,
+                               nanort_allocator allocator, nanort_status* status) {
+  const auto* buffers = program.buffers();
+  const uoffset_t num_buffers = SizeOf(buffers);
+  DefinednessTracker defined(program, entry, allocator);
+  NANORT_RETURN_IF_ERROR(defined.Init(status));
+
+  const auto* thunks = entry.thunks();
+  for (uoffset_t t = 0; t < SizeOf(thunks); ++t) {
+    const fb::Thunk& thunk = *thunks->Get(t);
+    if (const fb::KernelThunk* kernel = thunk.kind_as_KernelThunk()) {
+      const auto* args = kernel->args();
+      const uoffset_t num_args = SizeOf(args);
+      NANORT_CHECK_OR_RETURN(kernel->kernel() < SizeOf(program.kernels()), status,
+                             NANORT_INVALID_PROGRAM, "%s: kernel %u out of range (%u kernels)",
+                             ThunkLabel(t, thunk).text, kernel->kernel(),
+                             SizeOf(program.kernels()));
+      NANORT_CHECK_OR_RETURN(kernel->task_count() >= 1, status, NANORT_INVALID_PROGRAM,
+                             "%s: task_count is 0", ThunkLabel(t, thunk).text);
+      NANORT_CHECK_OR_RETURN(kernel->num_outputs() <= num_args, status, NANORT_INVALID_PROGRAM,
+                             "%s: %u outputs but only %u args", ThunkLabel(t, thunk).text,
+                             kernel->num_outputs(), num_args);
+      const uoffset_t first_output = num_args - kernel->num_outputs();
+      for (uoffset_t a = 0; a < num_args; ++a) {
+        NANORT_CHECK_OR_RETURN(args->Get(a) < num_buffers, status, NANORT_INVALID_PROGRAM,
+                               "%s: arg %u names buffer %u (program has %u)",
+                               ThunkLabel(t, thunk).text, a, args->Get(a), num_buffers);
+      }
+      // Reads happen before writes, so an in-place kernel still needs its
+      // operand defined.
+      for (uoffset_t a = 0; a < first_output; ++a) {
+        const fb::Buffer& buffer = *buffers->Get(args->Get(a));
+        NANORT_CHECK_OR_RETURN(defined.IsDefined(buffer, buffer.size()), status,
+                               NANORT_INVALID_PROGRAM,
+                               "%s: reads buffer %u ('%s') before anything writes it",
+                               ThunkLabel(t, thunk).text, args->Get(a), NameOf(buffer.name()));
+      }
+      for (uoffset_t a = first_output; a < num_args; ++a) {
+        const fb::Buffer& buffer = *buffers->Get(args->Get(a));
+        NANORT_CHECK_OR_RETURN(IsWritable(buffer.kind()), status, NANORT_INVALID_PROGRAM,
+                               "%s: writes buffer %u ('%s'), which is an input or constant",
+                               ThunkLabel(t, thunk).text, args->Get(a), NameOf(buffer.name()));
+        NANORT_CHECK_OR_RETURN(defined.MarkWritten(buffer, buffer.size()), status,
+                               NANORT_INVALID_PROGRAM, "%s: too many distinct writes",
+                               ThunkLabel(t, thunk).text);
+      }
+    } else if (const fb::CopyThunk* copy = thunk.kind_as_CopyThunk()) {
+      NANORT_CHECK_OR_RETURN(copy->src() < num_buffers && copy->dst() < num_buffers, status,
+                             NANORT_INVALID_PROGRAM,
+                             "%s: copies buffer %u to buffer %u (program has %u)",
+                             ThunkLabel(t, thunk).text, copy->src(), copy->dst(), num_buffers);
+      const fb::Buffer& src = *buffers->Get(copy->src());
+      const fb::Buffer& dst = *buffers->Get(copy->dst());
+      NANORT_CHECK_OR_RETURN(
+          copy->size() <= src.size() && copy->size() <= dst.size(), status, NANORT_INVALID_PROGRAM,
+          "%s: copies %llu bytes between buffers of %llu and %llu bytes", ThunkLabel(t, thunk).text,
+          static_cast<unsigned long long>(copy->size()),
+          static_cast<unsigned long long>(src.size()), static_cast<unsigned long long>(dst.size()));
+      NANORT_CHECK_OR_RETURN(defined.IsDefined(src, copy->size()), status, NANORT_INVALID_PROGRAM,
+                             "%s: reads buffer %u ('%s') before anything writes it",
+                             ThunkLabel(t, thunk).text, copy->src(), NameOf(src.name()));
+      NANORT_CHECK_OR_RETURN(IsWritable(dst.kind()), status, NANORT_INVALID_PROGRAM,
+                             "%s: writes buffer %u ('%s'), which is an input or constant",
+                             ThunkLabel(t, thunk).text, copy->dst(), NameOf(dst.name()));
+      NANORT_CHECK_OR_RETURN(defined.MarkWritten(dst, copy->size()), status, NANORT_INVALID_PROGRAM,
+                             "%s: too many distinct writes", ThunkLabel(t, thunk).text);
+    } else {
+      // The flatbuffers Verifier accepts union members it does not know (for
+      // forward compatibility); this runtime cannot execute them.
+      return SetStatus(status, NANORT_INVALID_PROGRAM, "%s: unknown or missing thunk kind %u",
+                       ThunkLabel(t, thunk).text, static_cast<unsigned>(thunk.kind_type()));
+    }
+  }
+
+  for (uoffset_t b = 0; b < num_buffers; ++b) {
+    const fb::Buffer& buffer = *buffers->Get(b);
+    if (buffer.kind() != fb::BufferKind::Output) continue;
+    NANORT_CHECK_OR_RETURN(defined.IsDefined(buffer, buffer.size()), status, NANORT_INVALID_PROGRAM,
+                           "output buffer %u ('%s') is never (fully) written by any thunk", b,
+                           NameOf(buffer.name()));
+  }
+  return NANORT_OK;
+}
+
+}  // namespace
+
+bool TensorByteSize(fb::DType dtype, const flatbuffers::Vector<int64_t>* shape,
+                    uint64_t* out_size) {
+  const size_t element_size = nanort_dtype_size(static_cast<nanort_dtype>(dtype));
+  if (element_size == 0) return false;
+  uint64_t size = element_size;
+  for (uoffset_t d = 0; d < SizeOf(shape); ++d) {
+    int64_t dim;
+    // The vector's elements need only be 4-byte aligned in a hostile buffer.
+    memcpy(&dim, shape->Data() + d * sizeof(int64_t), sizeof(dim));
+    if (dim < 0 || MulOverflows(size, static_cast<uint64_t>(dim), &size)) return false;
+  }
+  *out_size = size;
+  return true;
+}
+
+nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
+                                       const fb::Program** out_program, nanort_status* status) {
+  NANORT_CHECK_OR_RETURN(size >= 8, status, NANORT_INVALID_PROGRAM,
+                         "program of %llu bytes is too short to be a nanort program",
+                         static_cast<unsigned long long>(size));
+  NANORT_CHECK_OR_RETURN(size < FLATBUFFERS_MAX_BUFFER_SIZE, status, NANORT_INVALID_PROGRAM,
+                         "program of %llu bytes exceeds the flatbuffers limit",
+                         static_cast<unsigned long long>(size));
+  if (!fb::ProgramBufferHasIdentifier(bytes)) {
+    char id[5];
+    for (int i = 0; i < 4; ++i) {
+      const uint8_t c = bytes[4 + i];
+      id[i] = (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+    }
+    id[4] = '\0';
+    return SetStatus(status, NANORT_INVALID_PROGRAM,
+                     "not a nanort program: file identifier '%s', expected '%s'", id,
+                     fb::ProgramIdentifier());
+  }
+
+  // Read the version with only the root table's framing verified: a newer
+  // major may not verify against this schema, and deserves to be called newer
+  // rather than corrupt.
+  {
+    flatbuffers::Verifier verifier(bytes, static_cast<size_t>(size));
+    const uoffset_t root = verifier.VerifyOffset(0);
+    const auto* table = reinterpret_cast<const flatbuffers::Table*>(bytes + root);
+    if (root != 0 && table->VerifyTableStart(verifier) &&
+        table->VerifyField<uint32_t>(verifier, fb::Program::VT_FORMAT_MAJOR, 4) &&
+        table->VerifyField<uint32_t>(verifier, fb::Program::VT_FORMAT_MINOR, 4)) {
+      const uint32_t major = table->GetField<uint32_t>(fb::Program::VT_FORMAT_MAJOR, 0);
+      const uint32_t minor = table->GetField<uint32_t>(fb::Program::VT_FORMAT_MINOR, 0);
+      NANORT_CHECK_OR_RETURN(major <= NANORT_FORMAT_MAJOR, status, NANORT_UNSUPPORTED_VERSION,
+                             "program format %u.%u, this runtime reads %u.x", major, minor,
+                             NANORT_FORMAT_MAJOR);
+      NANORT_CHECK_OR_RETURN(major == NANORT_FORMAT_MAJOR, status, NANORT_INVALID_PROGRAM,
+                             "program format %u.%u is not one nanoc writes (this runtime reads "
+                             "%u.x)",
+                             major, minor, NANORT_FORMAT_MAJOR);
+    }
+  }
+
+  flatbuffers::Verifier verifier(bytes, static_cast<size_t>(size));
+  NANORT_CHECK_OR_RETURN(fb::VerifyProgramBuffer(verifier), status, NANORT_INVALID_PROGRAM,
+                         "program of %llu bytes fails flatbuffers verification (corrupt or "
+                         "truncated)",
+                         static_cast<unsigned long long>(size));
+  *out_program = fb::GetProgram(bytes);
+  return NANORT_OK;
+}
+
+nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nanort_model_def& def,
+                                           nanort_allocator allocator, nanort_status* status) {
+  NANORT_CHECK_OR_RETURN(program.kernel_abi() <= NANORT_KERNEL_ABI_VERSION, status,
+                         NANORT_UNSUPPORTED_VERSION,
+                         "program uses kernel ABI %u, this runtime calls ABI %u",
+                         program.kernel_abi(), NANORT_KERNEL_ABI_VERSION);
+  NANORT_CHECK_OR_RETURN(program.kernel_abi() == def.kernel_abi, status, NANORT_INVALID_PROGRAM,
+                         "program says kernel ABI %u, its object file says %u",
+                         program.kernel_abi(), def.kernel_abi);
+  NANORT_CHECK_OR_RETURN(program.target() != nullptr, status, NANORT_INVALID_PROGRAM,
+                         "program has no target record");
+  NANORT_CHECK_OR_RETURN(program.constants_size() == def.constants_size, status,
+                         NANORT_INVALID_PROGRAM,
+                         "program expects %llu bytes of constants, its object file has %llu",
+                         static_cast<unsigned long long>(program.constants_size()),
+                         static_cast<unsigned long long>(def.constants_size));
+  NANORT_CHECK_OR_RETURN(def.constants_size == 0 || def.constants != nullptr, status,
+                         NANORT_INVALID_PROGRAM, "model def has %llu bytes of constants at NULL",
+                         static_cast<unsigned long long>(def.constants_size));
+  NANORT_CHECK_OR_RETURN(IsPowerOfTwo(program.arena_alignment()), status, NANORT_INVALID_PROGRAM,
+                         "arena alignment %u is not a power of two", program.arena_alignment());
+  uint64_t rounded_arena;
+  NANORT_CHECK_OR_RETURN(AlignUp(program.arena_size(), program.arena_alignment(), &rounded_arena) &&
+                             rounded_arena <= SIZE_MAX / 2,
+                         status, NANORT_INVALID_PROGRAM,
+                         "arena of %llu bytes is too large for this machine",
+                         static_cast<unsigned long long>(program.arena_size()));
+
+  const auto* entries = program.entries();
+  NANORT_CHECK_OR_RETURN(SizeOf(entries) != 0, status, NANORT_INVALID_PROGRAM,
+                         "program has no entry");
+  NANORT_CHECK_OR_RETURN(SizeOf(entries) == 1, status, NANORT_INVALID_PROGRAM,
+                         "program has %u entries: several entries not supported yet",
+                         SizeOf(entries));
+  const fb::Entry& entry = *entries->Get(0);
+
+  NANORT_RETURN_IF_ERROR(CheckKernels(program, def, status));
+  NANORT_RETURN_IF_ERROR(
+      CheckTensors(program, entry.inputs(), fb::BufferKind::Input, "input", status));
+  NANORT_RETURN_IF_ERROR(
+      CheckTensors(program, entry.outputs(), fb::BufferKind::Output, "output", status));
+  NANORT_RETURN_IF_ERROR(CheckBuffers(program, entry, def, status));
+  return CheckThunks(program, entry, allocator, status);
+}
+
+}  // namespace nanort

@@ -1,0 +1,303 @@
+// Sessions: everything run needs is resolved here, once, so that run only
+// writes the caller's pointers into their slots and calls the thunks.
+#include <stdio.h>
+#include <string.h>
+
+#include "allocator.h"
+#include "model.h"
+#include "status.h"
+
+namespace nanort {
+namespace {
+
+// One thunk, resolved. A kernel thunk calls `kernel(&args, 0, count)`; a copy
+// thunk (kernel == NULL) moves `count` bytes from args.buffers[0] to
+// args.buffers[1]. args.buffers points into the session's slot array.
+struct ExecutableThunk {
+  nanort_kernel_fn kernel;
+  nanort_kernel_args args;
+  uint64_t count;
+};
+
+// A slot that holds a pointer into a caller's tensor, rewritten by every run.
+struct TensorPatch {
+  uint32_t slot;
+  uint32_t tensor;  // input number, or num_inputs + output number
+  uint64_t offset;
+};
+
+}  // namespace
+}  // namespace nanort
+
+struct nanort_session {
+  const nanort_model* model;
+  nanort_allocator allocator;
+  void* owned_arena;  // NULL when the caller provided the arena
+  uint8_t* arena;
+  nanort::ExecutableThunk* thunks;
+  size_t num_thunks;
+  void** slots;
+  nanort::TensorPatch* patches;
+  size_t num_patches;
+};
+
+namespace nanort {
+namespace {
+
+// Formats dims as "[1,3]" into out, ending in "...]" when they do not fit.
+void FormatDims(const int64_t* dims, uint32_t rank, char* out, size_t out_size) {
+  size_t used = 0;
+  out[used++] = '[';
+  for (uint32_t d = 0; d < rank; ++d) {
+    char number[24];
+    const int length = snprintf(number, sizeof(number), "%s%lld", d == 0 ? "" : ",",
+                                static_cast<long long>(dims[d]));
+    if (used + static_cast<size_t>(length) + 5 > out_size) {
+      memcpy(out + used, "...", 3);
+      used += 3;
+      break;
+    }
+    memcpy(out + used, number, static_cast<size_t>(length));
+    used += static_cast<size_t>(length);
+  }
+  out[used++] = ']';
+  out[used] = '\0';
+}
+
+nanort_status_code CheckTensor(const nanort_tensor& given, const nanort_tensor_info& needed,
+                               const char* what, nanort_status* status) {
+  if (given.dtype != needed.dtype) {
+    return SetStatus(status, NANORT_SHAPE_MISMATCH, "%s '%s': dtype %s given, model needs %s", what,
+                     needed.name, nanort_dtype_name(given.dtype), nanort_dtype_name(needed.dtype));
+  }
+  NANORT_CHECK_OR_RETURN(given.rank == 0 || given.dims != nullptr, status, NANORT_INVALID_ARGUMENT,
+                         "%s '%s': rank %u with NULL dims", what, needed.name, given.rank);
+  bool same = given.rank == needed.rank;
+  for (uint32_t d = 0; same && d < given.rank; ++d) same = given.dims[d] == needed.dims[d];
+  if (!same) {
+    char given_text[80], needed_text[80];
+    FormatDims(given.dims, given.rank, given_text, sizeof(given_text));
+    FormatDims(needed.dims, needed.rank, needed_text, sizeof(needed_text));
+    return SetStatus(status, NANORT_SHAPE_MISMATCH, "%s '%s': shape %s given, model needs %s", what,
+                     needed.name, given_text, needed_text);
+  }
+  NANORT_CHECK_OR_RETURN(given.data != nullptr || needed.size_bytes == 0, status,
+                         NANORT_INVALID_ARGUMENT, "%s '%s': data is NULL", what, needed.name);
+  // Kernels may rely on element alignment of the caller's tensors, no more.
+  NANORT_CHECK_OR_RETURN(IsAligned(given.data, nanort_dtype_size(needed.dtype)), status,
+                         NANORT_INVALID_ARGUMENT,
+                         "%s '%s': data at %p is not aligned to its %zu-byte elements", what,
+                         needed.name, given.data, nanort_dtype_size(needed.dtype));
+  return NANORT_OK;
+}
+
+bool Overlap(const void* a, uint64_t a_size, const void* b, uint64_t b_size) {
+  const uintptr_t a_begin = reinterpret_cast<uintptr_t>(a);
+  const uintptr_t b_begin = reinterpret_cast<uintptr_t>(b);
+  return a_size != 0 && b_size != 0 && a_begin < b_begin + b_size && b_begin < a_begin + a_size;
+}
+
+// A buffer's address for buffers that do not change between runs; Input and
+// Output buffers get NULL here and a TensorPatch.
+void* StaticAddress(const fb::Buffer& buffer, const nanort_model& model, uint8_t* arena) {
+  switch (buffer.kind()) {
+    case fb::BufferKind::Constant:
+      // Kernels receive void*, but the verifier proved no thunk writes a
+      // Constant buffer, so the blob stays read-only in practice.
+      return const_cast<uint8_t*>(model.def.constants) + buffer.offset();
+    case fb::BufferKind::Arena:
+      return arena + buffer.offset();
+    default:
+      return nullptr;
+  }
+}
+
+uint32_t PatchTensor(const fb::Buffer& buffer, const nanort_model& model) {
+  return buffer.kind() == fb::BufferKind::Input
+             ? buffer.index()
+             : static_cast<uint32_t>(model.num_inputs) + buffer.index();
+}
+
+bool NeedsPatch(const fb::Buffer& buffer) {
+  return buffer.kind() == fb::BufferKind::Input || buffer.kind() == fb::BufferKind::Output;
+}
+
+}  // namespace
+}  // namespace nanort
+
+using namespace nanort;  // NOLINT: the C API below is this file's only content.
+
+extern "C" nanort_status_code nanort_session_create(const nanort_model* model, void* arena,
+                                                    size_t arena_size, nanort_allocator allocator,
+                                                    nanort_session** out_session,
+                                                    nanort_status* status) {
+  NANORT_CHECK_OR_RETURN(out_session != nullptr, status, NANORT_INVALID_ARGUMENT,
+                         "out_session is NULL");
+  *out_session = nullptr;
+  NANORT_CHECK_OR_RETURN(model != nullptr, status, NANORT_INVALID_ARGUMENT, "model is NULL");
+  NANORT_CHECK_OR_RETURN(IsValidAllocator(allocator), status, NANORT_INVALID_ARGUMENT,
+                         "allocator has a NULL alloc or free function");
+  if (arena != nullptr) {
+    NANORT_CHECK_OR_RETURN(
+        arena_size >= model->arena_size && IsAligned(arena, model->arena_alignment), status,
+        NANORT_ARENA_TOO_SMALL,
+        "arena of %zu bytes at alignment %llu, model needs %llu bytes at "
+        "alignment %u",
+        arena_size,
+        static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(arena) &
+                                        (~reinterpret_cast<uintptr_t>(arena) + 1)),
+        static_cast<unsigned long long>(model->arena_size), model->arena_alignment);
+  }
+
+  const auto* buffers = model->program->buffers();
+  const auto* thunks = model->entry->thunks();
+  const size_t num_thunks = thunks != nullptr ? thunks->size() : 0;
+  uint64_t num_slots = 0, num_patches = 0;
+  for (size_t t = 0; t < num_thunks; ++t) {
+    const fb::Thunk& thunk = *thunks->Get(static_cast<flatbuffers::uoffset_t>(t));
+    if (const fb::KernelThunk* kernel = thunk.kind_as_KernelThunk()) {
+      const auto* args = kernel->args();
+      for (flatbuffers::uoffset_t a = 0; args != nullptr && a < args->size(); ++a) {
+        num_patches += NeedsPatch(*buffers->Get(args->Get(a)));
+      }
+      num_slots += args != nullptr ? args->size() : 0;
+    } else {
+      const fb::CopyThunk& copy = *thunk.kind_as_CopyThunk();
+      num_patches += NeedsPatch(*buffers->Get(copy.src()));
+      num_patches += NeedsPatch(*buffers->Get(copy.dst()));
+      num_slots += 2;
+    }
+  }
+
+  BlockLayout layout;
+  const size_t session_at = layout.Add<nanort_session>(1);
+  const size_t thunks_at = layout.Add<ExecutableThunk>(num_thunks);
+  const size_t slots_at = layout.Add<void*>(num_slots);
+  const size_t patches_at = layout.Add<TensorPatch>(num_patches);
+  NANORT_CHECK_OR_RETURN(!layout.overflow(), status, NANORT_OUT_OF_MEMORY,
+                         "session tables too large");
+  uint8_t* block =
+      static_cast<uint8_t*>(allocator.alloc(allocator.self, layout.size(), layout.alignment()));
+  NANORT_CHECK_OR_RETURN(block != nullptr, status, NANORT_OUT_OF_MEMORY,
+                         "allocator returned NULL for the session (%zu bytes)", layout.size());
+  nanort_session* session = reinterpret_cast<nanort_session*>(block + session_at);
+  memset(session, 0, sizeof(*session));
+  session->model = model;
+  session->allocator = allocator;
+  session->thunks = reinterpret_cast<ExecutableThunk*>(block + thunks_at);
+  session->num_thunks = num_thunks;
+  session->slots = reinterpret_cast<void**>(block + slots_at);
+  session->patches = reinterpret_cast<TensorPatch*>(block + patches_at);
+  session->num_patches = static_cast<size_t>(num_patches);
+
+  if (arena == nullptr) {
+    // The verifier proved the rounded size fits in size_t.
+    uint64_t rounded = 0;
+    AlignUp(model->arena_size, model->arena_alignment, &rounded);
+    arena = allocator.alloc(allocator.self, static_cast<size_t>(rounded), model->arena_alignment);
+    if (arena == nullptr) {
+      allocator.free(allocator.self, block);
+      return SetStatus(status, NANORT_OUT_OF_MEMORY,
+                       "allocator returned NULL for an arena of %llu bytes",
+                       static_cast<unsigned long long>(rounded));
+    }
+    session->owned_arena = arena;
+  }
+  session->arena = static_cast<uint8_t*>(arena);
+
+  size_t slot = 0, patch = 0;
+  auto bind = [&](uint32_t buffer_index) {
+    const fb::Buffer& buffer = *buffers->Get(buffer_index);
+    session->slots[slot] = StaticAddress(buffer, *model, session->arena);
+    if (NeedsPatch(buffer)) {
+      session->patches[patch++] =
+          TensorPatch{static_cast<uint32_t>(slot), PatchTensor(buffer, *model), buffer.offset()};
+    }
+    ++slot;
+  };
+  for (size_t t = 0; t < num_thunks; ++t) {
+    const fb::Thunk& thunk = *thunks->Get(static_cast<flatbuffers::uoffset_t>(t));
+    ExecutableThunk& exec = session->thunks[t];
+    exec.args.buffers = session->slots + slot;
+    if (const fb::KernelThunk* kernel = thunk.kind_as_KernelThunk()) {
+      const auto* args = kernel->args();
+      const uint32_t num_args = args != nullptr ? args->size() : 0;
+      for (uint32_t a = 0; a < num_args; ++a) bind(args->Get(a));
+      exec.kernel = model->def.kernels[kernel->kernel()];
+      exec.args.num_buffers = num_args;
+      exec.count = kernel->task_count();
+    } else {
+      const fb::CopyThunk& copy = *thunk.kind_as_CopyThunk();
+      bind(copy.src());
+      bind(copy.dst());
+      exec.kernel = nullptr;
+      exec.args.num_buffers = 2;
+      exec.count = copy.size();
+    }
+  }
+
+  *out_session = session;
+  return SetOk(status);
+}
+
+extern "C" void nanort_session_release(nanort_session* session) {
+  if (session == nullptr) return;
+  const nanort_allocator allocator = session->allocator;
+  if (session->owned_arena != nullptr) allocator.free(allocator.self, session->owned_arena);
+  allocator.free(allocator.self, session);
+}
+
+extern "C" nanort_status_code nanort_run(nanort_session* session, const nanort_tensor* inputs,
+                                         size_t num_inputs, const nanort_tensor* outputs,
+                                         size_t num_outputs, nanort_status* status) {
+  NANORT_CHECK_OR_RETURN(session != nullptr, status, NANORT_INVALID_ARGUMENT, "session is NULL");
+  const nanort_model& model = *session->model;
+  NANORT_CHECK_OR_RETURN(num_inputs == model.num_inputs, status, NANORT_INVALID_ARGUMENT,
+                         "%zu inputs given, model takes %zu", num_inputs, model.num_inputs);
+  NANORT_CHECK_OR_RETURN(num_outputs == model.num_outputs, status, NANORT_INVALID_ARGUMENT,
+                         "%zu outputs given, model gives %zu", num_outputs, model.num_outputs);
+  NANORT_CHECK_OR_RETURN(num_inputs == 0 || inputs != nullptr, status, NANORT_INVALID_ARGUMENT,
+                         "inputs is NULL");
+  NANORT_CHECK_OR_RETURN(num_outputs == 0 || outputs != nullptr, status, NANORT_INVALID_ARGUMENT,
+                         "outputs is NULL");
+  for (size_t i = 0; i < num_inputs; ++i) {
+    NANORT_RETURN_IF_ERROR(CheckTensor(inputs[i], model.inputs[i], "input", status));
+  }
+  for (size_t o = 0; o < num_outputs; ++o) {
+    const nanort_tensor_info& info = model.outputs[o];
+    NANORT_RETURN_IF_ERROR(CheckTensor(outputs[o], info, "output", status));
+    // Outputs are written while inputs and other outputs are read, so they
+    // must not share bytes with anything; inputs may share with each other.
+    for (size_t i = 0; i < num_inputs; ++i) {
+      NANORT_CHECK_OR_RETURN(
+          !Overlap(outputs[o].data, info.size_bytes, inputs[i].data, model.inputs[i].size_bytes),
+          status, NANORT_INVALID_ARGUMENT, "output '%s' overlaps input '%s'", info.name,
+          model.inputs[i].name);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      NANORT_CHECK_OR_RETURN(
+          !Overlap(outputs[o].data, info.size_bytes, outputs[p].data, model.outputs[p].size_bytes),
+          status, NANORT_INVALID_ARGUMENT, "output '%s' overlaps output '%s'", info.name,
+          model.outputs[p].name);
+    }
+  }
+
+  for (size_t p = 0; p < session->num_patches; ++p) {
+    const TensorPatch& patch = session->patches[p];
+    void* data = patch.tensor < num_inputs ? inputs[patch.tensor].data
+                                           : outputs[patch.tensor - num_inputs].data;
+    // A NULL tensor has 0 bytes, so every buffer in it is empty.
+    session->slots[patch.slot] =
+        data != nullptr ? static_cast<uint8_t*>(data) + patch.offset : nullptr;
+  }
+  for (size_t t = 0; t < session->num_thunks; ++t) {
+    const ExecutableThunk& thunk = session->thunks[t];
+    if (thunk.kernel != nullptr) {
+      thunk.kernel(&thunk.args, 0, thunk.count);
+    } else if (thunk.count != 0) {
+      // memmove: a copy between slices of one output tensor may overlap.
+      memmove(thunk.args.buffers[1], thunk.args.buffers[0], static_cast<size_t>(thunk.count));
+    }
+  }
+  return SetOk(status);
+}

@@ -1,0 +1,126 @@
+#include "target_check.h"
+
+#include <string.h>
+
+#include "cpu_features.h"
+#include "status.h"
+
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace nanort {
+namespace {
+
+// The architecture component of a triple ("x86_64-unknown-linux-gnu" ->
+// "x86_64"), with the aliases LLVM accepts mapped to the names used here.
+void TripleArchitecture(const char* triple, char* out, size_t out_size) {
+  size_t length = 0;
+  while (triple[length] != '\0' && triple[length] != '-') ++length;
+  const char* arch = triple;
+  if (length == 5 && memcmp(triple, "amd64", 5) == 0) {
+    arch = "x86_64", length = 6;
+  } else if (length == 5 && memcmp(triple, "arm64", 5) == 0) {
+    arch = "aarch64", length = 7;
+  }
+  if (length >= out_size) length = out_size - 1;
+  memcpy(out, arch, length);
+  out[length] = '\0';
+}
+
+// Linux hands out AMX tile state only to processes that ask for it; without
+// asking, the first tile instruction faults although cpuid and XCR0 report
+// AMX. Returns false if the kernel refuses.
+bool RequestAmxState() {
+#if defined(__x86_64__) && defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return true;
+#endif
+}
+
+// Appends `text` (length `length`) to out[*used..cap), keeping room for the
+// terminator; returns false once it no longer fits.
+bool Append(char* out, size_t cap, size_t* used, const char* text, size_t length) {
+  if (*used + length + 1 > cap) return false;
+  memcpy(out + *used, text, length);
+  *used += length;
+  out[*used] = '\0';
+  return true;
+}
+
+}  // namespace
+
+nanort_status_code CheckTargetRunsHere(const fb::Target* target, nanort_status* status) {
+  NANORT_CHECK_OR_RETURN(target != nullptr, status, NANORT_INVALID_PROGRAM,
+                         "program has no target record");
+  NANORT_CHECK_OR_RETURN(
+      target->device() != fb::DeviceKind::CudaGpu, status, NANORT_UNSUPPORTED_TARGET,
+      "GPU programs are not supported by this build (program is for sm_%u)", target->sm());
+  NANORT_CHECK_OR_RETURN(target->device() == fb::DeviceKind::Cpu, status, NANORT_UNSUPPORTED_TARGET,
+                         "program is for unknown device kind %u",
+                         static_cast<unsigned>(target->device()));
+  NANORT_CHECK_OR_RETURN(target->triple() != nullptr && target->triple()->size() != 0, status,
+                         NANORT_INVALID_PROGRAM, "program's target record has no triple");
+  const char* triple = target->triple()->c_str();
+  char arch[32];
+  TripleArchitecture(triple, arch, sizeof(arch));
+  NANORT_CHECK_OR_RETURN(strcmp(arch, HostArchitecture()) == 0, status, NANORT_UNSUPPORTED_TARGET,
+                         "program is for %s, this CPU is %s", triple, HostArchitecture());
+
+  const auto* features = target->features();
+  if (features == nullptr || features->size() == 0) return NANORT_OK;
+  const HostCpuFeatures host = HostCpuFeatures::Detect();
+
+  // Build "needs a, b, c" and "lacks x, y" side by side; the missing list
+  // matters most, so the message keeps all of it and shortens the other.
+  char needs[NANORT_STATUS_MESSAGE_SIZE] = "";
+  char lacks[NANORT_STATUS_MESSAGE_SIZE] = "";
+  size_t needs_used = 0, lacks_used = 0;
+  bool needs_truncated = false, lacks_truncated = false, any_missing = false;
+  bool needs_amx = false;
+  for (flatbuffers::uoffset_t i = 0; i < features->size(); ++i) {
+    const flatbuffers::String* feature = features->Get(i);
+    const char* name = feature->c_str();
+    size_t length = feature->size();
+    if (length != 0 && name[0] == '-') continue;  // a disabled feature needs nothing
+    if (length != 0 && name[0] == '+') ++name, --length;
+    const CpuFeature present = host.Lookup(name, length);
+    if (present == CpuFeature::kUnknown) continue;
+    if (length > 4 && memcmp(name, "amx-", 4) == 0) needs_amx = true;
+    const char* separator = needs_used == 0 ? "" : ", ";
+    if (!needs_truncated &&
+        !(Append(needs, sizeof(needs), &needs_used, separator, strlen(separator)) &&
+          Append(needs, sizeof(needs), &needs_used, name, length))) {
+      needs_truncated = true;
+    }
+    if (present == CpuFeature::kAbsent) {
+      separator = lacks_used == 0 ? "" : ", ";
+      any_missing = true;
+      if (!lacks_truncated &&
+          !(Append(lacks, sizeof(lacks), &lacks_used, separator, strlen(separator)) &&
+            Append(lacks, sizeof(lacks), &lacks_used, name, length))) {
+        lacks_truncated = true;
+      }
+    }
+  }
+  if (any_missing) {
+    // Leave the missing list whole; cut the needs list to what remains.
+    const int budget = NANORT_STATUS_MESSAGE_SIZE - 1 -
+                       static_cast<int>(strlen("program needs ; this CPU lacks: ...")) -
+                       static_cast<int>(lacks_used) - 3;
+    int needs_shown = static_cast<int>(needs_used);
+    if (needs_shown > budget) needs_shown = budget > 0 ? budget : 0, needs_truncated = true;
+    return SetStatus(status, NANORT_UNSUPPORTED_TARGET,
+                     "program needs %.*s%s; this CPU lacks: %s%s", needs_shown, needs,
+                     needs_truncated ? "..." : "", lacks, lacks_truncated ? "..." : "");
+  }
+  NANORT_CHECK_OR_RETURN(!needs_amx || RequestAmxState(), status, NANORT_UNSUPPORTED_TARGET,
+                         "program needs AMX, and the kernel refused this process AMX tile state");
+  return NANORT_OK;
+}
+
+}  // namespace nanort

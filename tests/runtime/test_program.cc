@@ -1,0 +1,142 @@
+#include "test_program.h"
+
+#include <string.h>
+
+namespace nanort::test {
+
+std::string HostTriple() {
+#if defined(__x86_64__)
+  return "x86_64-unknown-linux-gnu";
+#elif defined(__aarch64__)
+  return "aarch64-unknown-linux-gnu";
+#elif defined(__riscv)
+  return "riscv64-unknown-linux-gnu";
+#else
+  return "unknown-unknown-unknown";
+#endif
+}
+
+std::string OtherTriple() {
+#if defined(__aarch64__)
+  return "x86_64-unknown-linux-gnu";
+#else
+  return "aarch64-unknown-linux-gnu";
+#endif
+}
+
+std::vector<uint8_t> BuildProgram(const ProgramSpec& spec) {
+  flatbuffers::FlatBufferBuilder b;
+  flatbuffers::Offset<fb::Target> target;
+  if (spec.has_target) {
+    std::vector<flatbuffers::Offset<flatbuffers::String>> features;
+    for (const std::string& f : spec.features) features.push_back(b.CreateString(f));
+    target = fb::CreateTarget(
+        b, spec.device, b.CreateString(spec.triple.empty() ? HostTriple() : spec.triple),
+        b.CreateString(spec.cpu), b.CreateVector(features), b.CreateString(""), 0, 0);
+  }
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+  for (const BufferSpec& s : spec.buffers) {
+    buffers.push_back(fb::CreateBuffer(b, s.kind, s.index, s.offset, s.size, s.alignment,
+                                       b.CreateString(s.name)));
+  }
+  std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
+  for (const std::string& k : spec.kernels) {
+    kernels.push_back(fb::CreateKernel(b, b.CreateString(k), fb::DeviceKind::Cpu));
+  }
+  auto tensors = [&](const std::vector<TensorSpec>& specs) {
+    std::vector<flatbuffers::Offset<fb::Tensor>> out;
+    for (const TensorSpec& t : specs) {
+      out.push_back(
+          fb::CreateTensor(b, b.CreateString(t.name), t.dtype, b.CreateVector(t.shape), t.buffer));
+    }
+    return b.CreateVector(out);
+  };
+  std::vector<flatbuffers::Offset<fb::Thunk>> thunks;
+  for (const ThunkSpec& t : spec.thunks) {
+    flatbuffers::Offset<void> kind;
+    if (t.kind == fb::ThunkKind::CopyThunk) {
+      kind = fb::CreateCopyThunk(b, t.src, t.dst, t.size).Union();
+    } else if (t.kind != fb::ThunkKind::NONE) {
+      kind = fb::CreateKernelThunk(b, t.kernel, b.CreateVector(t.args), t.task_count, t.num_outputs)
+                 .Union();
+    }
+    thunks.push_back(
+        fb::CreateThunk(b, t.kind, kind, b.CreateString(t.node), b.CreateString(t.op)));
+  }
+  std::vector<flatbuffers::Offset<fb::Entry>> entries;
+  for (int e = 0; e < spec.num_entries; ++e) {
+    entries.push_back(fb::CreateEntry(b, b.CreateString("main"), tensors(spec.inputs),
+                                      tensors(spec.outputs), b.CreateVector(thunks)));
+  }
+  auto program = fb::CreateProgram(b, spec.format_major, spec.format_minor, spec.kernel_abi,
+                                   b.CreateString(spec.model_name), target, b.CreateVector(buffers),
+                                   b.CreateVector(kernels), b.CreateVector(entries),
+                                   spec.arena_size, spec.arena_alignment, spec.constants_size);
+  b.Finish(program, spec.identifier);
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+void AddF32(const nanort_kernel_args* args, uint64_t task_begin, uint64_t task_end) {
+  if (args->num_buffers != 3) return;
+  const float* a = static_cast<const float*>(args->buffers[0]);
+  const float* c = static_cast<const float*>(args->buffers[1]);
+  float* out = static_cast<float*>(args->buffers[2]);
+  for (uint64_t i = task_begin; i < task_end && i < kChainLength; ++i) out[i] = a[i] + c[i];
+}
+
+void ScaleF32(const nanort_kernel_args* args, uint64_t task_begin, uint64_t task_end) {
+  if (args->num_buffers != 3) return;
+  const float* x = static_cast<const float*>(args->buffers[0]);
+  const float scale = *static_cast<const float*>(args->buffers[1]);
+  float* out = static_cast<float*>(args->buffers[2]);
+  for (uint64_t i = task_begin; i < task_end && i < kChainLength; ++i) out[i] = x[i] * scale;
+}
+
+ProgramSpec ChainSpec() {
+  using K = fb::BufferKind;
+  ProgramSpec spec;
+  spec.buffers = {
+      {K::Input, 0, 0, 16, "x"},    {K::Output, 0, 0, 16, "y"}, {K::Constant, 0, 0, 16, "w"},
+      {K::Constant, 0, 64, 4, "s"}, {K::Arena, 0, 0, 16, "t0"}, {K::Arena, 0, 64, 16, "t1"},
+  };
+  spec.kernels = {"add_f32", "scale_f32"};
+  spec.inputs = {{"x", fb::DType::F32, {1, 4}, 0}};
+  spec.outputs = {{"y", fb::DType::F32, {1, 4}, 1}};
+  ThunkSpec add;
+  add.kernel = 0, add.args = {0, 2, 4}, add.task_count = kChainLength, add.node = "add0";
+  add.op = "Add";
+  ThunkSpec scale;
+  scale.kernel = 1, scale.args = {4, 3, 5}, scale.task_count = kChainLength;
+  scale.node = "mul0", scale.op = "Mul";
+  ThunkSpec copy;
+  copy.kind = fb::ThunkKind::CopyThunk, copy.src = 5, copy.dst = 1, copy.size = 16;
+  copy.node = "y", copy.op = "Copy";
+  spec.thunks = {add, scale, copy};
+  spec.arena_size = 128;
+  spec.constants_size = sizeof(ChainModel::constants);
+  return spec;
+}
+
+ChainModel::ChainModel() : ChainModel(ChainSpec()) {}
+
+ChainModel::ChainModel(const ProgramSpec& spec) {
+  memset(constants, 0, sizeof(constants));
+  constants[0] = 10, constants[1] = 20, constants[2] = 30, constants[3] = 40;
+  constants[16] = 0.5f;  // s, at byte 64
+  kernels[0] = &AddF32;
+  kernels[1] = &ScaleF32;
+  def.kernel_abi = NANORT_KERNEL_ABI_VERSION;
+  def.num_kernels = 2;
+  def.constants = reinterpret_cast<const uint8_t*>(constants);
+  def.constants_size = sizeof(constants);
+  def.kernels = kernels;
+  SetProgram(BuildProgram(spec));
+}
+
+void ChainModel::SetProgram(std::vector<uint8_t> bytes) {
+  program = std::move(bytes);
+  def.program = program.data();
+  def.program_size = program.size();
+}
+
+}  // namespace nanort::test

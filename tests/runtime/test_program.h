@@ -1,0 +1,107 @@
+// Builds nanort programs for tests: a ProgramSpec is plain data that a test
+// edits (one field wrong at a time), and BuildProgram serializes it with the
+// generated flatbuffers API, the way nanoc's emitter does.
+#ifndef NANORT_TESTS_RUNTIME_TEST_PROGRAM_H_
+#define NANORT_TESTS_RUNTIME_TEST_PROGRAM_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "nanort/nanort.h"
+#include "program_generated.h"
+
+namespace nanort::test {
+
+namespace fb = ::nanort::fb;
+
+struct BufferSpec {
+  fb::BufferKind kind;
+  uint32_t index;
+  uint64_t offset;
+  uint64_t size;
+  std::string name;
+  uint32_t alignment = 64;
+};
+
+struct TensorSpec {
+  std::string name;
+  fb::DType dtype;
+  std::vector<int64_t> shape;
+  uint32_t buffer;
+};
+
+struct ThunkSpec {
+  fb::ThunkKind kind = fb::ThunkKind::KernelThunk;  // any value: written as is
+  // KernelThunk
+  uint32_t kernel = 0;
+  std::vector<uint32_t> args;
+  uint64_t task_count = 1;
+  uint32_t num_outputs = 1;
+  // CopyThunk
+  uint32_t src = 0;
+  uint32_t dst = 0;
+  uint64_t size = 0;
+  std::string node;
+  std::string op;
+};
+
+struct ProgramSpec {
+  uint32_t format_major = NANORT_FORMAT_MAJOR;
+  uint32_t format_minor = NANORT_FORMAT_MINOR;
+  uint32_t kernel_abi = NANORT_KERNEL_ABI_VERSION;
+  std::string model_name = "test";
+  bool has_target = true;
+  fb::DeviceKind device = fb::DeviceKind::Cpu;
+  std::string triple;  // the host's triple by default
+  std::string cpu = "generic";
+  std::vector<std::string> features;
+  std::vector<BufferSpec> buffers;
+  std::vector<std::string> kernels;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::vector<ThunkSpec> thunks;
+  int num_entries = 1;  // copies of the one entry
+  uint64_t arena_size = 0;
+  uint32_t arena_alignment = 64;
+  uint64_t constants_size = 0;
+  const char* identifier = "NRTP";
+};
+
+// "x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", ... for this build.
+std::string HostTriple();
+// A triple of an architecture other than this build's.
+std::string OtherTriple();
+
+std::vector<uint8_t> BuildProgram(const ProgramSpec& spec);
+
+// Kernels following the kernel ABI, over float vectors of kChainLength
+// elements (one task per element). Like compiled kernels, they know the shapes
+// they were built for and ignore tasks beyond them.
+constexpr uint64_t kChainLength = 4;
+void AddF32(const nanort_kernel_args* args, uint64_t task_begin, uint64_t task_end);
+void ScaleF32(const nanort_kernel_args* args, uint64_t task_begin, uint64_t task_end);
+
+// The chain program: y[1,4] = (x[1,4] + w) * s, through two arena buffers and
+// a final copy thunk:
+//   buffers: 0 x (input), 1 y (output), 2 w (constant @0), 3 s (constant @64),
+//            4 t0 (arena @0), 5 t1 (arena @64)
+//   thunks:  add(x, w) -> t0; scale(t0, s) -> t1; copy t1 -> y
+ProgramSpec ChainSpec();
+
+// Everything a nanort_model_def points at, kept alive together.
+struct ChainModel {
+  ChainModel();
+  explicit ChainModel(const ProgramSpec& spec);
+  void SetProgram(std::vector<uint8_t> bytes);
+
+  std::vector<uint8_t> program;
+  alignas(64) float constants[32];  // w at 0, s at byte 64
+  nanort_kernel_fn kernels[2];
+  nanort_model_def def;
+};
+
+}  // namespace nanort::test
+
+#endif  // NANORT_TESTS_RUNTIME_TEST_PROGRAM_H_

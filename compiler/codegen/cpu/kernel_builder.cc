@@ -1,4 +1,5 @@
 #include <llvm/IR/Function.h>
+#include <llvm/IR/Intrinsics.h>
 
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/ir/error.h"
@@ -34,7 +35,26 @@ llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::st
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
   // nanort_kernel_args { void* const* buffers; uint64_t num_buffers; }
   llvm::Value* buffers = b.CreateLoad(ptr, args, "buffers");
-  KernelBuilder kb{module, fn, b, node, fn->getArg(1), fn->getArg(2), {}, {}};
+
+  // The runtime cannot know what a kernel expects, so the kernel guards
+  // itself against a damaged program: it does nothing unless it got exactly
+  // its number of buffers, and never runs a task past its own task count.
+  uint64_t expected_buffers = node.outputs.size();
+  for (const Value* in : node.inputs) expected_buffers += in ? 1 : 0;
+  llvm::Value* num_buffers =
+      b.CreateLoad(i64, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), args, 8), "num_buffers");
+  auto* body = llvm::BasicBlock::Create(ctx, "body", fn);
+  auto* done = llvm::BasicBlock::Create(ctx, "done", fn);
+  b.CreateCondBr(b.CreateICmpEQ(num_buffers, b.getInt64(expected_buffers)), body, done);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+  b.SetInsertPoint(body);
+  llvm::Value* task_count = b.getInt64(lowering->task_count(node));
+  llvm::Value* task_end = b.CreateIntrinsic(llvm::Intrinsic::umin, {i64},
+                                            {fn->getArg(2), task_count}, nullptr, "task_end.clamped");
+  llvm::Value* task_begin = b.CreateIntrinsic(llvm::Intrinsic::umin, {i64},
+                                              {fn->getArg(1), task_end}, nullptr, "task_begin.clamped");
+  KernelBuilder kb{module, fn, b, node, task_begin, task_end, {}, {}};
   uint64_t slot = 0;
   auto loadSlot = [&](const Value& value) {
     llvm::Value* p = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, buffers, slot++),

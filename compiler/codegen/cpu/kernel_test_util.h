@@ -6,6 +6,14 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,17 +27,9 @@
 #include <string>
 #include <vector>
 
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
-#include <llvm/IR/Verifier.h>
-#include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/raw_ostream.h>
-#include <llvm/Target/TargetMachine.h>
-
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/codegen/cpu/target.h"
+#include "compiler/ir/error.h"
 #include "compiler/ir/graph.h"
 #include "compiler/ir/op_registry.h"
 #include "compiler/passes/shape_inference.h"
@@ -42,7 +42,8 @@ class AlignedBuffer {
  public:
   explicit AlignedBuffer(size_t bytes)
       : size_(bytes),
-        data_(static_cast<uint8_t*>(std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64)))) {}
+        data_(static_cast<uint8_t*>(
+            std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64)))) {}
   AlignedBuffer(AlignedBuffer&& other) noexcept : size_(other.size_), data_(other.data_) {
     other.data_ = nullptr;
   }
@@ -77,9 +78,9 @@ struct SingleNodeGraph {
   Node* node = nullptr;
 };
 
-inline std::unique_ptr<SingleNodeGraph> makeSingleNodeGraph(const std::string& op,
-                                                            const std::vector<TensorType>& inputs,
-                                                            const std::map<std::string, Attr>& attrs) {
+inline std::unique_ptr<SingleNodeGraph> makeSingleNodeGraph(
+    const std::string& op, const std::vector<TensorType>& inputs,
+    const std::map<std::string, Attr>& attrs) {
   auto g = std::make_unique<SingleNodeGraph>();
   const OpSchema* schema = findOp(op);
   if (!schema) throw CompileError("test: op '" + op + "' is not registered");
@@ -106,7 +107,8 @@ inline std::unique_ptr<llvm::Module> buildKernelModule(const Node& node, llvm::L
     std::string ir;
     llvm::raw_string_ostream ir_os(ir);
     module->print(ir_os, nullptr);
-    throw CompileError("kernel for " + node.op + " fails the LLVM verifier:\n" + errors + "\n" + ir);
+    throw CompileError("kernel for " + node.op + " fails the LLVM verifier:\n" + errors + "\n" +
+                       ir);
   }
   return module;
 }
@@ -136,8 +138,8 @@ inline JitKernel compileKernel(const Node& node) {
   if (!jit) throw CompileError("test: LLJIT: " + llvm::toString(jit.takeError()));
   kernel.jit = std::move(*jit);
   module->setDataLayout(kernel.jit->getDataLayout());
-  if (llvm::Error e = kernel.jit->addIRModule(
-          llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
+  if (llvm::Error e =
+          kernel.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
     throw CompileError("test: addIRModule: " + llvm::toString(std::move(e)));
   auto address = kernel.jit->lookup("kernel");
   if (!address) throw CompileError("test: lookup: " + llvm::toString(address.takeError()));
@@ -148,7 +150,8 @@ inline JitKernel compileKernel(const Node& node) {
 // Runs the kernel over all its tasks in uneven chunks, last chunk first.
 inline void runKernel(const JitKernel& kernel, const std::vector<void*>& buffers) {
   uint64_t n = kernel.task_count;
-  std::vector<uint64_t> cuts = {0, std::min<uint64_t>(1, n), std::max<uint64_t>(std::min<uint64_t>(1, n), n / 2), n};
+  std::vector<uint64_t> cuts = {0, std::min<uint64_t>(1, n),
+                                std::max<uint64_t>(std::min<uint64_t>(1, n), n / 2), n};
   nanort_kernel_args args{buffers.data(), buffers.size()};
   for (size_t c = cuts.size() - 1; c > 0; --c)
     if (cuts[c - 1] < cuts[c]) kernel.fn(&args, cuts[c - 1], cuts[c]);
@@ -171,8 +174,9 @@ inline void expectOutputMatches(const TensorType& type, const AlignedBuffer& got
   float tolerance = 1e-5f * std::max(1.0f, max_ref);
   int64_t bad = 0;
   for (int64_t i = 0; i < n; ++i) {
-    bool ok = std::isnan(r[i]) ? std::isnan(a[i])
-                               : (std::isinf(r[i]) ? a[i] == r[i] : std::fabs(a[i] - r[i]) <= tolerance);
+    bool ok = std::isnan(r[i])
+                  ? std::isnan(a[i])
+                  : (std::isinf(r[i]) ? a[i] == r[i] : std::fabs(a[i] - r[i]) <= tolerance);
     if (!ok && bad++ < 5)
       ADD_FAILURE() << what << ": element " << i << " is " << a[i] << ", reference " << r[i]
                     << " (tolerance " << tolerance << ")";
@@ -182,7 +186,8 @@ inline void expectOutputMatches(const TensorType& type, const AlignedBuffer& got
 
 // Checks the lowering of one node on the given input data against the op's
 // reference implementation.
-inline void expectLoweringMatchesReference(const Node& node, const std::vector<AlignedBuffer>& inputs,
+inline void expectLoweringMatchesReference(const Node& node,
+                                           const std::vector<AlignedBuffer>& inputs,
                                            const std::string& what) {
   const OpSchema* schema = findOp(node.op);
   ASSERT_TRUE(schema && schema->reference) << node.op << " has no reference implementation";

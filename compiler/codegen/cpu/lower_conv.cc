@@ -1,12 +1,12 @@
 // Conv: 2-D NCHW cross-correlation with groups, pads, strides, dilations and
 // an optional bias, and the window sweep that the pooling lowerings
 // (lower_pool.cc) share.
+#include <llvm/IR/Intrinsics.h>
+
 #include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <llvm/IR/Intrinsics.h>
 
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
@@ -28,9 +28,8 @@ namespace nanoc::cpu {
 void emitWindowTaps(
     llvm::IRBuilder<>& b, int64_t H, int64_t W, int64_t OH, int64_t OW,
     const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
-    const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads,
-    llvm::Value* x_plane, llvm::Value* y_plane,
-    const std::function<llvm::Value*(llvm::Value* kh, llvm::Value* kw)>& tap,
+    const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads, llvm::Value* x_plane,
+    llvm::Value* y_plane, const std::function<llvm::Value*(llvm::Value* kh, llvm::Value* kw)>& tap,
     const std::function<void(llvm::Value* tap_value, llvm::Value* x_at, llvm::Value* y_at)>& body) {
   // Outputs o with 0 <= o * s - pad + k * d < n are [ceil(max(pad - k*d, 0) / s),
   // min(out, ceil(max(n + pad - k*d, 0) / s))).
@@ -49,8 +48,8 @@ void emitWindowTaps(
       b, 0, kernel[0],
       [&](llvm::Value* kh) {
         auto [oh_lo, oh_hi] = range(kh, H, OH, strides[0], dilations[0], pads[0]);
-        llvm::Value* row_offset = b.CreateSub(b.CreateMul(kh, b.getInt64(dilations[0])),
-                                              b.getInt64(pads[0]));
+        llvm::Value* row_offset =
+            b.CreateSub(b.CreateMul(kh, b.getInt64(dilations[0])), b.getInt64(pads[0]));
         emitLoop(
             b, oh_lo, oh_hi,
             [&](llvm::Value* oh) {
@@ -62,9 +61,9 @@ void emitWindowTaps(
                   [&](llvm::Value* kw) {
                     auto [ow_lo, ow_hi] = range(kw, W, OW, strides[1], dilations[1], pads[1]);
                     llvm::Value* tap_value = tap ? tap(kh, kw) : nullptr;
-                    llvm::Value* x_tap = b.CreateAdd(
-                        x_row, b.CreateSub(b.CreateMul(kw, b.getInt64(dilations[1])),
-                                           b.getInt64(pads[1])));
+                    llvm::Value* x_tap =
+                        b.CreateAdd(x_row, b.CreateSub(b.CreateMul(kw, b.getInt64(dilations[1])),
+                                                       b.getInt64(pads[1])));
                     emitLoop(
                         b, ow_lo, ow_hi,
                         [&](llvm::Value* ow) {
@@ -102,9 +101,8 @@ ConvShape convShape(const Node& node) {
   s.M = w[0];
   s.group = node.i("group");
   if (s.group < 1 || s.C % s.group != 0 || s.M % s.group != 0)
-    failNode(node, "group " + std::to_string(s.group) + " must divide the " +
-                       std::to_string(s.C) + " input and " + std::to_string(s.M) +
-                       " output channels");
+    failNode(node, "group " + std::to_string(s.group) + " must divide the " + std::to_string(s.C) +
+                       " input and " + std::to_string(s.M) + " output channels");
   s.c_per_group = s.C / s.group;
   s.m_per_group = s.M / s.group;
   if (w[1] != s.c_per_group)
@@ -158,12 +156,11 @@ Lowering makeConvLowering() {
                   llvm::Value* m = b.CreateURem(t, b.getInt64(s.M));
                   llvm::Value* g = b.CreateUDiv(m, b.getInt64(s.m_per_group));
                   llvm::Value* y_plane = b.CreateMul(t, b.getInt64(plane));
-                  llvm::Value* init = bias ? loadF32(b, bias, m)
-                                           : llvm::ConstantFP::get(b.getFloatTy(), 0.0);
+                  llvm::Value* init =
+                      bias ? loadF32(b, bias, m) : llvm::ConstantFP::get(b.getFloatTy(), 0.0);
                   emitLoop(
                       b, 0, plane,
-                      [&](llvm::Value* p) { storeF32(b, init, y, b.CreateAdd(y_plane, p)); },
-                      "p");
+                      [&](llvm::Value* p) { storeF32(b, init, y, b.CreateAdd(y_plane, p)); }, "p");
                   // First input channel of this group, as a plane index into X.
                   llvm::Value* x_channel0 = b.CreateAdd(b.CreateMul(n, b.getInt64(s.C)),
                                                         b.CreateMul(g, b.getInt64(s.c_per_group)));
@@ -172,21 +169,20 @@ Lowering makeConvLowering() {
                       [&](llvm::Value* c) {
                         llvm::Value* x_plane =
                             b.CreateMul(b.CreateAdd(x_channel0, c), b.getInt64(s.H * s.W));
-                        llvm::Value* w_base = b.CreateMul(
-                            b.CreateAdd(b.CreateMul(m, b.getInt64(s.c_per_group)), c),
-                            b.getInt64(taps));
+                        llvm::Value* w_base =
+                            b.CreateMul(b.CreateAdd(b.CreateMul(m, b.getInt64(s.c_per_group)), c),
+                                        b.getInt64(taps));
                         emitWindowTaps(
                             b, s.H, s.W, s.OH, s.OW, s.kernel, s.strides, s.dilations, s.pads,
                             x_plane, y_plane,
                             [&](llvm::Value* kh, llvm::Value* kw) {
-                              llvm::Value* tap = b.CreateAdd(
-                                  b.CreateMul(kh, b.getInt64(s.kernel[1])), kw);
+                              llvm::Value* tap =
+                                  b.CreateAdd(b.CreateMul(kh, b.getInt64(s.kernel[1])), kw);
                               return loadF32(b, w, b.CreateAdd(w_base, tap));
                             },
                             [&](llvm::Value* weight, llvm::Value* x_at, llvm::Value* y_at) {
                               llvm::Value* acc = loadF32(b, y, y_at);
-                              acc = b.CreateIntrinsic(llvm::Intrinsic::fmuladd,
-                                                      {b.getFloatTy()},
+                              acc = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()},
                                                       {weight, loadF32(b, x, x_at), acc});
                               storeF32(b, acc, y, y_at);
                             });

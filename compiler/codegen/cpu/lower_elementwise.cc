@@ -158,9 +158,8 @@ Lowering makeSigmoidLowering() {
   });
 }
 Lowering makeTanhLowering() {
-  return makeElementwise([](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& v) {
-    return emitTanh(b, v[0]);
-  });
+  return makeElementwise(
+      [](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& v) { return emitTanh(b, v[0]); });
 }
 
 }  // namespace nanoc::cpu

@@ -1,10 +1,10 @@
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, and the row-block matrix
 // product that MatMul's lowering (lower_matmul.cc) shares.
+#include <llvm/IR/Intrinsics.h>
+
 #include <algorithm>
 #include <functional>
 #include <string>
-
-#include <llvm/IR/Intrinsics.h>
 
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"

@@ -1,12 +1,12 @@
 // MatMul with numpy semantics: 1-D operands promoted ([K] -> [1,K] for A,
 // [K] -> [K,1] for B), batch dims broadcast. Each batch is a plain row-major
 // product, emitted by the row-block product shared with Gemm.
+#include <llvm/IR/Intrinsics.h>
+
 #include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <llvm/IR/Intrinsics.h>
 
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"

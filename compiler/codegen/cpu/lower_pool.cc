@@ -1,17 +1,18 @@
 // MaxPool and AveragePool over 2-D NCHW planes, with the output sizes, the
 // ceil_mode rule and the count_include_pad divisors of compiler/ops/README.md
 // (ONNX Runtime's behaviour).
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/GlobalVariable.h>
+
 #include <algorithm>
 #include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include <llvm/IR/Constants.h>
-#include <llvm/IR/GlobalVariable.h>
-
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
+#include "compiler/ops/pool.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc::cpu {
@@ -20,9 +21,8 @@ namespace nanoc::cpu {
 void emitWindowTaps(
     llvm::IRBuilder<>& b, int64_t H, int64_t W, int64_t OH, int64_t OW,
     const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
-    const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads,
-    llvm::Value* x_plane, llvm::Value* y_plane,
-    const std::function<llvm::Value*(llvm::Value* kh, llvm::Value* kw)>& tap,
+    const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads, llvm::Value* x_plane,
+    llvm::Value* y_plane, const std::function<llvm::Value*(llvm::Value* kh, llvm::Value* kw)>& tap,
     const std::function<void(llvm::Value* tap_value, llvm::Value* x_at, llvm::Value* y_at)>& body);
 
 namespace {
@@ -31,20 +31,10 @@ struct PoolShape {
   int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
   std::vector<int64_t> kernel, pads, strides, dilations;
   bool ceil_mode = false;
-};
 
-// One spatial axis: input n, kernel k, dilation d, stride s, pads pb/pe.
-int64_t pooledSize(const Node& node, int64_t n, int64_t k, int64_t d, int64_t s, int64_t pb,
-                   int64_t pe, bool ceil_mode) {
-  int64_t span = n + pb + pe - ((k - 1) * d + 1);
-  if (span < 0)
-    failNode(node, "the dilated kernel (" + std::to_string((k - 1) * d + 1) +
-                       ") is larger than the padded input (" + std::to_string(n + pb + pe) + ")");
-  int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-  // A last window that ceil_mode would start in the end padding is dropped.
-  if (ceil_mode && (out - 1) * s >= n + pb) --out;
-  return out;
-}
+  PoolAxis rows() const { return {H, kernel[0], dilations[0], strides[0], pads[0], pads[2]}; }
+  PoolAxis cols() const { return {W, kernel[1], dilations[1], strides[1], pads[1], pads[3]}; }
+};
 
 PoolShape poolShape(const Node& node) {
   requireF32(node);
@@ -57,10 +47,13 @@ PoolShape poolShape(const Node& node) {
   s.strides = intsAttr(node, "strides", 2, 1);
   s.dilations = intsAttr(node, "dilations", 2, 1);
   s.ceil_mode = boolAttr(node, "ceil_mode") != 0;
-  s.OH = pooledSize(node, s.H, s.kernel[0], s.dilations[0], s.strides[0], s.pads[0], s.pads[2],
-                    s.ceil_mode);
-  s.OW = pooledSize(node, s.W, s.kernel[1], s.dilations[1], s.strides[1], s.pads[1], s.pads[3],
-                    s.ceil_mode);
+  for (const PoolAxis& a : {s.rows(), s.cols()})
+    if (a.size + a.pad_begin + a.pad_end < a.effectiveKernel())
+      failNode(node, "the dilated kernel (" + std::to_string(a.effectiveKernel()) +
+                         ") is larger than the padded input (" +
+                         std::to_string(a.size + a.pad_begin + a.pad_end) + ")");
+  s.OH = poolOutputSize(s.rows(), s.ceil_mode);
+  s.OW = poolOutputSize(s.cols(), s.ceil_mode);
   std::vector<int64_t> y = {s.N, s.C, s.OH, s.OW};
   if (node.outputs.size() != 1 || node.outputs[0]->type.dims != y)
     failNode(node, "output must be " + dimsStr(y));
@@ -72,23 +65,17 @@ uint64_t planeCount(const Node& node) {
   return static_cast<uint64_t>(std::max<int64_t>(1, s.N * s.C));
 }
 
-// Per output position along one axis, how many of the window's taps the
-// average divides by: those inside the input, or with count_include_pad those
-// inside the padded input (never those past the end padding that ceil_mode
-// adds).
-std::vector<float> divisorsAlongAxis(int64_t n, int64_t out, int64_t k, int64_t d, int64_t s,
-                                     int64_t pb, int64_t pe, bool count_include_pad) {
-  int64_t lo = count_include_pad ? -pb : 0;
-  int64_t hi = count_include_pad ? n + pe : n;
+// Per output position along one axis, the factor of the window's count that
+// the average divides by (compiler/ops/pool.h). An axis with no taps inside
+// the input (possible only with dilation) leaves the sum 0, the result the
+// reference gives: its factor is 1 instead of 0 so that 0 / 0 does not make it
+// NaN.
+std::vector<float> divisorsAlongAxis(const PoolAxis& axis, int64_t out, bool count_include_pad) {
+  int64_t lo = count_include_pad ? -axis.pad_begin : 0;
+  int64_t hi = count_include_pad ? axis.size + axis.pad_end : axis.size;
   std::vector<float> counts(out);
-  for (int64_t o = 0; o < out; ++o) {
-    int64_t count = 0;
-    for (int64_t t = 0; t < k; ++t) {
-      int64_t at = o * s - pb + t * d;
-      count += at >= lo && at < hi;
-    }
-    counts[o] = static_cast<float>(count);
-  }
+  for (int64_t o = 0; o < out; ++o)
+    counts[o] = static_cast<float>(std::max<int64_t>(1, poolTapsWithin(axis, o, lo, hi)));
   return counts;
 }
 
@@ -99,7 +86,7 @@ llvm::Value* constantTable(KernelBuilder& kb, const std::vector<float>& values, 
                                   kb.fn->getName() + "." + what);
 }
 
-// The sweep of one task's planes: `init` fills each output plane, `body`
+// The sweep of one task's planes: `init` fills each output plane, `fold`
 // folds each input element under a window tap into its output, `finish` runs
 // on the plane afterwards (may be empty).
 void emitPool(KernelBuilder& kb, const PoolShape& s, llvm::Value* init,
@@ -137,12 +124,11 @@ Lowering makeMaxPoolLowering() {
             llvm::IRBuilder<>& b = kb.b;
             llvm::Value* lowest =
                 llvm::ConstantFP::get(b.getFloatTy(), std::numeric_limits<float>::lowest());
-            emitPool(
-                kb, s, lowest,
-                [&](llvm::Value* acc, llvm::Value* v) {
-                  return b.CreateSelect(b.CreateFCmpOGT(v, acc), v, acc);
-                },
-                {});
+            emitPool(kb, s, lowest,
+                     [&](llvm::Value* acc, llvm::Value* v) {
+                       return b.CreateSelect(b.CreateFCmpOGT(v, acc), v, acc);
+                     },
+                     {});
           }};
 }
 
@@ -155,16 +141,10 @@ Lowering makeAveragePoolLowering() {
             bool include_pad = boolAttr(kb.node, "count_include_pad") != 0;
             llvm::IRBuilder<>& b = kb.b;
             llvm::Type* f32 = b.getFloatTy();
-            llvm::Value* rows = constantTable(
-                kb,
-                divisorsAlongAxis(s.H, s.OH, s.kernel[0], s.dilations[0], s.strides[0], s.pads[0],
-                                  s.pads[2], include_pad),
-                "rows");
-            llvm::Value* cols = constantTable(
-                kb,
-                divisorsAlongAxis(s.W, s.OW, s.kernel[1], s.dilations[1], s.strides[1], s.pads[1],
-                                  s.pads[3], include_pad),
-                "cols");
+            llvm::Value* rows =
+                constantTable(kb, divisorsAlongAxis(s.rows(), s.OH, include_pad), "rows");
+            llvm::Value* cols =
+                constantTable(kb, divisorsAlongAxis(s.cols(), s.OW, include_pad), "cols");
             llvm::Value* y = kb.output(0);
             emitPool(
                 kb, s, llvm::ConstantFP::get(f32, 0.0),
@@ -180,8 +160,7 @@ Lowering makeAveragePoolLowering() {
                             b, 0, s.OW,
                             [&](llvm::Value* ow) {
                               llvm::Value* at = b.CreateAdd(y_row, ow);
-                              llvm::Value* count =
-                                  b.CreateFMul(row_count, loadF32(b, cols, ow));
+                              llvm::Value* count = b.CreateFMul(row_count, loadF32(b, cols, ow));
                               storeF32(b, b.CreateFDiv(loadF32(b, y, at), count), y, at);
                             },
                             "ow");

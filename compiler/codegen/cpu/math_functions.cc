@@ -29,8 +29,8 @@ llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
   r = fmuladd(b, n, k(2.12194440e-4f), r);
   // Cephes expf minimax polynomial: e^r = 1 + r + r^2 p(r).
   llvm::Value* p = k(1.9875691500e-4f);
-  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
-                  5.0000001201e-1f})
+  for (float c :
+       {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f})
     p = fmuladd(b, p, r, k(c));
   llvm::Value* r2 = b.CreateFMul(r, r);
   llvm::Value* er = b.CreateFAdd(fmuladd(b, p, r2, r), k(1.0f));
@@ -40,7 +40,8 @@ llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* bits = b.CreateShl(b.CreateAdd(ni, llvm::ConstantInt::get(it, 126)), 23);
   llvm::Value* scale = b.CreateBitCast(bits, ft);
   llvm::Value* result = b.CreateFMul(b.CreateFMul(er, scale), k(2.0f));
-  result = b.CreateSelect(b.CreateFCmpOGT(x, k(88.72f)), k(std::numeric_limits<float>::infinity()), result);
+  result = b.CreateSelect(b.CreateFCmpOGT(x, k(88.72f)), k(std::numeric_limits<float>::infinity()),
+                          result);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
 }
 

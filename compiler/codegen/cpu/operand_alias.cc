@@ -34,15 +34,15 @@ void addOperandAliasScopes(KernelBuilder& kb) {
 
   for (llvm::Instruction& inst : llvm::instructions(kb.fn)) {
     const llvm::Value* address = nullptr;
-    if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst)) address = load->getPointerOperand();
+    if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst))
+      address = load->getPointerOperand();
     else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst))
       address = store->getPointerOperand();
     else if (auto* call = llvm::dyn_cast<llvm::MemTransferInst>(&inst)) {
       // memcpy(out, in): the destination decides; sources are inputs.
       int out = outputIndex(llvm::getUnderlyingObject(call->getRawDest()));
       if (out >= 0 && isInput(llvm::getUnderlyingObject(call->getRawSource()))) {
-        inst.setMetadata(llvm::LLVMContext::MD_alias_scope,
-                         llvm::MDNode::get(ctx, {scopes[out]}));
+        inst.setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx, {scopes[out]}));
         inst.setMetadata(llvm::LLVMContext::MD_noalias, othersThan(out));
       }
       continue;

@@ -19,12 +19,13 @@ RowTasks splitRows(int64_t rows, int64_t cols, int64_t task_elements) {
   t.cols_per_task = std::max<int64_t>(cols, 1);
   if (rows <= 0 || cols <= 0) return t;
   if (cols >= task_elements) {
-    // Blocks a multiple of 64 elements, so each starts vector-aligned
-    // relative to its row.
-    int64_t block = std::max<int64_t>(64, task_elements / 64 * 64);
+    // Blocks a multiple of 64 elements where tasks are that large, so each
+    // starts vector-aligned relative to its row.
+    int64_t align = task_elements >= 64 ? 64 : 1;
+    int64_t block = std::max<int64_t>(1, task_elements / align * align);
     t.col_blocks = (cols + block - 1) / block;
     t.cols_per_task = (cols + t.col_blocks - 1) / t.col_blocks;
-    t.cols_per_task = (t.cols_per_task + 63) / 64 * 64;
+    t.cols_per_task = (t.cols_per_task + align - 1) / align * align;
     t.col_blocks = (cols + t.cols_per_task - 1) / t.cols_per_task;
   } else {
     t.rows_per_task = std::max<int64_t>(1, task_elements / cols);
@@ -52,8 +53,7 @@ void emitRowTasks(KernelBuilder& kb, const RowTasks& tasks,
             llvm::Intrinsic::smin, b.CreateAdd(col_begin, c(tasks.cols_per_task), "", true, true),
             c(tasks.cols));
         emitLoop(
-            b, row_begin, row_end, [&](llvm::Value* row) { body(row, col_begin, col_end); },
-            "row");
+            b, row_begin, row_end, [&](llvm::Value* row) { body(row, col_begin, col_end); }, "row");
       },
       "task");
 }

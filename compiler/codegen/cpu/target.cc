@@ -1,9 +1,5 @@
 #include "compiler/codegen/cpu/target.h"
 
-#include <algorithm>
-#include <mutex>
-#include <set>
-
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
@@ -20,12 +16,16 @@
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <algorithm>
+#include <mutex>
+#include <set>
+
 #include "compiler/ir/error.h"
 
 // The targets nanoc compiles for. Only these are initialized: registering all
 // of LLVM's targets costs start-up time for nothing.
 #define NANOC_FOR_EACH_TARGET(X) X(X86) X(AArch64) X(RISCV) X(ARM) X(NVPTX)
-#define NANOC_DECLARE_TARGET(T)                 \
+#define NANOC_DECLARE_TARGET(T)                    \
   extern "C" void LLVMInitialize##T##TargetInfo(); \
   extern "C" void LLVMInitialize##T##Target();     \
   extern "C" void LLVMInitialize##T##TargetMC();   \
@@ -39,7 +39,7 @@ namespace {
 void initializeTargets() {
   static std::once_flag once;
   std::call_once(once, [] {
-#define NANOC_INIT_TARGET(T)         \
+#define NANOC_INIT_TARGET(T)       \
   LLVMInitialize##T##TargetInfo(); \
   LLVMInitialize##T##Target();     \
   LLVMInitialize##T##TargetMC();   \
@@ -82,6 +82,20 @@ std::string dataLayoutOf(const CpuTarget& target) {
   return createTargetMachine(target)->createDataLayout().getStringRepresentation();
 }
 
+// Every feature that `cpu` with `features` ("+a,-b") has, implied ones
+// included, as LLVM's subtarget resolves them: what the code may use, and so
+// what the program must record for the runtime to check.
+std::vector<std::string> resolveFeatures(const llvm::Target& target, const std::string& triple,
+                                         const std::string& cpu, const std::string& features) {
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target.createMCSubtargetInfo(llvm::Triple(triple), cpu, features));
+  if (!info) throw CompileError("target '" + triple + "' has no subtarget information");
+  std::set<std::string> enabled;
+  for (const auto& kv : info->getAllProcessorFeatures())
+    if (info->getFeatureBits().test(kv.Value)) enabled.insert(kv.Key);
+  return {enabled.begin(), enabled.end()};
+}
+
 }  // namespace
 
 std::string CpuTarget::featureString() const {
@@ -107,10 +121,12 @@ CpuTarget hostTarget() {
   // compiler); only those LLVM can name go into the program's target record.
   std::set<std::string> known;
   for (const auto& kv : catalogue->getAllProcessorFeatures()) known.insert(kv.Key);
-  std::set<std::string> enabled;
+  std::string host_features;
   for (const auto& entry : llvm::sys::getHostCPUFeatures())
-    if (entry.getValue() && known.count(entry.getKey().str())) enabled.insert(entry.getKey().str());
-  target.features.assign(enabled.begin(), enabled.end());
+    if (known.count(entry.getKey().str()))
+      host_features += (host_features.empty() ? "" : ",") +
+                       std::string(entry.getValue() ? "+" : "-") + entry.getKey().str();
+  target.features = resolveFeatures(llvm_target, target.triple, target.cpu, host_features);
   target.data_layout = dataLayoutOf(target);
   return target;
 }
@@ -132,7 +148,7 @@ CpuTarget makeTarget(const std::string& triple, const std::string& cpu,
     return std::any_of(all.begin(), all.end(),
                        [&](const llvm::SubtargetFeatureKV& kv) { return name == kv.Key; });
   };
-  std::set<std::string> enabled;
+  std::string explicit_features;
   llvm::SmallVector<llvm::StringRef, 16> items;
   llvm::StringRef(features).split(items, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef item : items) {
@@ -146,21 +162,25 @@ CpuTarget makeTarget(const std::string& triple, const std::string& cpu,
     if (item.empty() || !isKnown(item))
       throw CompileError("unknown CPU feature '" + item.str() + "' for target '" + target.triple +
                          "'; valid features: " + joinKeys(all));
-    if (enable)
-      enabled.insert(item.str());
-    else
-      enabled.erase(item.str());
+    explicit_features += (explicit_features.empty() ? "" : ",") +
+                         std::string(enable ? "+" : "-") + item.str();
   }
-  target.features.assign(enabled.begin(), enabled.end());
+  target.features = resolveFeatures(llvm_target, target.triple, target.cpu, explicit_features);
   target.data_layout = dataLayoutOf(target);
   return target;
 }
 
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CpuTarget& target) {
   const llvm::Target& llvm_target = lookupTarget(target.triple);
+  // Exactly the recorded features: each one on, every other one off, so a
+  // feature that the CPU has but the target removed ("-avx2") stays off.
+  std::set<std::string> on(target.features.begin(), target.features.end());
+  std::string features = target.featureString();
+  for (const auto& kv : subtargetCatalogue(llvm_target, target.triple)->getAllProcessorFeatures())
+    if (!on.count(kv.Key)) features += std::string(features.empty() ? "" : ",") + "-" + kv.Key;
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(llvm_target.createTargetMachine(
-      llvm::Triple(target.triple), target.cpu, target.featureString(), options, llvm::Reloc::PIC_,
+      llvm::Triple(target.triple), target.cpu, features, options, llvm::Reloc::PIC_,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     throw CompileError("LLVM could not create a target machine for '" + target.triple + "' (" +
@@ -184,8 +204,8 @@ std::vector<uint8_t> emitFile(llvm::Module& module, llvm::TargetMachine& machine
   llvm::raw_svector_ostream stream(buffer);
   llvm::legacy::PassManager passes;
   if (machine.addPassesToEmitFile(passes, stream, nullptr, type))
-    throw CompileError("LLVM cannot emit this file type for '" +
-                       machine.getTargetTriple().str() + "'");
+    throw CompileError("LLVM cannot emit this file type for '" + machine.getTargetTriple().str() +
+                       "'");
   passes.run(module);
   return std::vector<uint8_t>(buffer.begin(), buffer.end());
 }
@@ -208,7 +228,8 @@ void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager passes =
+      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   passes.run(module, mam);
 }
 

@@ -1,0 +1,297 @@
+// The non-linear-algebra CPU lowerings against their ops' reference
+// implementations (JIT-compiled for this machine), and the target plumbing.
+#include <gtest/gtest.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <algorithm>
+#include <random>
+
+#include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/codegen/cpu/target.h"
+#include "compiler/ir/error.h"
+
+namespace nanoc::cpu {
+namespace {
+
+using testing::expectLoweringMatchesReference;
+
+TensorType f32(std::vector<int64_t> dims) { return TensorType{DType::F32, std::move(dims)}; }
+
+// ---- elementwise ---------------------------------------------------------
+
+TEST(ElementwiseLowering, BinaryOpsSameShape) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    expectLoweringMatchesReference(op, {f32({7}), f32({7})}, {}, 1);
+    expectLoweringMatchesReference(op, {f32({3, 37}), f32({3, 37})}, {}, 2);
+    expectLoweringMatchesReference(op, {f32({2, 3, 4, 5}), f32({2, 3, 4, 5})}, {}, 3);
+  }
+}
+
+TEST(ElementwiseLowering, BinaryOpsBroadcastScalarRowColumn) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    expectLoweringMatchesReference(op, {f32({5, 9}), f32({})}, {}, 4);      // scalar
+    expectLoweringMatchesReference(op, {f32({}), f32({5, 9})}, {}, 5);      // scalar first
+    expectLoweringMatchesReference(op, {f32({5, 9}), f32({9})}, {}, 6);     // row
+    expectLoweringMatchesReference(op, {f32({5, 9}), f32({5, 1})}, {}, 7);  // column
+    expectLoweringMatchesReference(op, {f32({5, 1}), f32({1, 9})}, {}, 8);  // outer product
+    expectLoweringMatchesReference(op, {f32({}), f32({})}, {}, 9);
+  }
+}
+
+TEST(ElementwiseLowering, BinaryOpsBroadcastRank4WithOnes) {
+  expectLoweringMatchesReference("Add", {f32({2, 3, 4, 5}), f32({1, 3, 1, 1})}, {}, 10);
+  expectLoweringMatchesReference("Mul", {f32({2, 1, 4, 1}), f32({1, 3, 1, 5})}, {}, 11);
+  expectLoweringMatchesReference("Sub", {f32({1, 16, 1, 1}), f32({2, 16, 7, 7})}, {}, 12);
+  expectLoweringMatchesReference("Div", {f32({2, 3, 4, 5}), f32({4, 1})}, {}, 13);
+  expectLoweringMatchesReference("Add", {f32({1, 1, 1, 1}), f32({3, 1, 2, 1})}, {}, 14);
+}
+
+TEST(ElementwiseLowering, LargeTensorsSplitIntoSeveralTasks) {
+  // One long row (split inside the row) and many short rows (grouped).
+  expectLoweringMatchesReference("Add", {f32({100003}), f32({1})}, {}, 15);
+  expectLoweringMatchesReference("Mul", {f32({3001, 17}), f32({17})}, {}, 16);
+  expectLoweringMatchesReference("Relu", {f32({70000})}, {}, 17);
+}
+
+TEST(ElementwiseLowering, UnaryOps) {
+  for (const char* op : {"Relu", "Sigmoid", "Tanh"}) {
+    expectLoweringMatchesReference(op, {f32({})}, {}, 20);
+    expectLoweringMatchesReference(op, {f32({1000})}, {}, 21);
+    expectLoweringMatchesReference(op, {f32({2, 3, 5, 7})}, {}, 22);
+  }
+}
+
+TEST(ElementwiseLowering, TranscendentalsAcrossTheirWholeRange) {
+  // Saturation, overflow of e^-x in sigmoid, and the small-|x| region of tanh.
+  for (const char* op : {"Sigmoid", "Tanh"}) {
+    expectLoweringMatchesReference(op, {f32({4096})}, {}, 23, -100.0f, 100.0f);
+    expectLoweringMatchesReference(op, {f32({4096})}, {}, 24, -12.0f, 12.0f);
+    expectLoweringMatchesReference(op, {f32({4096})}, {}, 25, -0.1f, 0.1f);
+    expectLoweringMatchesReference(op, {f32({4096})}, {}, 26, -1e-4f, 1e-4f);
+  }
+}
+
+// Tanh near 0 must be accurate relative to x, not just to 1.
+TEST(ElementwiseLowering, TanhIsRelativelyAccurateNearZero) {
+  auto g = testing::makeSingleNodeGraph("Tanh", {f32({6})}, {});
+  testing::JitKernel kernel = testing::compileKernel(*g->node);
+  float x[6] = {1e-6f, -3e-4f, 0.01f, 0.06f, 0.07f, -0.2f};
+  float y[6] = {};
+  void* buffers[2] = {x, y};
+  nanort_kernel_args args{buffers, 2};
+  kernel.fn(&args, 0, kernel.task_count);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_NEAR(y[i], std::tanh(static_cast<double>(x[i])), 4e-7 * std::fabs(x[i])) << x[i];
+}
+
+TEST(ElementwiseLowering, RejectsNonF32) {
+  auto g = testing::makeSingleNodeGraph("Add", {f32({4}), f32({4})}, {});
+  g->node->inputs[0]->type.dtype = DType::I32;
+  llvm::LLVMContext ctx;
+  EXPECT_THROW(testing::buildKernelModule(*g->node, ctx, "k"), CompileError);
+}
+
+// ---- softmax, batch normalization, global average pool -------------------
+
+TEST(SoftmaxLowering, EveryAxisOfRank2And3) {
+  expectLoweringMatchesReference("Softmax", {f32({5, 33})}, {{"axis", int64_t{0}}}, 30);
+  expectLoweringMatchesReference("Softmax", {f32({5, 33})}, {{"axis", int64_t{1}}}, 31);
+  for (int64_t axis = 0; axis < 3; ++axis)
+    expectLoweringMatchesReference("Softmax", {f32({3, 7, 300})}, {{"axis", axis}}, 32);
+  expectLoweringMatchesReference("Softmax", {f32({1000})}, {{"axis", int64_t{0}}}, 33);
+  expectLoweringMatchesReference("Softmax", {f32({2, 3, 4, 5})}, {{"axis", int64_t{3}}}, 34);
+}
+
+TEST(SoftmaxLowering, LargeLogitsDoNotOverflow) {
+  expectLoweringMatchesReference("Softmax", {f32({4, 50})}, {{"axis", int64_t{1}}}, 35, -200, 200);
+  expectLoweringMatchesReference("Softmax", {f32({40, 6})}, {{"axis", int64_t{0}}}, 36, -200, 200);
+}
+
+TEST(SoftmaxLowering, ManyRowsSplitIntoSeveralTasks) {
+  expectLoweringMatchesReference("Softmax", {f32({3000, 10})}, {{"axis", int64_t{1}}}, 37);
+  expectLoweringMatchesReference("Softmax", {f32({300, 10, 100})}, {{"axis", int64_t{1}}}, 38);
+}
+
+// var must be >= 0, so the inputs are built by hand.
+void expectBatchNormMatches(std::vector<int64_t> dims, uint64_t seed) {
+  SCOPED_TRACE(f32(dims).str());
+  TensorType channel = f32({dims[1]});
+  auto g = testing::makeSingleNodeGraph(
+      "BatchNormalization", {f32(dims), channel, channel, channel, channel}, {{"epsilon", 1e-5}});
+  std::mt19937_64 rng(seed);
+  std::vector<testing::AlignedBuffer> data;
+  for (int i = 0; i < 5; ++i) {
+    const TensorType& type = g->node->inputs[i]->type;
+    data.emplace_back(type.bytes());
+    if (i == 4)
+      testing::fillRandom(data.back(), type, rng, 0.0f, 3.0f);
+    else
+      testing::fillRandom(data.back(), type, rng);
+  }
+  testing::expectLoweringMatchesReference(*g->node, data, "BatchNormalization");
+}
+
+TEST(BatchNormalizationLowering, MatchesReference) {
+  expectBatchNormMatches({2, 3, 5, 7}, 40);
+  expectBatchNormMatches({4, 16}, 41);  // no spatial axes
+  expectBatchNormMatches({1, 8, 100}, 42);
+  expectBatchNormMatches({2, 64, 30, 30}, 43);
+  expectBatchNormMatches({3000, 7}, 44);
+}
+
+TEST(GlobalAveragePoolLowering, MatchesReference) {
+  expectLoweringMatchesReference("GlobalAveragePool", {f32({2, 3, 5, 7})}, {}, 50);
+  expectLoweringMatchesReference("GlobalAveragePool", {f32({1, 8, 100})}, {}, 51);
+  expectLoweringMatchesReference("GlobalAveragePool", {f32({1, 1000, 7, 7})}, {}, 52);
+  expectLoweringMatchesReference("GlobalAveragePool", {f32({2, 4, 200, 200})}, {}, 53);
+}
+
+// ---- transpose, concat ---------------------------------------------------
+
+TEST(TransposeLowering, PermutationsOfRank2To4) {
+  expectLoweringMatchesReference("Transpose", {f32({5, 9})}, {{"perm", std::vector<int64_t>{1, 0}}},
+                                 60);
+  expectLoweringMatchesReference("Transpose", {f32({5, 9})}, {{"perm", std::vector<int64_t>{0, 1}}},
+                                 61);
+  for (std::vector<int64_t> perm : {std::vector<int64_t>{0, 2, 1}, {2, 0, 1}, {1, 2, 0}, {2, 1, 0}})
+    expectLoweringMatchesReference("Transpose", {f32({3, 4, 5})}, {{"perm", perm}}, 62);
+  for (std::vector<int64_t> perm :
+       {std::vector<int64_t>{0, 2, 3, 1}, {0, 3, 1, 2}, {3, 2, 1, 0}, {1, 0, 3, 2}})
+    expectLoweringMatchesReference("Transpose", {f32({2, 3, 4, 5})}, {{"perm", perm}}, 63);
+  // Size-1 dims between merged ones.
+  expectLoweringMatchesReference("Transpose", {f32({2, 1, 6, 1, 3})},
+                                 {{"perm", std::vector<int64_t>{4, 1, 0, 2, 3}}}, 64);
+  expectLoweringMatchesReference("Transpose", {f32({300, 200})},
+                                 {{"perm", std::vector<int64_t>{1, 0}}}, 65);
+}
+
+TEST(TransposeLowering, EveryElementSize) {
+  for (DType dtype : {DType::U8, DType::F16, DType::I32, DType::I64, DType::Bool})
+    expectLoweringMatchesReference("Transpose", {TensorType{dtype, {3, 4, 5}}},
+                                   {{"perm", std::vector<int64_t>{2, 0, 1}}}, 66);
+}
+
+TEST(ConcatLowering, EveryAxis) {
+  for (int64_t axis = 0; axis < 3; ++axis) {
+    std::vector<int64_t> a = {2, 3, 4}, b = {2, 3, 4}, c = {2, 3, 4};
+    b[axis] = 1;
+    c[axis] = 5;
+    expectLoweringMatchesReference("Concat", {f32(a), f32(b), f32(c)}, {{"axis", axis}}, 70);
+  }
+  expectLoweringMatchesReference("Concat", {f32({7})}, {{"axis", int64_t{0}}}, 71);
+  expectLoweringMatchesReference("Concat", {f32({2, 0}), f32({2, 3})}, {{"axis", int64_t{1}}}, 72);
+}
+
+TEST(ConcatLowering, LargeRowsSplitAcrossTasks) {
+  expectLoweringMatchesReference("Concat", {f32({30000}), f32({50001})}, {{"axis", int64_t{0}}},
+                                 73);
+  expectLoweringMatchesReference("Concat", {f32({3000, 5}), f32({3000, 7})}, {{"axis", int64_t{1}}},
+                                 74);
+}
+
+TEST(ConcatLowering, EveryElementSize) {
+  for (DType dtype : {DType::U8, DType::F16, DType::I32, DType::I64})
+    expectLoweringMatchesReference("Concat", {TensorType{dtype, {2, 3}}, TensorType{dtype, {2, 5}}},
+                                   {{"axis", int64_t{1}}}, 75);
+}
+
+// ---- target --------------------------------------------------------------
+
+TEST(CpuTarget, HostFeaturesAreSortedUniqueAndNonEmpty) {
+  CpuTarget host = hostTarget();
+  EXPECT_FALSE(host.triple.empty());
+  EXPECT_FALSE(host.cpu.empty());
+  EXPECT_FALSE(host.data_layout.empty());
+  ASSERT_FALSE(host.features.empty());
+  EXPECT_TRUE(std::is_sorted(host.features.begin(), host.features.end()));
+  EXPECT_EQ(std::adjacent_find(host.features.begin(), host.features.end()), host.features.end());
+  for (const std::string& f : host.features) EXPECT_NE(f[0], '+') << f;
+}
+
+bool hasFeature(const CpuTarget& t, const std::string& name) {
+  return std::find(t.features.begin(), t.features.end(), name) != t.features.end();
+}
+
+TEST(CpuTarget, MakesAnAarch64TargetWithTheCpusOwnFeatures) {
+  CpuTarget t = makeTarget("aarch64-linux-gnu", "cortex-a76", "");
+  EXPECT_EQ(t.triple, "aarch64-unknown-linux-gnu");
+  EXPECT_EQ(t.cpu, "cortex-a76");
+  // The record holds what the CPU implies, so the runtime can check it.
+  EXPECT_TRUE(hasFeature(t, "neon"));
+  EXPECT_TRUE(hasFeature(t, "dotprod"));
+  EXPECT_FALSE(hasFeature(t, "sve"));
+  EXPECT_NE(t.data_layout.find("e-"), std::string::npos);
+  EXPECT_NE(createTargetMachine(t), nullptr);
+}
+
+TEST(CpuTarget, ExplicitFeaturesAddWhatTheyImplySortedAndUnique) {
+  CpuTarget t = makeTarget("x86_64-linux-gnu", "x86-64", "+fma,avx2,+avx2");
+  EXPECT_TRUE(hasFeature(t, "avx2"));
+  EXPECT_TRUE(hasFeature(t, "fma"));
+  EXPECT_TRUE(hasFeature(t, "avx"));     // implied by avx2
+  EXPECT_TRUE(hasFeature(t, "sse4.2"));  // implied by avx
+  EXPECT_FALSE(hasFeature(t, "avx512f"));
+  EXPECT_TRUE(std::is_sorted(t.features.begin(), t.features.end()));
+  EXPECT_EQ(std::adjacent_find(t.features.begin(), t.features.end()), t.features.end());
+  EXPECT_EQ(t.featureString().rfind("+", 0), 0u);
+}
+
+TEST(CpuTarget, MinusRemovesAFeatureOfTheCpuAndWhatNeedsIt) {
+  CpuTarget v3 = makeTarget("x86_64-linux-gnu", "x86-64-v3", "");
+  ASSERT_TRUE(hasFeature(v3, "avx2"));
+  CpuTarget t = makeTarget("x86_64-linux-gnu", "x86-64-v3", "-avx");
+  EXPECT_FALSE(hasFeature(t, "avx"));
+  EXPECT_FALSE(hasFeature(t, "avx2"));  // needs avx
+  EXPECT_FALSE(hasFeature(t, "fma"));   // needs avx
+  EXPECT_TRUE(hasFeature(t, "sse4.2"));
+  // The code generator honours it: no 256-bit registers without AVX.
+  auto machine = createTargetMachine(t);
+  EXPECT_FALSE(machine->getMCSubtargetInfo()->checkFeatures("+avx"));
+}
+
+TEST(CpuTarget, UnknownFeatureListsTheValidOnes) {
+  try {
+    makeTarget("x86_64-linux-gnu", "x86-64", "+notafeature");
+    FAIL() << "no error for an unknown feature";
+  } catch (const CompileError& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("notafeature"), std::string::npos) << message;
+    EXPECT_NE(message.find("avx2"), std::string::npos) << message;
+  }
+}
+
+TEST(CpuTarget, UnknownCpuAndTripleAreErrors) {
+  EXPECT_THROW(makeTarget("x86_64-linux-gnu", "pentium9000", ""), CompileError);
+  EXPECT_THROW(makeTarget("mystery-unknown-none", "generic", ""), CompileError);
+}
+
+TEST(CpuTarget, Avx2AssemblyUsesVectorAdds) {
+  auto g = testing::makeSingleNodeGraph("Add", {f32({1024}), f32({1024})}, {});
+  llvm::LLVMContext ctx;
+  auto module = testing::buildKernelModule(*g->node, ctx, "add");
+  CpuTarget t = makeTarget("x86_64-linux-gnu", "x86-64", "+avx2");
+  auto machine = createTargetMachine(t);
+  optimizeModule(*module, *machine);
+  std::string asm_text = emitAssembly(*module, *machine);
+  EXPECT_NE(asm_text.find("vaddps"), std::string::npos) << asm_text;
+  EXPECT_NE(asm_text.find("ymm"), std::string::npos) << asm_text;
+}
+
+TEST(CpuTarget, EmitsAnElfObject) {
+  auto g = testing::makeSingleNodeGraph("Relu", {f32({64})}, {});
+  llvm::LLVMContext ctx;
+  auto module = testing::buildKernelModule(*g->node, ctx, "relu");
+  auto machine = createTargetMachine(makeTarget("aarch64-linux-gnu", "generic", "+neon"));
+  optimizeModule(*module, *machine);
+  std::vector<uint8_t> object = emitObject(*module, *machine);
+  ASSERT_GT(object.size(), 4u);
+  EXPECT_EQ(std::string(object.begin(), object.begin() + 4),
+            "\x7f"
+            "ELF");
+}
+
+}  // namespace
+}  // namespace nanoc::cpu

@@ -1,0 +1,340 @@
+// The linear-algebra and pooling lowerings (MatMul, Gemm, Conv, MaxPool,
+// AveragePool) against the ops' reference implementations on random inputs,
+// plus small hand-computed cases that pin the pooling rules of
+// compiler/ops/README.md independently of the reference.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/kernel_test_util.h"
+
+namespace nanoc::cpu {
+namespace {
+
+using testing::AlignedBuffer;
+using testing::expectLoweringMatchesReference;
+
+TensorType f32(std::vector<int64_t> dims) { return {DType::F32, std::move(dims)}; }
+
+using Attrs = std::map<std::string, Attr>;
+
+// The lowering's output for explicit input data, run over its tasks in uneven
+// chunks like the reference checks.
+std::vector<float> runLowering(const std::string& op, const std::vector<TensorType>& types,
+                               const std::vector<std::vector<float>>& data, const Attrs& attrs,
+                               std::vector<int64_t>* out_dims = nullptr) {
+  auto g = testing::makeSingleNodeGraph(op, types, attrs);
+  testing::JitKernel kernel = testing::compileKernel(*g->node);
+  std::vector<AlignedBuffer> inputs;
+  std::vector<void*> buffers;
+  for (size_t i = 0; i < data.size(); ++i) {
+    inputs.emplace_back(types[i].bytes());
+    std::memcpy(inputs.back().data(), data[i].data(), types[i].bytes());
+    buffers.push_back(inputs.back().data());
+  }
+  const TensorType& out = g->node->outputs[0]->type;
+  std::vector<float> result(out.numel());
+  buffers.push_back(result.data());
+  testing::runKernel(kernel, buffers);
+  if (out_dims) *out_dims = out.dims;
+  return result;
+}
+
+std::vector<float> iota(int64_t n, float start = 1.0f, float step = 1.0f) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = start + step * static_cast<float>(i);
+  return v;
+}
+
+// ---------------------------------------------------------------- MatMul
+
+TEST(MatMulLowering, TwoDimensionalMatchesReference) {
+  expectLoweringMatchesReference("MatMul", {f32({5, 7}), f32({7, 13})}, {}, 1);
+  expectLoweringMatchesReference("MatMul", {f32({1, 1}), f32({1, 1})}, {}, 2);
+  // K not a multiple of the 4-deep unroll, N not of any vector width.
+  expectLoweringMatchesReference("MatMul", {f32({16, 33}), f32({33, 19})}, {}, 3);
+}
+
+TEST(MatMulLowering, ManyRowBlocksSplitOverTasks) {
+  // K * N is small, so rows are grouped into blocks; 200 rows need several.
+  expectLoweringMatchesReference("MatMul", {f32({200, 9}), f32({9, 37})}, {}, 4);
+  expectLoweringMatchesReference("MatMul", {f32({130, 64}), f32({64, 96})}, {}, 5);
+}
+
+TEST(MatMulLowering, OneDimensionalOperandsArePromoted) {
+  expectLoweringMatchesReference("MatMul", {f32({7}), f32({7, 5})}, {}, 6);     // -> [5]
+  expectLoweringMatchesReference("MatMul", {f32({6, 7}), f32({7})}, {}, 7);     // -> [6]
+  expectLoweringMatchesReference("MatMul", {f32({9}), f32({9})}, {}, 8);        // -> []
+  expectLoweringMatchesReference("MatMul", {f32({3}), f32({2, 3, 4})}, {}, 9);  // -> [2, 4]
+}
+
+TEST(MatMulLowering, BatchDimsBroadcast) {
+  expectLoweringMatchesReference("MatMul", {f32({3, 4, 5}), f32({3, 5, 6})}, {}, 10);
+  expectLoweringMatchesReference("MatMul", {f32({2, 1, 5, 7}), f32({3, 7, 6})}, {}, 11);
+  expectLoweringMatchesReference("MatMul", {f32({4, 5}), f32({2, 3, 5, 6})}, {}, 12);
+  expectLoweringMatchesReference("MatMul", {f32({2, 3, 4, 5}), f32({5, 1})}, {}, 13);
+}
+
+TEST(MatMulLowering, EmptyDimensions) {
+  // K = 0: an empty sum, every output 0.
+  EXPECT_EQ(runLowering("MatMul", {f32({2, 0}), f32({0, 3})}, {{}, {}}, {}),
+            (std::vector<float>(6, 0.0f)));
+  expectLoweringMatchesReference("MatMul", {f32({0, 3}), f32({3, 4})}, {}, 14);
+}
+
+TEST(MatMulLowering, HandComputedProduct) {
+  // [[1,2,3],[4,5,6]] x [[1,0],[0,1],[1,1]] = [[4,5],[10,11]]
+  std::vector<int64_t> dims;
+  EXPECT_EQ(
+      runLowering("MatMul", {f32({2, 3}), f32({3, 2})}, {iota(6), {1, 0, 0, 1, 1, 1}}, {}, &dims),
+      (std::vector<float>{4, 5, 10, 11}));
+  EXPECT_EQ(dims, (std::vector<int64_t>{2, 2}));
+}
+
+// ---------------------------------------------------------------- Gemm
+
+Attrs gemmAttrs(double alpha, double beta, int64_t trans_a, int64_t trans_b) {
+  return {{"alpha", alpha}, {"beta", beta}, {"transA", trans_a}, {"transB", trans_b}};
+}
+
+TEST(GemmLowering, EveryTransposeCombinationMatchesReference) {
+  const int64_t M = 33, K = 19, N = 21;
+  for (int64_t ta : {0, 1})
+    for (int64_t tb : {0, 1}) {
+      SCOPED_TRACE("transA=" + std::to_string(ta) + " transB=" + std::to_string(tb));
+      TensorType a = ta ? f32({K, M}) : f32({M, K});
+      TensorType b = tb ? f32({N, K}) : f32({K, N});
+      expectLoweringMatchesReference("Gemm", {a, b}, gemmAttrs(1.0, 1.0, ta, tb), 20 + ta * 2 + tb);
+      expectLoweringMatchesReference("Gemm", {a, b, f32({M, N})}, gemmAttrs(0.5, -1.5, ta, tb),
+                                     30 + ta * 2 + tb);
+    }
+}
+
+TEST(GemmLowering, CBroadcastsToTheOutput) {
+  const int64_t M = 12, K = 10, N = 17;
+  for (const std::vector<int64_t>& c :
+       std::vector<std::vector<int64_t>>{{N}, {M, 1}, {}, {1}, {1, N}, {1, 1}, {M, N}}) {
+    SCOPED_TRACE("C " + f32(c).str());
+    expectLoweringMatchesReference("Gemm", {f32({M, K}), f32({K, N}), f32(c)},
+                                   gemmAttrs(2.0, 0.25, 0, 0), 40);
+    expectLoweringMatchesReference("Gemm", {f32({M, K}), f32({N, K}), f32(c)},
+                                   gemmAttrs(1.0, 1.0, 0, 1), 41);
+  }
+}
+
+TEST(GemmLowering, BetaZeroIgnoresC) {
+  expectLoweringMatchesReference("Gemm", {f32({6, 5}), f32({5, 4}), f32({6, 4})},
+                                 gemmAttrs(1.0, 0.0, 0, 0), 50);
+  // As in BLAS and ONNX Runtime, beta = 0 does not propagate C's NaNs.
+  std::vector<float> c(4, std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(runLowering("Gemm", {f32({2, 1}), f32({1, 2}), f32({2, 2})}, {{1, 2}, {3, 4}, c},
+                        gemmAttrs(1.0, 0.0, 0, 0)),
+            (std::vector<float>{3, 4, 6, 8}));
+}
+
+TEST(GemmLowering, LargeAndSkinnyShapes) {
+  expectLoweringMatchesReference("Gemm", {f32({150, 64}), f32({64, 80}), f32({80})},
+                                 gemmAttrs(1.0, 1.0, 0, 0), 60);
+  expectLoweringMatchesReference("Gemm", {f32({150, 64}), f32({80, 64}), f32({80})},
+                                 gemmAttrs(1.0, 1.0, 0, 1), 61);
+  expectLoweringMatchesReference("Gemm", {f32({1, 64}), f32({64, 1})}, gemmAttrs(1.0, 1.0, 0, 0),
+                                 62);
+  expectLoweringMatchesReference("Gemm", {f32({64, 3}), f32({3, 1}), f32({1})},
+                                 gemmAttrs(-1.0, 3.0, 0, 0), 63);
+}
+
+TEST(GemmLowering, HandComputedWithAlphaBetaAndTransposes) {
+  // A^T = [[1,2],[3,4]] (A stored [[1,3],[2,4]]), B^T = I: 2 * A^T + 10 * [1, 2]
+  EXPECT_EQ(runLowering("Gemm", {f32({2, 2}), f32({2, 2}), f32({2})},
+                        {{1, 3, 2, 4}, {1, 0, 0, 1}, {1, 2}}, gemmAttrs(2.0, 10.0, 1, 1)),
+            (std::vector<float>{12, 24, 16, 28}));
+}
+
+// ---------------------------------------------------------------- Conv
+
+Attrs convAttrs(int64_t group, std::vector<int64_t> kernel,
+                std::vector<int64_t> pads = {0, 0, 0, 0}, std::vector<int64_t> strides = {1, 1},
+                std::vector<int64_t> dilations = {1, 1}) {
+  return {{"group", group},
+          {"kernel_shape", kernel},
+          {"pads", pads},
+          {"strides", strides},
+          {"dilations", dilations}};
+}
+
+TEST(ConvLowering, DenseWithBiasMatchesReference) {
+  expectLoweringMatchesReference("Conv", {f32({2, 3, 9, 11}), f32({4, 3, 3, 3}), f32({4})},
+                                 convAttrs(1, {3, 3}, {1, 1, 1, 1}), 100);
+  expectLoweringMatchesReference("Conv", {f32({1, 5, 8, 8}), f32({7, 5, 1, 1}), f32({7})},
+                                 convAttrs(1, {1, 1}), 101);
+  expectLoweringMatchesReference("Conv", {f32({1, 2, 12, 10}), f32({3, 2, 5, 3}), f32({3})},
+                                 convAttrs(1, {5, 3}), 102);
+}
+
+TEST(ConvLowering, WithoutBias) {
+  expectLoweringMatchesReference("Conv", {f32({2, 3, 7, 7}), f32({5, 3, 3, 3})},
+                                 convAttrs(1, {3, 3}, {1, 1, 1, 1}), 110);
+}
+
+TEST(ConvLowering, GroupedAndDepthwise) {
+  expectLoweringMatchesReference("Conv", {f32({1, 6, 10, 10}), f32({6, 1, 3, 3}), f32({6})},
+                                 convAttrs(6, {3, 3}, {1, 1, 1, 1}), 120);
+  expectLoweringMatchesReference("Conv", {f32({2, 4, 9, 9}), f32({8, 1, 3, 3})},
+                                 convAttrs(4, {3, 3}, {1, 1, 1, 1}, {2, 2}), 121);
+  expectLoweringMatchesReference("Conv", {f32({1, 6, 8, 7}), f32({4, 3, 3, 2}), f32({4})},
+                                 convAttrs(2, {3, 2}), 122);
+}
+
+TEST(ConvLowering, AsymmetricPadsStridesAndDilations) {
+  // pads are (top, left, bottom, right).
+  expectLoweringMatchesReference("Conv", {f32({1, 3, 11, 13}), f32({2, 3, 3, 3}), f32({2})},
+                                 convAttrs(1, {3, 3}, {0, 1, 2, 3}), 130);
+  expectLoweringMatchesReference("Conv", {f32({1, 3, 11, 13}), f32({2, 3, 3, 3})},
+                                 convAttrs(1, {3, 3}, {1, 1, 1, 1}, {2, 2}), 131);
+  expectLoweringMatchesReference("Conv", {f32({1, 3, 12, 12}), f32({2, 3, 3, 3}), f32({2})},
+                                 convAttrs(1, {3, 3}, {2, 2, 2, 2}, {1, 1}, {2, 2}), 132);
+  expectLoweringMatchesReference("Conv", {f32({2, 2, 13, 9}), f32({3, 2, 3, 2}), f32({3})},
+                                 convAttrs(1, {3, 2}, {3, 0, 1, 2}, {3, 2}, {2, 3}), 133);
+  // Pads wider than the kernel: whole output rows and columns see only padding.
+  expectLoweringMatchesReference("Conv", {f32({1, 1, 4, 4}), f32({1, 1, 2, 2}), f32({1})},
+                                 convAttrs(1, {2, 2}, {3, 3, 3, 3}), 134);
+}
+
+TEST(ConvLowering, HandComputedPaddedSum) {
+  // A 2x2 all-ones kernel over 1..9 with one zero-pad on the top and left.
+  std::vector<int64_t> dims;
+  std::vector<float> y =
+      runLowering("Conv", {f32({1, 1, 3, 3}), f32({1, 1, 2, 2})}, {iota(9), {1, 1, 1, 1}},
+                  convAttrs(1, {2, 2}, {1, 1, 0, 0}), &dims);
+  EXPECT_EQ(dims, (std::vector<int64_t>{1, 1, 3, 3}));
+  EXPECT_EQ(y, (std::vector<float>{1, 3, 5, 5, 12, 16, 11, 24, 28}));
+}
+
+// ---------------------------------------------------------------- pools
+
+Attrs poolAttrs(std::vector<int64_t> kernel, std::vector<int64_t> pads,
+                std::vector<int64_t> strides, int64_t ceil_mode,
+                std::vector<int64_t> dilations = {1, 1}) {
+  return {{"kernel_shape", kernel},
+          {"pads", pads},
+          {"strides", strides},
+          {"dilations", dilations},
+          {"ceil_mode", ceil_mode}};
+}
+
+Attrs averageAttrs(std::vector<int64_t> kernel, std::vector<int64_t> pads,
+                   std::vector<int64_t> strides, int64_t ceil_mode, int64_t count_include_pad,
+                   std::vector<int64_t> dilations = {1, 1}) {
+  Attrs a = poolAttrs(std::move(kernel), std::move(pads), std::move(strides), ceil_mode,
+                      std::move(dilations));
+  a["count_include_pad"] = count_include_pad;
+  return a;
+}
+
+TEST(MaxPoolLowering, MatchesReference) {
+  expectLoweringMatchesReference("MaxPool", {f32({2, 3, 8, 8})},
+                                 poolAttrs({2, 2}, {0, 0, 0, 0}, {2, 2}, 0), 200);
+  expectLoweringMatchesReference("MaxPool", {f32({1, 4, 9, 11})},
+                                 poolAttrs({3, 3}, {1, 1, 1, 1}, {1, 1}, 0), 201);
+  expectLoweringMatchesReference("MaxPool", {f32({1, 2, 10, 9})},
+                                 poolAttrs({3, 2}, {1, 0, 0, 1}, {2, 3}, 1), 202);
+  expectLoweringMatchesReference("MaxPool", {f32({1, 2, 11, 11})},
+                                 poolAttrs({3, 3}, {2, 2, 2, 2}, {2, 2}, 1, {2, 2}), 203);
+  expectLoweringMatchesReference("MaxPool", {f32({1, 1, 7, 6})},
+                                 poolAttrs({2, 2}, {0, 0, 0, 0}, {2, 2}, 1), 204);
+}
+
+TEST(MaxPoolLowering, PaddingNeverWins) {
+  // Every input is negative; a zero from the padding must never be the max.
+  std::vector<int64_t> dims;
+  std::vector<float> y = runLowering("MaxPool", {f32({1, 1, 3, 3})}, {iota(9, -1.0f, -1.0f)},
+                                     poolAttrs({2, 2}, {1, 1, 1, 1}, {1, 1}, 0), &dims);
+  EXPECT_EQ(dims, (std::vector<int64_t>{1, 1, 4, 4}));
+  EXPECT_EQ(y,
+            (std::vector<float>{-1, -1, -2, -3, -1, -1, -2, -3, -4, -4, -5, -6, -7, -7, -8, -9}));
+}
+
+TEST(MaxPoolLowering, CeilModeKeepsThePartialLastWindow) {
+  // 5 wide, kernel 2, stride 2: floor gives 2 windows, ceil a third over column 4 alone.
+  std::vector<int64_t> dims;
+  std::vector<float> y = runLowering("MaxPool", {f32({1, 1, 1, 5})}, {{5, 1, 4, 2, 3}},
+                                     poolAttrs({1, 2}, {0, 0, 0, 0}, {1, 2}, 1), &dims);
+  EXPECT_EQ(dims, (std::vector<int64_t>{1, 1, 1, 3}));
+  EXPECT_EQ(y, (std::vector<float>{5, 4, 3}));
+}
+
+TEST(AveragePoolLowering, MatchesReferenceBothCountModes) {
+  for (int64_t include_pad : {0, 1}) {
+    SCOPED_TRACE("count_include_pad=" + std::to_string(include_pad));
+    expectLoweringMatchesReference("AveragePool", {f32({2, 3, 8, 8})},
+                                   averageAttrs({2, 2}, {0, 0, 0, 0}, {2, 2}, 0, include_pad), 300);
+    expectLoweringMatchesReference("AveragePool", {f32({1, 4, 9, 11})},
+                                   averageAttrs({3, 3}, {1, 1, 1, 1}, {1, 1}, 0, include_pad), 301);
+    expectLoweringMatchesReference("AveragePool", {f32({1, 2, 10, 9})},
+                                   averageAttrs({3, 2}, {1, 0, 0, 1}, {2, 3}, 1, include_pad), 302);
+    expectLoweringMatchesReference("AveragePool", {f32({1, 2, 7, 8})},
+                                   averageAttrs({3, 3}, {1, 1, 1, 1}, {2, 2}, 1, include_pad), 303);
+    expectLoweringMatchesReference(
+        "AveragePool", {f32({1, 2, 11, 11})},
+        averageAttrs({3, 3}, {2, 2, 2, 2}, {2, 2}, 1, include_pad, {2, 2}), 304);
+  }
+}
+
+TEST(AveragePoolLowering, CountIncludePadDividesByTheWholeWindow) {
+  // 1..9, kernel 3, stride 2, one pad on every side: windows start at -1 and 1.
+  Attrs attrs = averageAttrs({3, 3}, {1, 1, 1, 1}, {2, 2}, 0, 1);
+  EXPECT_EQ(runLowering("AveragePool", {f32({1, 1, 3, 3})}, {iota(9)}, attrs),
+            (std::vector<float>{12.0f / 9, 16.0f / 9, 24.0f / 9, 28.0f / 9}));
+  attrs["count_include_pad"] = int64_t{0};
+  EXPECT_EQ(runLowering("AveragePool", {f32({1, 1, 3, 3})}, {iota(9)}, attrs),
+            (std::vector<float>{12.0f / 4, 16.0f / 4, 24.0f / 4, 28.0f / 4}));
+}
+
+TEST(AveragePoolLowering, CeilModeWindowPastTheEndPadDoesNotCountIt) {
+  // Width 4, kernel 3, stride 2, pads 1/1, ceil_mode: windows start at -1, 1, 3.
+  // The last covers column 3, the end pad (4) and column 5, which lies past the
+  // padded input: with count_include_pad it divides by 2, without by 1.
+  std::vector<float> x = {1, 2, 3, 4};
+  std::vector<int64_t> dims;
+  Attrs attrs = averageAttrs({1, 3}, {0, 1, 0, 1}, {1, 2}, 1, 1);
+  EXPECT_EQ(runLowering("AveragePool", {f32({1, 1, 1, 4})}, {x}, attrs, &dims),
+            (std::vector<float>{3.0f / 3, 9.0f / 3, 4.0f / 2}));
+  EXPECT_EQ(dims, (std::vector<int64_t>{1, 1, 1, 3}));
+  attrs["count_include_pad"] = int64_t{0};
+  EXPECT_EQ(runLowering("AveragePool", {f32({1, 1, 1, 4})}, {x}, attrs),
+            (std::vector<float>{3.0f / 2, 9.0f / 3, 4.0f / 1}));
+}
+
+TEST(AveragePoolLowering, CeilModeDropsAWindowStartingInTheEndPad) {
+  // Width 3, kernel 2, stride 2, end pad 1: ceil((3 + 1 - 2) / 2) + 1 = 2 windows,
+  // the second starting at 2, inside the input: kept, over column 2 and the pad.
+  std::vector<int64_t> dims;
+  Attrs attrs = averageAttrs({1, 2}, {0, 0, 0, 1}, {1, 2}, 1, 1);
+  EXPECT_EQ(runLowering("AveragePool", {f32({1, 1, 1, 3})}, {{1, 2, 3}}, attrs, &dims),
+            (std::vector<float>{1.5f, 1.5f}));
+  EXPECT_EQ(dims, (std::vector<int64_t>{1, 1, 1, 2}));
+  // Width 2, same window: ceil((2 + 1 - 2) / 2) + 1 = 2, but the second would
+  // start at 2 = n + p_begin, in the end pad: dropped.
+  EXPECT_EQ(runLowering("AveragePool", {f32({1, 1, 1, 2})}, {{1, 2}}, attrs, &dims),
+            (std::vector<float>{1.5f}));
+  EXPECT_EQ(dims, (std::vector<int64_t>{1, 1, 1, 1}));
+}
+
+TEST(AveragePoolLowering, WindowWithNoInputTapsGivesZero) {
+  // Dilation 3 over width 2 with one pad each side: the one window's taps sit
+  // at -1 and 2, both outside the input.
+  expectLoweringMatchesReference("AveragePool", {f32({1, 2, 1, 2})},
+                                 averageAttrs({1, 2}, {0, 1, 0, 1}, {1, 1}, 0, 0, {1, 3}), 310);
+  EXPECT_EQ(runLowering("AveragePool", {f32({1, 1, 1, 2})}, {{5, 6}},
+                        averageAttrs({1, 2}, {0, 1, 0, 1}, {1, 1}, 0, 0, {1, 3})),
+            (std::vector<float>{0}));
+  expectLoweringMatchesReference("MaxPool", {f32({1, 2, 1, 2})},
+                                 poolAttrs({1, 2}, {0, 1, 0, 1}, {1, 1}, 0, {1, 3}), 311);
+}
+
+}  // namespace
+}  // namespace nanoc::cpu

@@ -15,8 +15,7 @@ llvm::Value* KernelBuilder::output(size_t i) const {
 
 llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::string& symbol) {
   const Lowering* lowering = findLowering(node.op);
-  if (!lowering)
-    throw CompileError("node '" + node.name + "' (" + node.op + "): no CPU lowering");
+  if (!lowering) throw CompileError("node '" + node.name + "' (" + node.op + "): no CPU lowering");
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
   llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
@@ -50,15 +49,15 @@ llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::st
   b.CreateRetVoid();
   b.SetInsertPoint(body);
   llvm::Value* task_count = b.getInt64(lowering->task_count(node));
-  llvm::Value* task_end = b.CreateIntrinsic(llvm::Intrinsic::umin, {i64},
-                                            {fn->getArg(2), task_count}, nullptr, "task_end.clamped");
-  llvm::Value* task_begin = b.CreateIntrinsic(llvm::Intrinsic::umin, {i64},
-                                              {fn->getArg(1), task_end}, nullptr, "task_begin.clamped");
+  llvm::Value* task_end = b.CreateIntrinsic(
+      llvm::Intrinsic::umin, {i64}, {fn->getArg(2), task_count}, nullptr, "task_end.clamped");
+  llvm::Value* task_begin = b.CreateIntrinsic(
+      llvm::Intrinsic::umin, {i64}, {fn->getArg(1), task_end}, nullptr, "task_begin.clamped");
   KernelBuilder kb{module, fn, b, node, task_begin, task_end, {}, {}};
   uint64_t slot = 0;
   auto loadSlot = [&](const Value& value) {
-    llvm::Value* p = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, buffers, slot++),
-                                  value.name);
+    llvm::Value* p =
+        b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, buffers, slot++), value.name);
     // Every buffer is at least 64-byte aligned (arena slices, constants and the
     // caller's tensors are checked at run) and no two operands alias.
     auto* load = llvm::cast<llvm::LoadInst>(p);

@@ -4,18 +4,18 @@ namespace nanoc::cpu {
 
 void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
               const std::function<void(llvm::Value* i)>& body, const char* name) {
-  emitReduction(b, begin, end, nullptr,
-                [&](llvm::Value* i, llvm::Value*) -> llvm::Value* {
-                  body(i);
-                  return nullptr;
-                },
-                name);
+  emitReduction(
+      b, begin, end, nullptr,
+      [&](llvm::Value* i, llvm::Value*) -> llvm::Value* {
+        body(i);
+        return nullptr;
+      },
+      name);
 }
 
-llvm::Value* emitReduction(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
-                           llvm::Value* init,
-                           const std::function<llvm::Value*(llvm::Value* i, llvm::Value* acc)>& body,
-                           const char* name) {
+llvm::Value* emitReduction(
+    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, llvm::Value* init,
+    const std::function<llvm::Value*(llvm::Value* i, llvm::Value* acc)>& body, const char* name) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& ctx = b.getContext();
   llvm::BasicBlock* pre = b.GetInsertBlock();

@@ -2,10 +2,10 @@
 // element access over the dense row-major buffers of a kernel.
 #pragma once
 
+#include <llvm/IR/IRBuilder.h>
+
 #include <cstdint>
 #include <functional>
-
-#include <llvm/IR/IRBuilder.h>
 
 namespace nanoc::cpu {
 
@@ -21,10 +21,10 @@ inline void emitLoop(llvm::IRBuilder<>& b, int64_t begin, int64_t end,
 
 // Emits a loop carrying one value: acc = init; for i: acc = body(i, acc).
 // Returns the final value, usable after the loop.
-llvm::Value* emitReduction(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
-                           llvm::Value* init,
-                           const std::function<llvm::Value*(llvm::Value* i, llvm::Value* acc)>& body,
-                           const char* name = "r");
+llvm::Value* emitReduction(
+    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, llvm::Value* init,
+    const std::function<llvm::Value*(llvm::Value* i, llvm::Value* acc)>& body,
+    const char* name = "r");
 
 // Address of element `index` (i64) of an f32 buffer, and load/store of it.
 llvm::Value* f32Ptr(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu/linalg.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/ops/schema_checks.h"

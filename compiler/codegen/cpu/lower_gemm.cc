@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "compiler/codegen/cpu/linalg.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/ops/schema_checks.h"

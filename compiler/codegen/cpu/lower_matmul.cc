@@ -8,21 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu/linalg.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/ops/broadcast.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc::cpu {
-
-// lower_gemm.cc
-int64_t productRowsPerTask(int64_t M, int64_t K, int64_t N);
-void emitProductRows(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* a_base,
-                     int64_t a_row_stride, int64_t a_k_stride, llvm::Value* bm, llvm::Value* b_base,
-                     int64_t b_k_stride, int64_t b_col_stride, llvm::Value* y, llvm::Value* y_base,
-                     int64_t K, int64_t N, llvm::Value* row_begin, llvm::Value* row_end,
-                     double alpha,
-                     const std::function<llvm::Value*(llvm::Value* i, llvm::Value* j)>& init);
 
 namespace {
 

@@ -10,20 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu/linalg.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/ops/pool.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc::cpu {
-
-// lower_conv.cc
-void emitWindowTaps(
-    llvm::IRBuilder<>& b, int64_t H, int64_t W, int64_t OH, int64_t OW,
-    const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
-    const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads, llvm::Value* x_plane,
-    llvm::Value* y_plane, const std::function<llvm::Value*(llvm::Value* kh, llvm::Value* kw)>& tap,
-    const std::function<void(llvm::Value* tap_value, llvm::Value* x_at, llvm::Value* y_at)>& body);
 
 namespace {
 

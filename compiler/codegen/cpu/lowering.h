@@ -7,13 +7,13 @@
 // write the same output element.
 #pragma once
 
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
-
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/Module.h>
 
 #include "compiler/ir/graph.h"
 

@@ -162,8 +162,8 @@ CpuTarget makeTarget(const std::string& triple, const std::string& cpu,
     if (item.empty() || !isKnown(item))
       throw CompileError("unknown CPU feature '" + item.str() + "' for target '" + target.triple +
                          "'; valid features: " + joinKeys(all));
-    explicit_features += (explicit_features.empty() ? "" : ",") +
-                         std::string(enable ? "+" : "-") + item.str();
+    explicit_features +=
+        (explicit_features.empty() ? "" : ",") + std::string(enable ? "+" : "-") + item.str();
   }
   target.features = resolveFeatures(llvm_target, target.triple, target.cpu, explicit_features);
   target.data_layout = dataLayoutOf(target);
@@ -180,8 +180,8 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CpuTarget& target
     if (!on.count(kv.Key)) features += std::string(features.empty() ? "" : ",") + "-" + kv.Key;
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(llvm_target.createTargetMachine(
-      llvm::Triple(target.triple), target.cpu, features, options, llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      llvm::Triple(target.triple), target.cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     throw CompileError("LLVM could not create a target machine for '" + target.triple + "' (" +
                        target.cpu + ")");

@@ -67,6 +67,7 @@ std::string graphName(const std::string& onnx_name) {
 void checkSupported(const onnx::GraphProto& g, const Opsets& opsets,
                     const std::vector<std::string>& node_names) {
   std::vector<std::string> lines;
+  std::map<std::string, int> per_op;
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& node = g.node(i);
     bool known = isDefaultDomain(node.domain()) && onnx_import::findOpMapping(node.op_type());
@@ -75,10 +76,17 @@ void checkSupported(const onnx::GraphProto& g, const Opsets& opsets,
         isDefaultDomain(node.domain()) ? node.op_type() : node.domain() + "." + node.op_type();
     lines.push_back("  node '" + node_names[static_cast<size_t>(i)] + "' op " + op + " (opset " +
                     opsets.versionFor(node.domain()) + ")");
+    ++per_op[op];
   }
   if (lines.empty()) return;
   std::string message = "unsupported operators (" + std::to_string(lines.size()) + "):";
   for (const std::string& line : lines) message += "\n" + line;
+  // Real models repeat one op hundreds of times; the last line (what a
+  // terminal shows) sums up what is missing.
+  if (lines.size() > per_op.size()) {
+    message += "\n  by op:";
+    for (const auto& [op, count] : per_op) message += " " + op + " x" + std::to_string(count);
+  }
   throw CompileError(message);
 }
 

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "compiler/frontend/onnx/onnx_tensor.h"
 #include "compiler/ir/error.h"
 #include "compiler/passes/shape_inference.h"
 
@@ -112,6 +113,9 @@ Value* NodeImporter::emit(const std::string& op, std::vector<Value*> inputs,
   // Typed right away: later mappings (Reshape, Flatten, auto_pad) read their
   // inputs' shapes.
   inferNode(*node);
+  // Broadcasting can multiply sizes; keep every later dim product in range.
+  checkedNumel(node->outputs[0]->type.dims, node->outputs[0]->type.dtype,
+               "node '" + node->name + "' (" + op + ") output " + node->outputs[0]->type.str());
   return node->outputs[0];
 }
 

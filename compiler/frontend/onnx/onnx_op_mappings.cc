@@ -89,6 +89,19 @@ void mapBinary(NodeImporter& n) {
   n.emitResult(n.proto().op_type(), {a, b});
 }
 
+// Sum is variadic Add: a chain of Adds, the last one named after the node.
+void mapSum(NodeImporter& n) {
+  if (n.numInputs() == 0) n.fail("has no inputs");
+  Value* acc = n.requiredInput(0, "data_0");
+  if (n.numInputs() == 1) {
+    n.emitResult("Identity", {acc});
+    return;
+  }
+  for (size_t i = 1; i + 1 < n.numInputs(); ++i)
+    acc = n.emit("Add", {acc, n.requiredInput(i, "data")}, {}, "sum_" + std::to_string(i));
+  n.emitResult("Add", {acc, n.requiredInput(n.numInputs() - 1, "data")});
+}
+
 // ---- matrix products ----
 
 void mapMatMul(NodeImporter& n) {
@@ -304,6 +317,51 @@ void mapReshape(NodeImporter& n) {
   n.emitResult("Reshape", {x}, {{"shape", shape}});
 }
 
+// Axes moved from an attribute to an input in opset 13.
+std::optional<std::vector<int64_t>> squeezeAxes(const NodeImporter& n) {
+  if (n.opset() < 13) return n.intsAttr("axes");
+  if (Value* axes = n.input(1)) return constantInts(n, axes, "axes");
+  return std::nullopt;
+}
+
+void mapUnsqueeze(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "data");
+  std::optional<std::vector<int64_t>> axes = squeezeAxes(n);
+  if (!axes) n.fail("axes are missing");
+  int64_t out_rank = rankOf(x) + static_cast<int64_t>(axes->size());
+  std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
+  for (int64_t axis : *axes) {
+    auto a = static_cast<size_t>(normalizeAxis(n, axis, out_rank));
+    if (inserted[a]) n.fail("axes " + dimsStr(*axes) + " repeat an axis");
+    inserted[a] = true;
+  }
+  std::vector<int64_t> shape;
+  size_t next = 0;
+  for (bool ins : inserted) shape.push_back(ins ? 1 : x->type.dims[next++]);
+  n.emitResult("Reshape", {x}, {{"shape", shape}});
+}
+
+void mapSqueeze(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "data");
+  int64_t rank = rankOf(x);
+  std::vector<bool> removed(static_cast<size_t>(rank), false);
+  if (std::optional<std::vector<int64_t>> axes = squeezeAxes(n)) {
+    for (int64_t axis : *axes) {
+      auto a = static_cast<size_t>(normalizeAxis(n, axis, rank));
+      if (x->type.dims[a] != 1)
+        n.fail("cannot squeeze axis " + std::to_string(axis) + " of " + x->type.str() +
+               ": its size is not 1");
+      removed[a] = true;
+    }
+  } else {
+    for (size_t a = 0; a < removed.size(); ++a) removed[a] = x->type.dims[a] == 1;
+  }
+  std::vector<int64_t> shape;
+  for (size_t a = 0; a < removed.size(); ++a)
+    if (!removed[a]) shape.push_back(x->type.dims[a]);
+  n.emitResult("Reshape", {x}, {{"shape", shape}});
+}
+
 void mapTranspose(NodeImporter& n) {
   Value* x = n.requiredInput(0, "data");
   int64_t rank = rankOf(x);
@@ -412,6 +470,30 @@ void mapConstant(NodeImporter& n) {
   n.setOutput(0, n.graph().addConstant(n.proto().output(0), t.type, std::move(t.bytes)));
 }
 
+// ConstantOfShape with a constant shape is a constant; exporters emit it for
+// zero-filled buffers and initial states. With a computed shape it is
+// rejected like any other dynamic shape.
+void mapConstantOfShape(NodeImporter& n) {
+  std::vector<int64_t> dims = constantInts(n, n.requiredInput(0, "input"), "shape");
+  ConstantTensor fill;
+  fill.type.dtype = DType::F32;
+  fill.bytes.assign(sizeof(float), 0);  // the default: a float 0
+  if (const onnx::AttributeProto* a = n.findAttr("value")) {
+    fill = decodeTensor(a->t(), "node '" + n.name() + "' (ConstantOfShape) value");
+    if (fill.type.numel() != 1)
+      n.fail("value must hold exactly one element, not " + fill.type.str());
+  }
+  TensorType type{fill.type.dtype, dims};
+  int64_t numel =
+      checkedNumel(dims, type.dtype, "node '" + n.name() + "' (ConstantOfShape) output");
+  std::vector<uint8_t> bytes(static_cast<size_t>(type.bytes()));
+  for (int64_t i = 0; i < numel; ++i)
+    std::memcpy(bytes.data() + i * static_cast<int64_t>(fill.bytes.size()), fill.bytes.data(),
+                fill.bytes.size());
+  if (n.proto().output_size() < 1 || n.proto().output(0).empty()) n.fail("has no output");
+  n.setOutput(0, n.graph().addConstant(n.proto().output(0), type, std::move(bytes)));
+}
+
 const std::map<std::string_view, OpMapping>& mappings() {
   static const std::map<std::string_view, OpMapping> table = {
       {"Add", mapBinary},
@@ -419,6 +501,7 @@ const std::map<std::string_view, OpMapping>& mappings() {
       {"BatchNormalization", mapBatchNormalization},
       {"Concat", mapConcat},
       {"Constant", mapConstant},
+      {"ConstantOfShape", mapConstantOfShape},
       {"Conv", mapConv},
       {"Div", mapBinary},
       {"Dropout", mapDropout},
@@ -433,9 +516,12 @@ const std::map<std::string_view, OpMapping>& mappings() {
       {"Reshape", mapReshape},
       {"Sigmoid", mapUnary},
       {"Softmax", mapSoftmax},
+      {"Squeeze", mapSqueeze},
       {"Sub", mapBinary},
+      {"Sum", mapSum},
       {"Tanh", mapUnary},
       {"Transpose", mapTranspose},
+      {"Unsqueeze", mapUnsqueeze},
   };
   return table;
 }

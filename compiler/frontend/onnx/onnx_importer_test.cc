@@ -1,0 +1,635 @@
+#include "compiler/frontend/onnx/onnx_importer.h"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/error.h"
+
+namespace nanoc {
+namespace {
+
+// ---- building small models with the protobuf API ----
+
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(int64_t opset) {
+    model_.set_ir_version(8);
+    onnx::OperatorSetIdProto* id = model_.add_opset_import();
+    id->set_domain("");
+    id->set_version(opset);
+    model_.mutable_graph()->set_name("test");
+  }
+
+  onnx::ValueInfoProto* input(const std::string& name, std::vector<int64_t> dims,
+                              int32_t elem_type = onnx::TensorProto::FLOAT) {
+    return valueInfo(graph()->add_input(), name, dims, elem_type);
+  }
+  onnx::ValueInfoProto* output(const std::string& name) {
+    onnx::ValueInfoProto* v = graph()->add_output();
+    v->set_name(name);
+    return v;
+  }
+  void floatInit(const std::string& name, std::vector<int64_t> dims, std::vector<float> data) {
+    onnx::TensorProto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float f : data) t->add_float_data(f);
+  }
+  void int64Init(const std::string& name, std::vector<int64_t> data) {
+    onnx::TensorProto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(data.size()));
+    t->set_raw_data(std::string(reinterpret_cast<const char*>(data.data()), data.size() * 8));
+  }
+  onnx::NodeProto* node(const std::string& op, std::vector<std::string> inputs,
+                        std::vector<std::string> outputs, const std::string& name = "") {
+    onnx::NodeProto* n = graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (const std::string& in : inputs) n->add_input(in);
+    for (const std::string& out : outputs) n->add_output(out);
+    return n;
+  }
+
+  onnx::GraphProto* graph() { return model_.mutable_graph(); }
+  onnx::ModelProto& model() { return model_; }
+  std::unique_ptr<Graph> import() const {
+    std::string bytes = model_.SerializeAsString();
+    return importOnnxBytes(bytes.data(), bytes.size(), "model.onnx");
+  }
+  // The CompileError message of importing, or "" if it imported.
+  std::string importError() const {
+    try {
+      import();
+    } catch (const CompileError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+ private:
+  static onnx::ValueInfoProto* valueInfo(onnx::ValueInfoProto* v, const std::string& name,
+                                         const std::vector<int64_t>& dims, int32_t elem_type) {
+    v->set_name(name);
+    onnx::TypeProto::Tensor* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(elem_type);
+    onnx::TensorShapeProto* shape = t->mutable_shape();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+    return v;
+  }
+
+  onnx::ModelProto model_;
+};
+
+void setInt(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+void setInts(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+void setFloat(onnx::NodeProto* n, const std::string& name, float v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+void setString(onnx::NodeProto* n, const std::string& name, const std::string& v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+// ---- reading the imported graph ----
+
+const Node& onlyNode(const Graph& g, const std::string& op) {
+  const Node* found = nullptr;
+  for (const auto& n : g.nodes)
+    if (n->op == op) {
+      EXPECT_EQ(found, nullptr) << "more than one " << op;
+      found = n.get();
+    }
+  if (!found) throw std::runtime_error("no " + op + " node");
+  return *found;
+}
+
+std::vector<std::string> ops(const Graph& g) {
+  std::vector<std::string> out;
+  for (const auto& n : g.nodes) out.push_back(n->op);
+  return out;
+}
+
+using Dims = std::vector<int64_t>;
+
+// ---- tests ----
+
+TEST(OnnxImporter, GemmGetsEveryDefaultExplicit) {
+  ModelBuilder m(13);
+  m.input("x", {2, 4});
+  m.floatInit("w", {4, 3}, std::vector<float>(12, 0.5f));
+  m.node("Gemm", {"x", "w"}, {"y"}, "fc");
+  m.output("y");
+  auto g = m.import();
+  const Node& gemm = onlyNode(*g, "Gemm");
+  EXPECT_EQ(gemm.name, "fc");
+  EXPECT_EQ(gemm.f("alpha"), 1.0);
+  EXPECT_EQ(gemm.f("beta"), 1.0);
+  EXPECT_EQ(gemm.i("transA"), 0);
+  EXPECT_EQ(gemm.i("transB"), 0);
+  ASSERT_EQ(gemm.inputs.size(), 3u);
+  EXPECT_EQ(gemm.inputs[2], nullptr);  // C absent
+  ASSERT_EQ(g->outputs.size(), 1u);
+  EXPECT_EQ(g->outputs[0]->name, "y");
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[2,3]");
+}
+
+TEST(OnnxImporter, FloatAttributesKeepTheirShortestDecimal) {
+  ModelBuilder m(13);
+  m.input("x", {2, 4});
+  m.input("w", {3, 4});
+  onnx::NodeProto* n = m.node("Gemm", {"x", "w"}, {"y"});
+  setFloat(n, "alpha", 0.1f);
+  setInt(n, "transB", 1);
+  m.output("y");
+  auto g = m.import();
+  const Node& gemm = onlyNode(*g, "Gemm");
+  EXPECT_EQ(gemm.f("alpha"), 0.1);
+  EXPECT_EQ(gemm.i("transB"), 1);
+  EXPECT_EQ(gemm.name, "Gemm_0");  // generated: the model's node has no name
+}
+
+TEST(OnnxImporter, ConvSameUpperBecomesExplicitPads) {
+  ModelBuilder m(11);
+  m.input("x", {1, 2, 5, 5});
+  m.floatInit("w", {4, 2, 3, 3}, std::vector<float>(72, 1.f));
+  onnx::NodeProto* n = m.node("Conv", {"x", "w"}, {"y"}, "conv");
+  setString(n, "auto_pad", "SAME_UPPER");
+  setInts(n, "strides", {2, 2});
+  m.output("y");
+  auto g = m.import();
+  const Node& conv = onlyNode(*g, "Conv");
+  // in 5, stride 2 -> out 3; total pad (3-1)*2 + 3 - 5 = 2, split 1 / 1.
+  EXPECT_EQ(conv.ints("pads"), (Dims{1, 1, 1, 1}));
+  EXPECT_EQ(conv.ints("kernel_shape"), (Dims{3, 3}));  // from W
+  EXPECT_EQ(conv.ints("strides"), (Dims{2, 2}));
+  EXPECT_EQ(conv.ints("dilations"), (Dims{1, 1}));
+  EXPECT_EQ(conv.i("group"), 1);
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,4,3,3]");
+}
+
+TEST(OnnxImporter, ConvSameUpperAndLowerPutTheOddPadOnOppositeSides) {
+  for (const char* mode : {"SAME_UPPER", "SAME_LOWER"}) {
+    ModelBuilder m(11);
+    m.input("x", {1, 1, 4, 4});
+    m.floatInit("w", {1, 1, 2, 2}, std::vector<float>(4, 1.f));
+    setString(m.node("Conv", {"x", "w"}, {"y"}), "auto_pad", mode);
+    m.output("y");
+    auto g = m.import();
+    // in 4, stride 1, kernel 2: one pad in total.
+    Dims expected = std::string(mode) == "SAME_UPPER" ? Dims{0, 0, 1, 1} : Dims{1, 1, 0, 0};
+    EXPECT_EQ(onlyNode(*g, "Conv").ints("pads"), expected) << mode;
+  }
+}
+
+TEST(OnnxImporter, ConvRejectsThreeDimensionalConvolution) {
+  ModelBuilder m(11);
+  m.input("x", {1, 1, 4, 4, 4});
+  m.floatInit("w", {1, 1, 2, 2, 2}, std::vector<float>(8, 1.f));
+  m.node("Conv", {"x", "w"}, {"y"}, "conv3d");
+  m.output("y");
+  std::string err = m.importError();
+  EXPECT_NE(err.find("node 'conv3d' (Conv"), std::string::npos) << err;
+  EXPECT_NE(err.find("2-D"), std::string::npos) << err;
+}
+
+TEST(OnnxImporter, FlattenBecomesReshapeWithExplicitShape) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4, 5});
+  setInt(m.node("Flatten", {"x"}, {"y"}, "flat"), "axis", -2);
+  m.output("y");
+  auto g = m.import();
+  const Node& r = onlyNode(*g, "Reshape");
+  EXPECT_EQ(r.name, "flat");
+  EXPECT_EQ(r.ints("shape"), (Dims{6, 20}));
+  EXPECT_EQ(r.inputs.size(), 1u);
+}
+
+TEST(OnnxImporter, FlattenDefaultAxisIsOne) {
+  ModelBuilder m(9);
+  m.input("x", {2, 3, 4});
+  m.node("Flatten", {"x"}, {"y"});
+  m.output("y");
+  EXPECT_EQ(onlyNode(*m.import(), "Reshape").ints("shape"), (Dims{2, 12}));
+}
+
+TEST(OnnxImporter, ReshapeCopiesZeroDimsAndInfersMinusOne) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4});
+  m.int64Init("shape", {0, -1});
+  m.node("Reshape", {"x", "shape"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  const Node& r = onlyNode(*g, "Reshape");
+  EXPECT_EQ(r.ints("shape"), (Dims{2, 12}));
+  EXPECT_EQ(r.inputs.size(), 1u);  // the shape operand became the attribute
+  // The shape initializer is no longer referenced.
+  for (const auto& v : g->values) EXPECT_NE(v->name, "shape");
+}
+
+TEST(OnnxImporter, ReshapeAllowZeroKeepsALiteralZero) {
+  ModelBuilder m(14);
+  m.input("x", {0, 3});
+  m.int64Init("shape", {3, 0});
+  setInt(m.node("Reshape", {"x", "shape"}, {"y"}), "allowzero", 1);
+  m.output("y");
+  EXPECT_EQ(onlyNode(*m.import(), "Reshape").ints("shape"), (Dims{3, 0}));
+}
+
+TEST(OnnxImporter, ReshapeBeforeOpset5ReadsTheShapeAttribute) {
+  ModelBuilder m(1);
+  m.input("x", {2, 6});
+  setInts(m.node("Reshape", {"x"}, {"y"}), "shape", {3, -1});
+  m.output("y");
+  EXPECT_EQ(onlyNode(*m.import(), "Reshape").ints("shape"), (Dims{3, 4}));
+}
+
+TEST(OnnxImporter, ReshapeWithARuntimeShapeIsAnError) {
+  ModelBuilder m(13);
+  m.input("x", {2, 6});
+  m.input("s", {2}, onnx::TensorProto::INT64);
+  m.node("Reshape", {"x", "s"}, {"y"}, "r");
+  m.output("y");
+  std::string err = m.importError();
+  EXPECT_NE(err.find("node 'r' (Reshape"), std::string::npos) << err;
+  EXPECT_NE(err.find("constant"), std::string::npos) << err;
+}
+
+TEST(OnnxImporter, ReshapeWithMismatchedCountIsAnError) {
+  ModelBuilder m(13);
+  m.input("x", {2, 6});
+  m.int64Init("shape", {5, -1});
+  m.node("Reshape", {"x", "shape"}, {"y"}, "r");
+  m.output("y");
+  EXPECT_NE(m.importError().find("cannot reshape f32[2,6]"), std::string::npos);
+}
+
+TEST(OnnxImporter, SoftmaxOpset13IsOneAxis) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4});
+  setInt(m.node("Softmax", {"x"}, {"y"}, "sm"), "axis", 1);
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"Softmax"}));
+  EXPECT_EQ(onlyNode(*g, "Softmax").i("axis"), 1);
+}
+
+TEST(OnnxImporter, SoftmaxOpset13DefaultsToTheLastAxis) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4});
+  m.node("Softmax", {"x"}, {"y"});
+  m.output("y");
+  EXPECT_EQ(onlyNode(*m.import(), "Softmax").i("axis"), 2);
+}
+
+TEST(OnnxImporter, SoftmaxOpset11CoercesTo2D) {
+  ModelBuilder m(11);
+  m.input("x", {2, 3, 4});
+  m.node("Softmax", {"x"}, {"y"}, "sm");  // default axis 1: over [3, 4] together
+  m.output("y");
+  auto g = m.import();
+  ASSERT_EQ(ops(*g), (std::vector<std::string>{"Reshape", "Softmax", "Reshape"}));
+  EXPECT_EQ(g->nodes[0]->ints("shape"), (Dims{2, 12}));
+  EXPECT_EQ(g->nodes[1]->i("axis"), 1);
+  EXPECT_EQ(g->nodes[1]->name, "sm");
+  EXPECT_EQ(g->nodes[2]->ints("shape"), (Dims{2, 3, 4}));
+  EXPECT_EQ(g->outputs[0]->name, "y");
+  EXPECT_EQ(g->outputs[0]->producer, g->nodes[2].get());
+}
+
+TEST(OnnxImporter, SoftmaxOpset11OnTheLastAxisNeedsNoReshape) {
+  ModelBuilder m(11);
+  m.input("x", {2, 3, 4});
+  setInt(m.node("Softmax", {"x"}, {"y"}), "axis", -1);
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"Softmax"}));
+  EXPECT_EQ(onlyNode(*g, "Softmax").i("axis"), 2);
+}
+
+TEST(OnnxImporter, InitializerListedAsInputIsAConstant) {
+  ModelBuilder m(13);
+  m.input("x", {1, 3});
+  m.input("b", {1, 3});  // also an initializer: a default, compiled in
+  m.floatInit("b", {1, 3}, {1.f, 2.f, 3.f});
+  m.node("Add", {"x", "b"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  ASSERT_EQ(g->inputs.size(), 1u);
+  EXPECT_EQ(g->inputs[0]->name, "x");
+  const Node& add = onlyNode(*g, "Add");
+  ASSERT_TRUE(add.inputs[1]->isConstant());
+  EXPECT_EQ(add.inputs[1]->name, "b");
+  EXPECT_EQ(add.inputs[1]->as<float>()[2], 3.f);
+}
+
+TEST(OnnxImporter, ConstantNodeBecomesAConstantValue) {
+  ModelBuilder m(13);
+  m.input("x", {2, 2});
+  onnx::NodeProto* c = m.node("Constant", {}, {"k"});
+  onnx::AttributeProto* a = c->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  onnx::TensorProto* t = a->mutable_t();
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(2);
+  t->add_float_data(10.f);
+  t->add_float_data(20.f);
+  m.node("Mul", {"x", "k"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"Mul"}));
+  const Value* k = onlyNode(*g, "Mul").inputs[1];
+  ASSERT_TRUE(k->isConstant());
+  EXPECT_EQ(k->name, "k");
+  EXPECT_EQ(k->type.str(), "f32[2]");
+  EXPECT_EQ(k->as<float>()[1], 20.f);
+}
+
+TEST(OnnxImporter, ConstantNodeValueIntsFeedsReshape) {
+  ModelBuilder m(13);
+  m.input("x", {4, 6});
+  setInts(m.node("Constant", {}, {"s"}), "value_ints", {-1, 3});
+  m.node("Reshape", {"x", "s"}, {"y"});
+  m.output("y");
+  EXPECT_EQ(onlyNode(*m.import(), "Reshape").ints("shape"), (Dims{8, 3}));
+}
+
+TEST(OnnxImporter, ListsEveryUnsupportedOperatorInOneError) {
+  ModelBuilder m(13);
+  m.input("x", {2, 2});
+  m.node("Relu", {"x"}, {"a"}, "fine");
+  m.node("FancyOp", {"a"}, {"b"}, "first_bad");
+  m.node("OtherOp", {"b"}, {"c"});
+  onnx::NodeProto* ms = m.node("FusedThing", {"c"}, {"y"}, "vendor");
+  ms->set_domain("com.microsoft");
+  m.output("y");
+  std::string err = m.importError();
+  EXPECT_EQ(err.rfind("model.onnx: unsupported operators (3):\n", 0), 0u) << err;
+  EXPECT_NE(err.find("  node 'first_bad' op FancyOp (opset 13)"), std::string::npos) << err;
+  EXPECT_NE(err.find("  node 'OtherOp_2' op OtherOp (opset 13)"), std::string::npos) << err;
+  EXPECT_NE(err.find("  node 'vendor' op com.microsoft.FusedThing"), std::string::npos) << err;
+  EXPECT_EQ(err.find("fine"), std::string::npos) << err;
+}
+
+TEST(OnnxImporter, UnsupportedListEndsWithACountPerOp) {
+  ModelBuilder m(13);
+  m.input("x", {2, 2});
+  m.node("LRN", {"x"}, {"a"}, "n1");
+  m.node("LRN", {"a"}, {"b"}, "n2");
+  m.node("Erf", {"b"}, {"y"}, "n3");
+  m.output("y");
+  std::string err = m.importError();
+  EXPECT_NE(err.find("  node 'n2' op LRN (opset 13)\n"), std::string::npos) << err;
+  EXPECT_NE(err.find("\n  by op: Erf x1 LRN x2"), std::string::npos) << err;
+}
+
+TEST(OnnxImporter, GarbageBytesGiveAClearError) {
+  const char garbage[] = "\xff\xff\xff\xff this is not a protobuf \x01\x02";
+  try {
+    importOnnxBytes(garbage, sizeof garbage, "model.onnx");
+    FAIL() << "garbage imported";
+  } catch (const CompileError& e) {
+    EXPECT_STREQ(e.what(), "model.onnx: not a valid ONNX model (protobuf parse failed)");
+  }
+}
+
+TEST(OnnxImporter, EmptyBytesHaveNoGraph) {
+  try {
+    importOnnxBytes("", 0, "empty.onnx");
+    FAIL() << "empty bytes imported";
+  } catch (const CompileError& e) {
+    EXPECT_STREQ(e.what(), "empty.onnx: not a valid ONNX model (it has no graph)");
+  }
+}
+
+TEST(OnnxImporter, SymbolicDimIsAnErrorNamingInputAndDim) {
+  ModelBuilder m(13);
+  onnx::ValueInfoProto* x = m.input("x", {1, 3});
+  x->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  std::string err = m.importError();
+  EXPECT_NE(err.find("input 'x' dim 0 is symbolic ('N'): nanoc needs static shapes"),
+            std::string::npos)
+      << err;
+}
+
+TEST(OnnxImporter, InitializerWithTooFewBytesIsAnError) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  onnx::TensorProto* t = m.graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(1000000000);
+  t->add_dims(1000000000);
+  t->set_raw_data(std::string(8, '\0'));
+  m.node("Add", {"x", "w"}, {"y"});
+  m.output("y");
+  std::string err = m.importError();
+  EXPECT_NE(err.find("initializer 'w'"), std::string::npos) << err;
+}
+
+TEST(OnnxImporter, ExternalDataIsAnError) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  onnx::TensorProto* t = m.graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(2);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  m.node("Add", {"x", "w"}, {"y"});
+  m.output("y");
+  EXPECT_NE(m.importError().find("initializer 'w' keeps its data in an external file"),
+            std::string::npos);
+}
+
+TEST(OnnxImporter, LegacyBroadcastAxisAlignsB) {
+  ModelBuilder m(6);
+  m.input("x", {2, 3, 4, 5});
+  m.floatInit("b", {3}, {1.f, 2.f, 3.f});
+  onnx::NodeProto* n = m.node("Add", {"x", "b"}, {"y"}, "add");
+  setInt(n, "broadcast", 1);
+  setInt(n, "axis", 1);
+  m.output("y");
+  auto g = m.import();
+  ASSERT_EQ(ops(*g), (std::vector<std::string>{"Reshape", "Add"}));
+  EXPECT_EQ(g->nodes[0]->ints("shape"), (Dims{3, 1, 1}));
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[2,3,4,5]");
+}
+
+TEST(OnnxImporter, MaxPoolFillsDefaultsAndRejectsUsedIndices) {
+  ModelBuilder m(12);
+  m.input("x", {1, 1, 4, 4});
+  onnx::NodeProto* n = m.node("MaxPool", {"x"}, {"y"}, "pool");
+  setInts(n, "kernel_shape", {2, 2});
+  setInts(n, "strides", {2, 2});
+  m.output("y");
+  auto g = m.import();
+  const Node& pool = onlyNode(*g, "MaxPool");
+  EXPECT_EQ(pool.ints("pads"), (Dims{0, 0, 0, 0}));
+  EXPECT_EQ(pool.ints("dilations"), (Dims{1, 1}));
+  EXPECT_EQ(pool.i("ceil_mode"), 0);
+
+  n->add_output("idx");
+  m.output("idx");
+  EXPECT_NE(m.importError().find("Indices"), std::string::npos);
+}
+
+TEST(OnnxImporter, BatchNormAndDropoutForInference) {
+  ModelBuilder m(12);
+  m.input("x", {1, 2, 3, 3});
+  for (const char* p : {"s", "b", "mean", "var"}) m.floatInit(p, {2}, {1.f, 1.f});
+  m.node("BatchNormalization", {"x", "s", "b", "mean", "var"}, {"bn"}, "bn");
+  m.node("Dropout", {"bn"}, {"y", "mask"}, "drop");  // mask unused: fine
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"BatchNormalization", "Identity"}));
+  EXPECT_EQ(onlyNode(*g, "BatchNormalization").f("epsilon"), 1e-5);
+}
+
+TEST(OnnxImporter, TransposeDefaultPermReversesAndConcatAxisIsNormalized) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4});
+  m.node("Transpose", {"x"}, {"t"});
+  setInt(m.node("Concat", {"t", "t"}, {"y"}), "axis", -1);
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(onlyNode(*g, "Transpose").ints("perm"), (Dims{2, 1, 0}));
+  EXPECT_EQ(onlyNode(*g, "Concat").i("axis"), 2);
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[4,3,4]");
+}
+
+TEST(OnnxImporter, SumBecomesAChainOfAdds) {
+  ModelBuilder m(13);
+  m.input("a", {2, 3});
+  m.input("b", {2, 3});
+  m.input("c", {3});
+  m.node("Sum", {"a", "b", "c"}, {"y"}, "sum");
+  m.output("y");
+  auto g = m.import();
+  ASSERT_EQ(ops(*g), (std::vector<std::string>{"Add", "Add"}));
+  EXPECT_EQ(g->nodes[1]->name, "sum");
+  EXPECT_EQ(g->nodes[1]->inputs[0], g->nodes[0]->outputs[0]);
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[2,3]");
+}
+
+TEST(OnnxImporter, UnsqueezeAndSqueezeBecomeReshapes) {
+  for (int64_t opset : {11, 13}) {
+    ModelBuilder m(opset);
+    m.input("x", {3, 4});
+    onnx::NodeProto* u = m.node("Unsqueeze", {"x"}, {"u"});
+    onnx::NodeProto* s = m.node("Squeeze", {"u"}, {"y"});
+    if (opset < 13) {
+      setInts(u, "axes", {0, -1});
+      setInts(s, "axes", {0});
+    } else {
+      m.int64Init("uaxes", {0, -1});
+      m.int64Init("saxes", {0});
+      u->add_input("uaxes");
+      s->add_input("saxes");
+    }
+    m.output("y");
+    auto g = m.import();
+    ASSERT_EQ(ops(*g), (std::vector<std::string>{"Reshape", "Reshape"})) << opset;
+    EXPECT_EQ(g->nodes[0]->ints("shape"), (Dims{1, 3, 4, 1})) << opset;
+    EXPECT_EQ(g->nodes[1]->ints("shape"), (Dims{3, 4, 1})) << opset;
+  }
+}
+
+TEST(OnnxImporter, ConstantOfShapeWithAConstantShapeIsAConstant) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3});
+  m.int64Init("shape", {2, 3});
+  onnx::NodeProto* c = m.node("ConstantOfShape", {"shape"}, {"k"});
+  onnx::AttributeProto* a = c->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  a->mutable_t()->add_dims(1);
+  a->mutable_t()->add_float_data(7.f);
+  m.node("Add", {"x", "k"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  const Value* k = onlyNode(*g, "Add").inputs[1];
+  ASSERT_TRUE(k->isConstant());
+  EXPECT_EQ(k->type.str(), "f32[2,3]");
+  EXPECT_EQ(k->as<float>()[5], 7.f);
+}
+
+TEST(OnnxImporter, SmallCnnAtOpset9PassesTheIRVerifier) {
+  ModelBuilder m(9);
+  m.input("image", {1, 3, 8, 8});
+  m.floatInit("w", {4, 3, 3, 3}, std::vector<float>(108, 0.1f));
+  m.floatInit("cb", {4}, std::vector<float>(4, 0.f));
+  for (const char* p : {"s", "b", "mean", "var"}) m.floatInit(p, {4}, std::vector<float>(4, 1.f));
+  m.floatInit("fc_w", {10, 64}, std::vector<float>(640, 0.01f));
+  m.floatInit("fc_b", {10}, std::vector<float>(10, 0.f));
+  setInts(m.node("Conv", {"image", "w", "cb"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  m.node("BatchNormalization", {"c", "s", "b", "mean", "var"}, {"bn"}, "bn");
+  m.node("Relu", {"bn"}, {"r"}, "relu");
+  onnx::NodeProto* pool = m.node("MaxPool", {"r"}, {"p"}, "pool");
+  setInts(pool, "kernel_shape", {2, 2});
+  setInts(pool, "strides", {2, 2});
+  m.node("Flatten", {"p"}, {"f"}, "flatten");
+  setInt(m.node("Gemm", {"f", "fc_w", "fc_b"}, {"logits"}, "fc"), "transB", 1);
+  m.node("Softmax", {"logits"}, {"probs"}, "softmax");
+  m.output("probs");
+  auto g = m.import();
+  EXPECT_NO_THROW(verifyGraph(*g));
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"Conv", "BatchNormalization", "Relu", "MaxPool",
+                                               "Reshape", "Gemm", "Softmax"}));
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,10]");
+}
+
+TEST(OnnxImporter, MissingFileIsAnError) {
+  try {
+    importOnnxFile("/nonexistent/model.onnx");
+    FAIL() << "imported a missing file";
+  } catch (const CompileError& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/model.onnx: cannot open the file");
+  }
+}
+
+TEST(OnnxImporter, DeclaredOutputShapeMustMatch) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3});
+  m.node("Relu", {"x"}, {"y"});
+  onnx::ValueInfoProto* y = m.output("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(5);
+  EXPECT_NE(m.importError().find("graph output 'y' is declared f32[5] but computes f32[2,3]"),
+            std::string::npos);
+}
+
+TEST(OnnxImporter, UndefinedNodeInputIsAnError) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  m.node("Relu", {"nowhere"}, {"y"}, "r");
+  m.output("y");
+  EXPECT_NE(m.importError().find("node 'r' (Relu): input 'nowhere'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nanoc

@@ -1,5 +1,7 @@
 // nanoc: compiles a model (ONNX, or the IR's text form) for one CPU target
 // into NAME.o, NAME.h, NAME.nrt and NAME.so.
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
 #include <mimalloc-new-delete.h>  // the compiler's allocator: mimalloc
 
 #include <cctype>
@@ -11,9 +13,6 @@
 #include <iostream>
 #include <sstream>
 #include <string>
-
-#include <llvm/IR/Module.h>
-#include <llvm/Support/raw_ostream.h>
 
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/emit/compile.h"
@@ -86,18 +85,28 @@ int run(int argc, char** argv) {
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
-    } else if (is("--name")) name = value("--name");
-    else if (arg == "-o" || is("--output")) out_dir = value(arg == "-o" ? "-o" : "--output");
-    else if (is("--target")) target = value("--target");
-    else if (is("--triple")) triple = value("--triple");
-    else if (is("--cpu")) cpu = value("--cpu");
-    else if (is("--features")) features = value("--features");
-    else if (is("--emit")) emit = value("--emit");
-    else if (arg == "--no-fold") fold = false;
+    } else if (is("--name"))
+      name = value("--name");
+    else if (arg == "-o" || is("--output"))
+      out_dir = value(arg == "-o" ? "-o" : "--output");
+    else if (is("--target"))
+      target = value("--target");
+    else if (is("--triple"))
+      triple = value("--triple");
+    else if (is("--cpu"))
+      cpu = value("--cpu");
+    else if (is("--features"))
+      features = value("--features");
+    else if (is("--emit"))
+      emit = value("--emit");
+    else if (arg == "--no-fold")
+      fold = false;
     else if (!arg.empty() && arg[0] == '-')
       throw nanoc::CompileError("unknown option '" + arg + "' (see nanoc --help)");
-    else if (model.empty()) model = arg;
-    else throw nanoc::CompileError("more than one model given: '" + model + "' and '" + arg + "'");
+    else if (model.empty())
+      model = arg;
+    else
+      throw nanoc::CompileError("more than one model given: '" + model + "' and '" + arg + "'");
   }
   if (model.empty()) throw nanoc::CompileError("no model given (see nanoc --help)");
   if (emit != "files" && emit != "ir" && emit != "plan" && emit != "llvm" && emit != "asm")
@@ -108,8 +117,7 @@ int run(int argc, char** argv) {
       if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     if (!name.empty() && std::isdigit(static_cast<unsigned char>(name[0]))) name = "m" + name;
   }
-  if (!isIdentifier(name))
-    throw nanoc::CompileError("--name '" + name + "' is not a C identifier");
+  if (!isIdentifier(name)) throw nanoc::CompileError("--name '" + name + "' is not a C identifier");
 
   nanoc::cpu::CpuTarget cpu_target;
   if (!triple.empty())
@@ -123,8 +131,10 @@ int run(int argc, char** argv) {
 
   std::unique_ptr<nanoc::Graph> graph;
   std::string ext = std::filesystem::path(model).extension().string();
-  if (ext == ".nir") graph = nanoc::parseGraph(readFile(model), model);
-  else graph = nanoc::importOnnxFile(model);
+  if (ext == ".nir")
+    graph = nanoc::parseGraph(readFile(model), model);
+  else
+    graph = nanoc::importOnnxFile(model);
   graph->name = name;
 
   nanoc::PipelineOptions pipeline;

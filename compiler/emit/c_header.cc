@@ -17,9 +17,12 @@ std::string quoted(const std::string& s) {
   std::ostringstream os;
   os << '"';
   for (unsigned char c : s) {
-    if (c == '"' || c == '\\') os << '\\' << c;
-    else if (c < 0x20 || c >= 0x7f) os << '\\' << ((c >> 6) & 7) << ((c >> 3) & 7) << (c & 7);
-    else os << c;
+    if (c == '"' || c == '\\')
+      os << '\\' << c;
+    else if (c < 0x20 || c >= 0x7f)
+      os << '\\' << ((c >> 6) & 7) << ((c >> 3) & 7) << (c & 7);
+    else
+      os << c;
   }
   os << '"';
   return os.str();
@@ -27,14 +30,22 @@ std::string quoted(const std::string& s) {
 
 const char* dtypeEnum(DType t) {
   switch (t) {
-    case DType::F32: return "NANORT_F32";
-    case DType::F16: return "NANORT_F16";
-    case DType::BF16: return "NANORT_BF16";
-    case DType::I8: return "NANORT_I8";
-    case DType::U8: return "NANORT_U8";
-    case DType::I32: return "NANORT_I32";
-    case DType::I64: return "NANORT_I64";
-    case DType::Bool: return "NANORT_BOOL";
+    case DType::F32:
+      return "NANORT_F32";
+    case DType::F16:
+      return "NANORT_F16";
+    case DType::BF16:
+      return "NANORT_BF16";
+    case DType::I8:
+      return "NANORT_I8";
+    case DType::U8:
+      return "NANORT_U8";
+    case DType::I32:
+      return "NANORT_I32";
+    case DType::I64:
+      return "NANORT_I64";
+    case DType::Bool:
+      return "NANORT_BOOL";
   }
   return "?";
 }

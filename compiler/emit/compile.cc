@@ -37,8 +37,7 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
         throw CompileError("node '" + node->name + "' (" + node->op + "): no CPU lowering");
       thunk.kernel = static_cast<uint32_t>(kernels.size());
       thunk.task_count = lowering->task_count(*node);
-      std::string symbol =
-          options.name + "_k" + std::to_string(kernels.size()) + "_" + node->op;
+      std::string symbol = options.name + "_k" + std::to_string(kernels.size()) + "_" + node->op;
       kernels.push_back(cpu::emitKernel(*node, *out.module, symbol));
       spec.kernel_symbols.push_back(symbol);
     }
@@ -60,8 +59,8 @@ void linkSharedObject(const std::string& object_path, const std::string& so_path
                       const std::string& name) {
   std::string soname = name + ".so";
   llvm::SmallVector<llvm::StringRef, 16> args = {
-      NANOC_LLD_PATH, "-shared", "--build-id=none", "-z", "noexecstack", "-z", "relro",
-      "-z",           "now",     "-soname",         soname, "-o", so_path, object_path};
+      NANOC_LLD_PATH, "-shared", "--build-id=none", "-z",   "noexecstack", "-z",    "relro",
+      "-z",           "now",     "-soname",         soname, "-o",          so_path, object_path};
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(NANOC_LLD_PATH, args, std::nullopt, {}, 0, 0, &message);
   if (rc != 0)

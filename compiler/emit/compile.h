@@ -2,14 +2,14 @@
 // object code, the C header, and NAME.so linked from the object.
 #pragma once
 
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
-#include <llvm/Target/TargetMachine.h>
 
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/ir/graph.h"

@@ -48,15 +48,15 @@ void addModelDefinition(llvm::Module& module, const std::string& name,
 
   // struct nanort_model_def (nanort.h), laid out by the target's data layout
   // exactly as its C compiler lays out the struct.
-  auto* def_type = llvm::StructType::create(ctx, {i32, i32, ptr, i64, ptr, i64, ptr},
-                                            "nanort_model_def");
+  auto* def_type =
+      llvm::StructType::create(ctx, {i32, i32, ptr, i64, ptr, i64, ptr}, "nanort_model_def");
   auto* def = llvm::ConstantStruct::get(
       def_type, {llvm::ConstantInt::get(i32, NANORT_KERNEL_ABI_VERSION),
                  llvm::ConstantInt::get(i32, kernels.size()), program_ptr,
                  llvm::ConstantInt::get(i64, program.size()), constants_ptr,
                  llvm::ConstantInt::get(i64, constants.size()), kernels_ptr});
-  auto* model = new llvm::GlobalVariable(module, def_type, true,
-                                         llvm::GlobalValue::ExternalLinkage, def, name + "_model");
+  auto* model = new llvm::GlobalVariable(module, def_type, true, llvm::GlobalValue::ExternalLinkage,
+                                         def, name + "_model");
   model->setAlignment(llvm::Align(8));
 }
 

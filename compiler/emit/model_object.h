@@ -3,11 +3,11 @@
 // blob and the program are internal, every one of them named NAME_...
 #pragma once
 
+#include <llvm/IR/Module.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <llvm/IR/Module.h>
 
 namespace nanoc {
 

@@ -30,9 +30,8 @@ std::vector<uint8_t> buildProgram(const Graph& graph, const ArenaPlan& plan,
   auto tensors = [&](const std::vector<Value*>& values) {
     std::vector<flatbuffers::Offset<fb::Tensor>> out;
     for (const Value* v : values)
-      out.push_back(fb::CreateTensorDirect(b, v->name.c_str(),
-                                           static_cast<fb::DType>(v->type.dtype), &v->type.dims,
-                                           bufferOf(v)));
+      out.push_back(fb::CreateTensorDirect(
+          b, v->name.c_str(), static_cast<fb::DType>(v->type.dtype), &v->type.dims, bufferOf(v)));
     return out;
   };
   auto inputs = tensors(graph.inputs);
@@ -75,8 +74,8 @@ std::vector<uint8_t> buildProgram(const Graph& graph, const ArenaPlan& plan,
                                  b.CreateString(spec.target.data_layout));
 
   auto program = fb::CreateProgramDirect(b, NANORT_FORMAT_MAJOR, NANORT_FORMAT_MINOR,
-                                         NANORT_KERNEL_ABI_VERSION, spec.model_name.c_str(),
-                                         target, &buffers, &kernels, &entries, plan.arena_size,
+                                         NANORT_KERNEL_ABI_VERSION, spec.model_name.c_str(), target,
+                                         &buffers, &kernels, &entries, plan.arena_size,
                                          ArenaPlan::kAlignment, plan.constants_size);
   fb::FinishProgramBuffer(b, program);
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};

@@ -8,7 +8,16 @@
 
 namespace nanoc {
 
-enum class DType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, I8 = 3, U8 = 4, I32 = 5, I64 = 6, Bool = 7 };
+enum class DType : uint8_t {
+  F32 = 0,
+  F16 = 1,
+  BF16 = 2,
+  I8 = 3,
+  U8 = 4,
+  I32 = 5,
+  I64 = 6,
+  Bool = 7
+};
 
 struct DTypeInfo {
   DType dtype;

@@ -190,10 +190,13 @@ void verifyGraph(const Graph& graph) {
       fail(where + ": has " + std::to_string(node->outputs.size()) + " outputs, expected " +
            std::to_string(schema->num_outputs));
     for (const Value* in : node->inputs)
-      if (in && !defined.count(in)) fail(where + ": operand '" + in->name + "' is used before it is defined");
+      if (in && !defined.count(in))
+        fail(where + ": operand '" + in->name + "' is used before it is defined");
     for (const Value* out : node->outputs) {
-      if (out->producer != node.get()) fail(where + ": output '" + out->name + "' has another producer");
-      if (!defined.insert(out).second) fail(where + ": output '" + out->name + "' is defined twice");
+      if (out->producer != node.get())
+        fail(where + ": output '" + out->name + "' has another producer");
+      if (!defined.insert(out).second)
+        fail(where + ": output '" + out->name + "' is defined twice");
     }
     // The shape rule also checks attributes and operand types.
     std::vector<TensorType> expected = schema->infer(*node);

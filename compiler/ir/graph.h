@@ -31,24 +31,26 @@ struct TensorType {
 // A tensor value. Exactly one of: a graph input, a constant (data != null),
 // or the output of `producer`.
 struct Value {
-  int id = 0;            // unique within its graph, stable for printing
-  std::string name;      // unique within its graph
+  int id = 0;        // unique within its graph, stable for printing
+  std::string name;  // unique within its graph
   TensorType type;
-  bool typed = false;    // false until shape inference set `type`
+  bool typed = false;  // false until shape inference set `type`
   Node* producer = nullptr;
   std::shared_ptr<const std::vector<uint8_t>> data;  // constants only; type.bytes() bytes
 
   bool isConstant() const { return data != nullptr; }
   template <typename T>
-  const T* as() const { return reinterpret_cast<const T*>(data->data()); }
+  const T* as() const {
+    return reinterpret_cast<const T*>(data->data());
+  }
 };
 
 using Attr = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
 
 struct Node {
-  std::string op;    // registered op name, e.g. "Conv" (compiler/ops)
-  std::string name;  // unique within its graph; from the model where it had one
-  std::vector<Value*> inputs;   // a null entry is an absent optional input
+  std::string op;              // registered op name, e.g. "Conv" (compiler/ops)
+  std::string name;            // unique within its graph; from the model where it had one
+  std::vector<Value*> inputs;  // a null entry is an absent optional input
   std::vector<Value*> outputs;
   std::map<std::string, Attr> attrs;  // sorted, so printing is deterministic
 

@@ -10,7 +10,9 @@
 namespace nanoc {
 namespace {
 
-uint64_t alignUp(uint64_t x, uint64_t alignment) { return (x + alignment - 1) / alignment * alignment; }
+uint64_t alignUp(uint64_t x, uint64_t alignment) {
+  return (x + alignment - 1) / alignment * alignment;
+}
 
 bool overlapsInTime(const LiveRange& a, const LiveRange& b) {
   return a.first <= b.last && b.first <= a.last;
@@ -18,10 +20,14 @@ bool overlapsInTime(const LiveRange& a, const LiveRange& b) {
 
 const char* kindName(BufferKind kind) {
   switch (kind) {
-    case BufferKind::Constant: return "constant";
-    case BufferKind::Input: return "input";
-    case BufferKind::Output: return "output";
-    case BufferKind::Arena: return "arena";
+    case BufferKind::Constant:
+      return "constant";
+    case BufferKind::Input:
+      return "input";
+    case BufferKind::Output:
+      return "output";
+    case BufferKind::Arena:
+      return "arena";
   }
   return "?";
 }
@@ -58,7 +64,8 @@ std::vector<uint64_t> GreedyBySizePlanner::place(const std::vector<LiveRange>& r
 
 const BufferSlice& ArenaPlan::at(const Value* value) const {
   auto it = slices.find(value);
-  if (it == slices.end()) throw CompileError("arena plan: value '" + value->name + "' has no buffer");
+  if (it == slices.end())
+    throw CompileError("arena plan: value '" + value->name + "' has no buffer");
   return it->second;
 }
 

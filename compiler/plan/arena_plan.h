@@ -57,9 +57,9 @@ class GreedyBySizePlanner : public ArenaPlanner {
 
 struct ArenaPlan {
   static constexpr uint32_t kAlignment = 64;  // every arena and constant slice
-  uint64_t arena_size = 0;      // exact: the end of the highest arena slice
-  uint64_t constants_size = 0;  // bytes of the constants blob
-  std::vector<uint8_t> constants;  // the blob: every constant at its slice
+  uint64_t arena_size = 0;                    // exact: the end of the highest arena slice
+  uint64_t constants_size = 0;                // bytes of the constants blob
+  std::vector<uint8_t> constants;             // the blob: every constant at its slice
   // Every value that a thunk or the entry signature refers to.
   std::map<const Value*, BufferSlice> slices;
   // Reshape nodes whose output is a view of their input (no thunk at run).

@@ -1,10 +1,10 @@
 #include "compiler/plan/arena_plan.h"
 
-#include "compiler/ir/error.h"
-
 #include <gtest/gtest.h>
 
 #include <random>
+
+#include "compiler/ir/error.h"
 
 namespace nanoc {
 namespace {
@@ -62,7 +62,7 @@ TEST(ArenaPlan, ChainReusesSpaceAndSizeIsExact) {
 TEST(ArenaPlan, ArenaSizeIsTheEndOfTheHighestSliceNotRoundedUp) {
   Graph g;
   Value* x = g.addInput("x", f32({3}));
-  Value* a = add(g, "Relu", {x}, f32({3}));   // 12 bytes
+  Value* a = add(g, "Relu", {x}, f32({3}));    // 12 bytes
   Value* b = add(g, "Add", {a, x}, f32({3}));  // 12 bytes, alive with a
   g.outputs = {add(g, "Add", {a, b}, f32({3}))};
   ArenaPlan plan = planBuffers(g);

@@ -106,11 +106,11 @@ typedef void (*nanort_kernel_fn)(const nanort_kernel_args* args, uint64_t task_b
  * All pointers point into the object's read-only data, which outlives any
  * model loaded from it. */
 typedef struct nanort_model_def {
-  uint32_t kernel_abi;        /* NANORT_KERNEL_ABI_VERSION it was compiled for */
+  uint32_t kernel_abi; /* NANORT_KERNEL_ABI_VERSION it was compiled for */
   uint32_t num_kernels;
-  const uint8_t* program;     /* flatbuffer, file identifier "NRTP" */
+  const uint8_t* program; /* flatbuffer, file identifier "NRTP" */
   uint64_t program_size;
-  const uint8_t* constants;   /* read-only constants blob, used in place */
+  const uint8_t* constants; /* read-only constants blob, used in place */
   uint64_t constants_size;
   const nanort_kernel_fn* kernels; /* num_kernels entries, by kernel index */
 } nanort_model_def;
@@ -138,10 +138,10 @@ nanort_status_code nanort_model_load_file(const char* path, const char* name,
 void nanort_model_release(nanort_model* model);
 
 typedef struct nanort_tensor_info {
-  const char* name;     /* owned by the model */
+  const char* name; /* owned by the model */
   nanort_dtype dtype;
   uint32_t rank;
-  const int64_t* dims;  /* rank entries, owned by the model */
+  const int64_t* dims; /* rank entries, owned by the model */
   uint64_t size_bytes;
 } nanort_tensor_info;
 
@@ -164,9 +164,9 @@ typedef struct nanort_session nanort_session;
  * ownership of `arena`, which must hold `arena_size` >= the model's arena size
  * bytes at the model's arena alignment (else NANORT_ARENA_TOO_SMALL), and must
  * outlive the session. The model must outlive the session. */
-nanort_status_code nanort_session_create(const nanort_model* model, void* arena,
-                                         size_t arena_size, nanort_allocator allocator,
-                                         nanort_session** out_session, nanort_status* status);
+nanort_status_code nanort_session_create(const nanort_model* model, void* arena, size_t arena_size,
+                                         nanort_allocator allocator, nanort_session** out_session,
+                                         nanort_status* status);
 
 void nanort_session_release(nanort_session* session);
 

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "compiler/codegen/cpu/target.h"
+#include "compiler/codegen/cpu/target_profiles.h"
 #include "compiler/emit/compile.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/ir/error.h"
@@ -36,7 +37,11 @@ The same model and options give byte-identical files.
 options:
   --name NAME        symbol prefix, a C identifier (default: MODEL's file name)
   -o, --output DIR   output directory, created if missing (default: .)
-  --target host      compile for this machine's CPU and its features (default)
+  --target NAME      host (default: this machine's CPU and its features), or a
+                     named profile of targets/ (see --list-targets)
+  --list-targets     list the named target profiles and exit
+  --targets-dir DIR  where the profiles are (default: $NANOC_TARGETS_DIR, else
+                     the source tree's targets/)
   --triple TRIPLE    LLVM target triple, e.g. aarch64-unknown-linux-gnu
   --cpu CPU          LLVM CPU name for --triple (default: generic)
   --features LIST    comma-separated LLVM features, +f or -f, on top of the CPU's
@@ -68,9 +73,36 @@ void writeFile(const std::filesystem::path& path, const void* data, size_t size)
   if (!out) throw nanoc::CompileError(path.string() + ": cannot write");
 }
 
+void listTargets(const std::string& dir) {
+  for (const nanoc::cpu::TargetProfile& p : nanoc::cpu::loadTargetProfiles(dir)) {
+    std::string what = p.kind == "cpu"
+                           ? p.triple + " " + p.cpu
+                           : "sm_" + std::to_string(p.sm) + ", host " + p.triple + " " + p.cpu;
+    std::printf("%-16s %-3s  %-40s %s\n", p.name.c_str(), p.kind.c_str(), what.c_str(),
+                p.description.c_str());
+  }
+}
+
+nanoc::cpu::CpuTarget profileTarget(const std::string& name, const std::string& dir) {
+  std::string known;
+  for (const nanoc::cpu::TargetProfile& p : nanoc::cpu::loadTargetProfiles(dir)) {
+    if (p.name == name) {
+      if (p.kind == "gpu")
+        throw nanoc::CompileError("--target " + name +
+                                  " is a GPU target: GPU offload is not implemented yet; "
+                                  "compile for its host CPU with --triple " +
+                                  p.triple + " --cpu " + p.cpu);
+      return nanoc::cpu::cpuTargetOf(p);
+    }
+    known += (known.empty() ? "" : ", ") + p.name;
+  }
+  throw nanoc::CompileError("unknown --target '" + name + "'; known: host, " + known);
+}
+
 int run(int argc, char** argv) {
   std::string model, name, out_dir = ".", target = "host", triple, cpu, features, emit = "files";
-  bool fold = true;
+  std::string targets_dir = nanoc::cpu::defaultTargetsDir();
+  bool fold = true, list_targets = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char* flag) -> std::string {
@@ -85,6 +117,10 @@ int run(int argc, char** argv) {
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
+    } else if (arg == "--list-targets") {
+      list_targets = true;
+    } else if (is("--targets-dir")) {
+      targets_dir = value("--targets-dir");
     } else if (is("--name"))
       name = value("--name");
     else if (arg == "-o" || is("--output"))
@@ -108,6 +144,10 @@ int run(int argc, char** argv) {
     else
       throw nanoc::CompileError("more than one model given: '" + model + "' and '" + arg + "'");
   }
+  if (list_targets) {
+    listTargets(targets_dir);
+    return 0;
+  }
   if (model.empty()) throw nanoc::CompileError("no model given (see nanoc --help)");
   if (emit != "files" && emit != "ir" && emit != "plan" && emit != "llvm" && emit != "asm")
     throw nanoc::CompileError("--emit must be files, ir, plan, llvm or asm, not '" + emit + "'");
@@ -127,7 +167,7 @@ int run(int argc, char** argv) {
   else if (target == "host")
     cpu_target = nanoc::cpu::hostTarget();
   else
-    throw nanoc::CompileError("unknown --target '" + target + "' (this version knows: host)");
+    cpu_target = profileTarget(target, targets_dir);
 
   std::unique_ptr<nanoc::Graph> graph;
   std::string ext = std::filesystem::path(model).extension().string();

@@ -43,6 +43,9 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
     }
     spec.thunks.push_back(thunk);
   }
+  if (options.target.vector_bits != 0)
+    for (llvm::Function* fn : kernels)
+      fn->addFnAttr("prefer-vector-width", std::to_string(options.target.vector_bits));
   out.program = buildProgram(graph, out.plan, spec);
   addModelDefinition(*out.module, options.name, out.program, out.plan.constants, kernels);
 

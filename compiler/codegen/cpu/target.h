@@ -19,6 +19,9 @@ struct CpuTarget {
   std::string cpu;                    // LLVM CPU name, e.g. "znver4", "generic"
   std::vector<std::string> features;  // enabled features, no '+', sorted, unique
   std::string data_layout;            // the TargetMachine's data layout string
+  // Vector width the kernels prefer, in bits; 0 leaves it to the CPU's tuning.
+  // (LLVM prefers 256-bit vectors on AVX-512 CPUs unless told 512.)
+  uint32_t vector_bits = 0;
 
   // "+a,+b,..." for LLVM.
   std::string featureString() const;

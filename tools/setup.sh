@@ -10,6 +10,7 @@ DEB_PACKAGES=(
   flatbuffers-compiler libflatbuffers-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libmimalloc-dev
+  qemu-user-static
 )
 
 missing=()

@@ -234,6 +234,20 @@ std::string ProgramReportText(const std::string& path, const ProgramImage& image
   } else {
     Appendf(out, "  (none)\n");
   }
+  if (Size(p->variants()) > 1) {
+    Appendf(out,
+            "variants: %u (the kernels are compiled for each; nanort runs the one with the "
+            "most features that this CPU supports)\n",
+            static_cast<unsigned>(Size(p->variants())));
+    for (flatbuffers::uoffset_t v = 0; v < Size(p->variants()); ++v) {
+      const fb::Target* variant = p->variants()->Get(v);
+      Appendf(out, "  %u: %s cpu %s, %u features, kernels [%u, %u)\n", static_cast<unsigned>(v),
+              Quoted(Str(variant->triple())).c_str(), Quoted(Str(variant->cpu())).c_str(),
+              static_cast<unsigned>(Size(variant->features())),
+              static_cast<unsigned>(v * Size(p->kernels())),
+              static_cast<unsigned>((v + 1) * Size(p->kernels())));
+    }
+  }
   Appendf(out, "constants: %llu bytes\n", static_cast<unsigned long long>(p->constants_size()));
 
   for (flatbuffers::uoffset_t e = 0; e < Size(p->entries()); ++e) {
@@ -333,19 +347,26 @@ std::string ProgramReportJson(const std::string& path, const ProgramImage& image
          ", \"minor\": " + U(p->format_minor()) + "},\n";
   out += "  \"kernel_abi\": " + U(p->kernel_abi()) + ",\n";
   out += "  \"model_name\": " + JsonString(Str(p->model_name())) + ",\n";
-  if (const fb::Target* t = p->target()) {
+  auto targetJson = [](const fb::Target* t) {
     std::string features;
     for (flatbuffers::uoffset_t i = 0; i < Size(t->features()); ++i) {
       features += (i > 0 ? ", " : "") + JsonString(Str(t->features()->Get(i)));
     }
-    out += "  \"target\": {\"device\": " + JsonString(DeviceName(t->device())) +
+    return "{\"device\": " + JsonString(DeviceName(t->device())) +
            ", \"triple\": " + JsonString(Str(t->triple())) +
            ", \"cpu\": " + JsonString(Str(t->cpu())) + ", \"features\": [" + features +
            "], \"data_layout\": " + JsonString(Str(t->data_layout())) + ", \"sm\": " + U(t->sm()) +
-           ", \"ptx_isa\": " + U(t->ptx_isa()) + "},\n";
+           ", \"ptx_isa\": " + U(t->ptx_isa()) + "}";
+  };
+  if (const fb::Target* t = p->target()) {
+    out += "  \"target\": " + targetJson(t) + ",\n";
   } else {
     out += "  \"target\": null,\n";
   }
+  out += "  \"variants\": [";
+  for (flatbuffers::uoffset_t v = 0; v < Size(p->variants()); ++v)
+    out += std::string(v > 0 ? ", " : "") + targetJson(p->variants()->Get(v));
+  out += "],\n";
   out += "  \"constants_size\": " + U(p->constants_size()) + ",\n";
 
   out += "  \"entries\": [";

@@ -38,7 +38,10 @@ options:
   --name NAME        symbol prefix, a C identifier (default: MODEL's file name)
   -o, --output DIR   output directory, created if missing (default: .)
   --target NAME      host (default: this machine's CPU and its features), or a
-                     named profile of targets/ (see --list-targets)
+                     named profile of targets/ (see --list-targets); several,
+                     comma-separated (x86-64-v3,x86-64-v4), build one artifact
+                     with the kernels of each, and nanort runs the best one
+                     the CPU supports
   --list-targets     list the named target profiles and exit
   --targets-dir DIR  where the profiles are (default: $NANOC_TARGETS_DIR, else
                      the source tree's targets/)
@@ -159,15 +162,23 @@ int run(int argc, char** argv) {
   }
   if (!isIdentifier(name)) throw nanoc::CompileError("--name '" + name + "' is not a C identifier");
 
-  nanoc::cpu::CpuTarget cpu_target;
-  if (!triple.empty())
-    cpu_target = nanoc::cpu::makeTarget(triple, cpu.empty() ? "generic" : cpu, features);
-  else if (!cpu.empty() || !features.empty())
+  std::vector<nanoc::cpu::CpuTarget> targets;
+  if (!triple.empty()) {
+    targets.push_back(nanoc::cpu::makeTarget(triple, cpu.empty() ? "generic" : cpu, features));
+  } else if (!cpu.empty() || !features.empty()) {
     throw nanoc::CompileError("--cpu and --features need --triple");
-  else if (target == "host")
-    cpu_target = nanoc::cpu::hostTarget();
-  else
-    cpu_target = profileTarget(target, targets_dir);
+  } else {
+    // "x86-64-v3,x86-64-v4": one artifact with the kernels of each.
+    std::string rest = target;
+    while (true) {
+      size_t comma = rest.find(',');
+      std::string one = rest.substr(0, comma);
+      if (one.empty()) throw nanoc::CompileError("--target '" + target + "' has an empty entry");
+      targets.push_back(one == "host" ? nanoc::cpu::hostTarget() : profileTarget(one, targets_dir));
+      if (comma == std::string::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+  }
 
   std::unique_ptr<nanoc::Graph> graph;
   std::string ext = std::filesystem::path(model).extension().string();
@@ -185,7 +196,7 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  nanoc::CompileOptions options{name, cpu_target};
+  nanoc::CompileOptions options{name, targets};
   nanoc::CompiledModel compiled = nanoc::compileGraph(*graph, options);
   if (emit == "plan") {
     std::fputs(nanoc::printPlan(*graph, compiled.plan).c_str(), stdout);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/ir/graph.h"
@@ -12,6 +13,6 @@
 namespace nanoc {
 
 std::string emitCHeader(const std::string& name, const Graph& graph, const ArenaPlan& plan,
-                        const cpu::CpuTarget& target);
+                        const std::vector<cpu::CpuTarget>& targets);
 
 }  // namespace nanoc

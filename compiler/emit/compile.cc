@@ -3,6 +3,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/Program.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/emit/c_header.h"
@@ -13,18 +14,26 @@
 namespace nanoc {
 
 CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
+  if (options.targets.empty()) throw CompileError("no target to compile for");
+  const cpu::CpuTarget& base = options.targets[0];
+  for (const cpu::CpuTarget& t : options.targets)
+    if (llvm::Triple(t.triple).getArch() != llvm::Triple(base.triple).getArch() ||
+        t.data_layout != base.data_layout)
+      throw CompileError("targets of one artifact must share an architecture and data layout: " +
+                         base.triple + " (" + base.cpu + ") and " + t.triple + " (" + t.cpu + ")");
   CompiledModel out;
   out.plan = planBuffers(graph);
   out.context = std::make_unique<llvm::LLVMContext>();
   out.module = std::make_unique<llvm::Module>(options.name, *out.context);
-  out.machine = cpu::createTargetMachine(options.target);
+  out.machine = cpu::createTargetMachine(base);
   out.module->setTargetTriple(out.machine->getTargetTriple());
   out.module->setDataLayout(out.machine->createDataLayout());
 
   ProgramSpec spec;
   spec.model_name = options.name;
-  spec.target = options.target;
-  std::vector<llvm::Function*> kernels;
+  spec.targets = options.targets;
+  // Which nodes run as kernels, in order; copies and views need none.
+  std::vector<const Node*> kernel_nodes;
   for (const auto& node : graph.nodes) {
     if (out.plan.isAlias(node.get())) continue;
     ThunkSpec thunk;
@@ -35,17 +44,31 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
       const cpu::Lowering* lowering = cpu::findLowering(node->op);
       if (!lowering)
         throw CompileError("node '" + node->name + "' (" + node->op + "): no CPU lowering");
-      thunk.kernel = static_cast<uint32_t>(kernels.size());
+      thunk.kernel = static_cast<uint32_t>(kernel_nodes.size());
       thunk.task_count = lowering->task_count(*node);
-      std::string symbol = options.name + "_k" + std::to_string(kernels.size()) + "_" + node->op;
-      kernels.push_back(cpu::emitKernel(*node, *out.module, symbol));
-      spec.kernel_symbols.push_back(symbol);
+      kernel_nodes.push_back(node.get());
     }
     spec.thunks.push_back(thunk);
   }
-  if (options.target.vector_bits != 0)
-    for (llvm::Function* fn : kernels)
-      fn->addFnAttr("prefer-vector-width", std::to_string(options.target.vector_bits));
+  // Kernels variant-major, each variant's functions compiled for its own CPU
+  // through function attributes (one module, one object).
+  std::vector<llvm::Function*> kernels;
+  for (size_t v = 0; v < options.targets.size(); ++v) {
+    const cpu::CpuTarget& target = options.targets[v];
+    std::string prefix =
+        options.name + (options.targets.size() > 1 ? "_v" + std::to_string(v) : "");
+    std::string features = cpu::exactFeatureString(target);
+    for (size_t k = 0; k < kernel_nodes.size(); ++k) {
+      std::string symbol = prefix + "_k" + std::to_string(k) + "_" + kernel_nodes[k]->op;
+      llvm::Function* fn = cpu::emitKernel(*kernel_nodes[k], *out.module, symbol);
+      fn->addFnAttr("target-cpu", target.cpu);
+      fn->addFnAttr("target-features", features);
+      if (target.vector_bits != 0)
+        fn->addFnAttr("prefer-vector-width", std::to_string(target.vector_bits));
+      kernels.push_back(fn);
+      if (v == 0) spec.kernel_symbols.push_back(symbol);
+    }
+  }
   out.program = buildProgram(graph, out.plan, spec);
   addModelDefinition(*out.module, options.name, out.program, out.plan.constants, kernels);
 
@@ -54,7 +77,7 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
   if (llvm::verifyModule(*out.module, &es))
     throw CompileError("internal error: generated LLVM IR is invalid:\n" + errors);
   cpu::optimizeModule(*out.module, *out.machine);
-  out.header = emitCHeader(options.name, graph, out.plan, options.target);
+  out.header = emitCHeader(options.name, graph, out.plan, options.targets);
   return out;
 }
 

@@ -19,7 +19,9 @@ namespace nanoc {
 
 struct CompileOptions {
   std::string name;  // the symbol prefix: a C identifier
-  cpu::CpuTarget target;
+  // One CPU target, or several of one architecture (nanoc --target a,b): the
+  // kernels are compiled for each and nanort picks at load.
+  std::vector<cpu::CpuTarget> targets;
 };
 
 struct CompiledModel {

@@ -67,16 +67,18 @@ std::vector<uint8_t> buildProgram(const Graph& graph, const ArenaPlan& plan,
   for (const std::string& symbol : spec.kernel_symbols)
     kernels.push_back(fb::CreateKernelDirect(b, symbol.c_str(), fb::DeviceKind::Cpu));
 
-  std::vector<flatbuffers::Offset<flatbuffers::String>> features;
-  for (const std::string& f : spec.target.features) features.push_back(b.CreateString(f));
-  auto target = fb::CreateTarget(b, fb::DeviceKind::Cpu, b.CreateString(spec.target.triple),
-                                 b.CreateString(spec.target.cpu), b.CreateVector(features),
-                                 b.CreateString(spec.target.data_layout));
-
-  auto program = fb::CreateProgramDirect(b, NANORT_FORMAT_MAJOR, NANORT_FORMAT_MINOR,
-                                         NANORT_KERNEL_ABI_VERSION, spec.model_name.c_str(), target,
-                                         &buffers, &kernels, &entries, plan.arena_size,
-                                         ArenaPlan::kAlignment, plan.constants_size);
+  auto targetRecord = [&](const cpu::CpuTarget& t) {
+    std::vector<flatbuffers::Offset<flatbuffers::String>> features;
+    for (const std::string& f : t.features) features.push_back(b.CreateString(f));
+    return fb::CreateTarget(b, fb::DeviceKind::Cpu, b.CreateString(t.triple), b.CreateString(t.cpu),
+                            b.CreateVector(features), b.CreateString(t.data_layout));
+  };
+  std::vector<flatbuffers::Offset<fb::Target>> variants;
+  for (const cpu::CpuTarget& t : spec.targets) variants.push_back(targetRecord(t));
+  auto program = fb::CreateProgramDirect(
+      b, NANORT_FORMAT_MAJOR, NANORT_FORMAT_MINOR, NANORT_KERNEL_ABI_VERSION,
+      spec.model_name.c_str(), variants.at(0), &buffers, &kernels, &entries, plan.arena_size,
+      ArenaPlan::kAlignment, plan.constants_size, variants.size() > 1 ? &variants : nullptr);
   fb::FinishProgramBuffer(b, program);
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }

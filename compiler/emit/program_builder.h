@@ -23,8 +23,8 @@ struct ThunkSpec {
 
 struct ProgramSpec {
   std::string model_name;
-  cpu::CpuTarget target;
-  std::vector<std::string> kernel_symbols;  // by kernel index
+  std::vector<cpu::CpuTarget> targets;      // the variants; targets[0] is Program.target
+  std::vector<std::string> kernel_symbols;  // variant 0's, by kernel index
   std::vector<ThunkSpec> thunks;            // in execution order
 };
 

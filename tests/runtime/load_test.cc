@@ -61,6 +61,7 @@ TEST(ModelLoad, RefusesAWrongFileIdentifier) {
 TEST(ModelLoad, RefusesANewerMajorFormatNamingBothVersions) {
   ProgramSpec spec = ChainSpec();
   spec.format_major = 2;
+  spec.format_minor = 0;
   const LoadResult result = LoadSpec(spec);
   EXPECT_EQ(result.code, NANORT_UNSUPPORTED_VERSION);
   EXPECT_EQ(result.message, "program format 2.0, this runtime reads 1.x");

@@ -59,7 +59,8 @@ std::vector<uint8_t> BuildTestProgram(const std::string& model_name, const TestT
       fb::CreateTensorDirect(b, "y", fb::DType::F32, &shape, 3)};
   std::vector<flatbuffers::Offset<fb::Entry>> entries = {
       fb::CreateEntryDirect(b, "main", &inputs, &outputs, &thunks)};
-  auto program = fb::CreateProgramDirect(b, NANORT_FORMAT_MAJOR, NANORT_FORMAT_MINOR,
+  // A format 1.0 program, which every later 1.x runtime and tool reads.
+  auto program = fb::CreateProgramDirect(b, /*format_major=*/1, /*format_minor=*/0,
                                          NANORT_KERNEL_ABI_VERSION, model_name.c_str(), fb_target,
                                          &buffers, &kernels, &entries, /*arena_size=*/128,
                                          /*arena_alignment=*/64, /*constants_size=*/kBytes);

@@ -170,14 +170,18 @@ CpuTarget makeTarget(const std::string& triple, const std::string& cpu,
   return target;
 }
 
-std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CpuTarget& target) {
+std::string exactFeatureString(const CpuTarget& target) {
   const llvm::Target& llvm_target = lookupTarget(target.triple);
-  // Exactly the recorded features: each one on, every other one off, so a
-  // feature that the CPU has but the target removed ("-avx2") stays off.
   std::set<std::string> on(target.features.begin(), target.features.end());
   std::string features = target.featureString();
   for (const auto& kv : subtargetCatalogue(llvm_target, target.triple)->getAllProcessorFeatures())
     if (!on.count(kv.Key)) features += std::string(features.empty() ? "" : ",") + "-" + kv.Key;
+  return features;
+}
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CpuTarget& target) {
+  const llvm::Target& llvm_target = lookupTarget(target.triple);
+  std::string features = exactFeatureString(target);
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(llvm_target.createTargetMachine(
       llvm::Triple(target.triple), target.cpu, features, options, llvm::Reloc::PIC_, std::nullopt,

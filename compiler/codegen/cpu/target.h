@@ -27,6 +27,11 @@ struct CpuTarget {
   std::string featureString() const;
 };
 
+// The recorded features on and every other feature LLVM knows for the triple
+// off: what a TargetMachine or a function's "target-features" needs so that a
+// feature the CPU has but the target removed stays off.
+std::string exactFeatureString(const CpuTarget& target);
+
 // This machine: LLVM's host triple, host CPU name and host features.
 CpuTarget hostTarget();
 

@@ -27,7 +27,7 @@ extern "C" {
 /* Program format written by nanoc (schema/program.fbs). A program with a newer
  * major version is refused; a newer minor version is read. */
 #define NANORT_FORMAT_MAJOR 1u
-#define NANORT_FORMAT_MINOR 0u
+#define NANORT_FORMAT_MINOR 1u
 /* Calling convention of compiled kernels (nanort_kernel_fn below). */
 #define NANORT_KERNEL_ABI_VERSION 1u
 
@@ -85,7 +85,9 @@ typedef struct nanort_allocator {
   void (*free)(void* self, void* ptr);
 } nanort_allocator;
 
-/* An allocator over the C library's aligned_alloc/free. */
+/* An allocator over the C library's aligned_alloc/free. In bare-metal builds
+ * (NANORT_PLATFORM=none) there is no heap to assume: its alloc always returns
+ * NULL, so pass your own allocator and, usually, your own arena. */
 nanort_allocator nanort_allocator_system(void);
 
 /* ---- what nanoc's object file exports ------------------------------------ */
@@ -130,7 +132,8 @@ nanort_status_code nanort_model_load(const nanort_model_def* def, nanort_allocat
 /* Loads a model from a shared object written by nanoc (NAME.so) with dlopen.
  * `name` is the model's prefix; NULL takes it from the file name (dir/NAME.so).
  * The shared object stays loaded until nanort_model_release. Returns
- * NANORT_UNAVAILABLE in builds without dynamic loading. */
+ * NANORT_UNAVAILABLE in builds without dynamic loading (NANORT_WITH_DLOPEN=OFF,
+ * or NANORT_PLATFORM=none). */
 nanort_status_code nanort_model_load_file(const char* path, const char* name,
                                           nanort_allocator allocator, nanort_model** out_model,
                                           nanort_status* status);

@@ -265,3 +265,63 @@ TEST(Pipeline, WithoutFoldingKeepsConstantNodes) {
 
 }  // namespace
 }  // namespace nanoc
+
+namespace nanoc {
+namespace {
+
+TEST(FoldBatchNorm, FoldsIntoAConstantConvAndMatchesTheUnfoldedResult) {
+  // x [1,1,1,1] -> Conv 1x1 to 2 channels (w = {2, -3}, b = {0.5, 1}) -> BN.
+  Graph g;
+  Value* x = g.addInput("x", f32({1, 1, 1, 1}));
+  Value* w = constant(g, "w", {2, 1, 1, 1}, {2.0f, -3.0f});
+  Value* b = constant(g, "b", {2}, {0.5f, 1.0f});
+  Node* conv = g.addNode("Conv", "conv", {x, w, b}, 1);
+  conv->attrs = {{"group", int64_t{1}},
+                 {"kernel_shape", std::vector<int64_t>{1, 1}},
+                 {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                 {"strides", std::vector<int64_t>{1, 1}},
+                 {"dilations", std::vector<int64_t>{1, 1}}};
+  Node* bn =
+      g.addNode("BatchNormalization", "bn",
+                {conv->outputs[0], constant(g, "scale", {2}, {1.5f, 0.5f}),
+                 constant(g, "bias", {2}, {0.25f, -1.0f}), constant(g, "mean", {2}, {1.0f, 2.0f}),
+                 constant(g, "var", {2}, {4.0f, 0.25f})},
+                1);
+  bn->attrs = {{"epsilon", 0.0}};
+  g.outputs = {bn->outputs[0]};
+  runPipeline(g);
+
+  ASSERT_EQ(g.nodes.size(), 1u);
+  const Node& folded = *g.nodes[0];
+  EXPECT_EQ(folded.op, "Conv");
+  // s = scale / sqrt(var): {0.75, 1}; W' = W * s; B' = (B - mean) * s + bias.
+  EXPECT_EQ(valuesOf(folded.inputs[1]), (std::vector<float>{1.5f, -3.0f}));
+  EXPECT_EQ(valuesOf(folded.inputs[2]), (std::vector<float>{-0.125f, -2.0f}));
+  EXPECT_EQ(g.outputs[0], folded.outputs[0]);
+}
+
+TEST(FoldBatchNorm, LeavesAConvWhoseResultHasAnotherUse) {
+  Graph g;
+  Value* x = g.addInput("x", f32({1, 1, 2, 2}));
+  Value* w = constant(g, "w", {1, 1, 1, 1}, {2.0f});
+  Node* conv = g.addNode("Conv", "conv", {x, w}, 1);
+  conv->attrs = {{"group", int64_t{1}},
+                 {"kernel_shape", std::vector<int64_t>{1, 1}},
+                 {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                 {"strides", std::vector<int64_t>{1, 1}},
+                 {"dilations", std::vector<int64_t>{1, 1}}};
+  Node* bn = g.addNode(
+      "BatchNormalization", "bn",
+      {conv->outputs[0], constant(g, "scale", {1}, {1.5f}), constant(g, "bias", {1}, {0.25f}),
+       constant(g, "mean", {1}, {1.0f}), constant(g, "var", {1}, {4.0f})},
+      1);
+  bn->attrs = {{"epsilon", 1e-5}};
+  g.outputs = {bn->outputs[0], conv->outputs[0]};
+  runPipeline(g);
+  int bns = 0;
+  for (const auto& node : g.nodes) bns += node->op == "BatchNormalization";
+  EXPECT_EQ(bns, 1);
+}
+
+}  // namespace
+}  // namespace nanoc

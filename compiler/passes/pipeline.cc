@@ -2,6 +2,7 @@
 
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/dead_code_elimination.h"
+#include "compiler/passes/fold_batch_norm.h"
 #include "compiler/passes/legalize_outputs.h"
 #include "compiler/passes/shape_inference.h"
 
@@ -10,7 +11,10 @@ namespace nanoc {
 void runPipeline(Graph& graph, const PipelineOptions& options) {
   inferShapes(graph);
   verifyGraph(graph);
-  if (options.fold_constants) foldConstants(graph);
+  if (options.fold_constants) {
+    foldConstants(graph);
+    foldBatchNormIntoConv(graph);
+  }
   eliminateDeadCode(graph);
   legalizeOutputs(graph);
   verifyGraph(graph);

@@ -10,7 +10,7 @@ DEB_PACKAGES=(
   flatbuffers-compiler libflatbuffers-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libmimalloc-dev
-  qemu-user-static
+  qemu-user-static g++-aarch64-linux-gnu g++-riscv64-linux-gnu
 )
 
 missing=()

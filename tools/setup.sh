@@ -11,6 +11,7 @@ DEB_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libmimalloc-dev
   qemu-user-static g++-aarch64-linux-gnu g++-riscv64-linux-gnu
+  gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
 )
 
 missing=()

@@ -1,6 +1,11 @@
 // What the running CPU can execute, in LLVM's feature names ("avx2",
 // "sve", "v"), so that a program's target record can be checked against it.
 //
+// This is the platform layer's CPU half: platform/posix_cpu_features.cc reads
+// the CPU (cpuid, getauxval, arch_prctl); platform/none_platform.cc, for bare
+// metal, answers from the compiler's target macros, since the firmware is
+// built for one board and there is no OS to ask.
+//
 // Only instruction-set features are in the table: a program feature the table
 // does not know (tuning flags such as "fast-variable-perm", "slow-3ops-lea",
 // or features this runtime has no way to detect) is not checked, because it
@@ -20,8 +25,9 @@ const char* HostArchitecture();
 enum class CpuFeature { kPresent, kAbsent, kUnknown };
 
 // A snapshot of the host CPU's features, read once (cpuid + xgetbv on x86-64,
-// getauxval hwcaps on aarch64/riscv64) so that looking up many names costs no
-// further instructions or system calls.
+// getauxval hwcaps on aarch64/riscv64; the build's target macros on bare
+// metal) so that looking up many names costs no further instructions or
+// system calls.
 class HostCpuFeatures {
  public:
   // Reads the CPU; cheap, but not free (cpuid may trap into a hypervisor).
@@ -36,6 +42,12 @@ class HostCpuFeatures {
   // One bit per entry of this architecture's feature table.
   uint64_t bits_[2] = {0, 0};
 };
+
+// Linux hands out AMX tile state only to processes that ask for it; without
+// asking, the first tile instruction faults although cpuid and XCR0 report
+// AMX. Asks for it; false if the OS refuses. True where there is nothing to
+// ask (other OSes, bare metal: whoever set XCR0 owns the state).
+bool RequestAmxTileState();
 
 }  // namespace nanort
 

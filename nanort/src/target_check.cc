@@ -5,11 +5,6 @@
 #include "cpu_features.h"
 #include "status.h"
 
-#if defined(__x86_64__) && defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
 namespace nanort {
 namespace {
 
@@ -27,19 +22,6 @@ void TripleArchitecture(const char* triple, char* out, size_t out_size) {
   if (length >= out_size) length = out_size - 1;
   memcpy(out, arch, length);
   out[length] = '\0';
-}
-
-// Linux hands out AMX tile state only to processes that ask for it; without
-// asking, the first tile instruction faults although cpuid and XCR0 report
-// AMX. Returns false if the kernel refuses.
-bool RequestAmxState() {
-#if defined(__x86_64__) && defined(__linux__) && defined(SYS_arch_prctl)
-  constexpr long kArchReqXcompPerm = 0x1023;
-  constexpr long kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-#else
-  return true;
-#endif
 }
 
 // Appends `text` (length `length`) to out[*used..cap), keeping room for the
@@ -118,7 +100,7 @@ nanort_status_code CheckTargetRunsHere(const fb::Target* target, nanort_status* 
                      "program needs %.*s%s; this CPU lacks: %s%s", needs_shown, needs,
                      needs_truncated ? "..." : "", lacks, lacks_truncated ? "..." : "");
   }
-  NANORT_CHECK_OR_RETURN(!needs_amx || RequestAmxState(), status, NANORT_UNSUPPORTED_TARGET,
+  NANORT_CHECK_OR_RETURN(!needs_amx || RequestAmxTileState(), status, NANORT_UNSUPPORTED_TARGET,
                          "program needs AMX, and the kernel refused this process AMX tile state");
   return NANORT_OK;
 }

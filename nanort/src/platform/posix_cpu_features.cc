@@ -1,9 +1,16 @@
-#include "cpu_features.h"
-
+// The posix platform's CPU half: reads the running CPU through the
+// instructions and system calls an OS allows (cpuid/xgetbv, getauxval,
+// arch_prctl).
 #include <string.h>
+
+#include "cpu_features.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #elif defined(__linux__) && (defined(__aarch64__) || (defined(__riscv) && __riscv_xlen == 64))
 #include <sys/auxv.h>
 #endif
@@ -358,5 +365,15 @@ CpuFeature HostCpuFeatures::Lookup(const char* name, size_t length) const {
 }
 
 CpuFeature HostCpuFeatures::Lookup(const char* name) const { return Lookup(name, strlen(name)); }
+
+bool RequestAmxTileState() {
+#if defined(__x86_64__) && defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return true;
+#endif
+}
 
 }  // namespace nanort

@@ -1,6 +1,7 @@
-#include "allocator.h"
-
+// The posix platform's allocator: the C library's aligned_alloc and free.
 #include <stdlib.h>
+
+#include "allocator.h"
 
 namespace {
 

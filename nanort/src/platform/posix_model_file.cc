@@ -1,4 +1,5 @@
-// Loading a model from a shared object: the one file that uses libdl.
+// Loading a model from a shared object: the one file that uses libdl, part of
+// the posix platform.
 #include <stdio.h>
 #include <string.h>
 

@@ -401,6 +401,8 @@ int Run(const Options& opt) {
   }
   if (times.empty()) times.push_back(first_us);
 
+  // Which CPU's kernels ran: an artifact may carry several (nanoc --target a,b).
+  std::printf("target cpu=%s\n", nanort_model_cpu(model.get()));
   for (size_t i = 0; i < num_outputs; ++i) {
     const nanort_tensor_info& info = output_info[i];
     const size_t elem = nanort_dtype_size(info.dtype);

@@ -2,6 +2,7 @@
 // into NAME.o, NAME.h, NAME.nrt and NAME.so.
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Triple.h>
 #include <mimalloc-new-delete.h>  // the compiler's allocator: mimalloc
 
 #include <cctype>
@@ -31,7 +32,8 @@ and writes, into the output directory:
   NAME.o    the kernels, the constants and the program; exports NAME_model only
   NAME.h    the C header describing the model (entry, inputs, outputs, arena)
   NAME.nrt  the program alone (for nanort-inspect)
-  NAME.so   the same model as a shared object (for nanort-run, nanort_model_load_file)
+  NAME.so   the same model as a shared object (for nanort-run, nanort_model_load_file);
+            not for bare-metal targets (no OS in the triple)
 The same model and options give byte-identical files.
 
 options:
@@ -219,7 +221,9 @@ int run(int argc, char** argv) {
   writeFile(dir / (name + ".o"), object.data(), object.size());
   writeFile(dir / (name + ".h"), compiled.header.data(), compiled.header.size());
   writeFile(dir / (name + ".nrt"), compiled.program.data(), compiled.program.size());
-  nanoc::linkSharedObject((dir / (name + ".o")).string(), (dir / (name + ".so")).string(), name);
+  // A shared object means nothing without an OS to load it (cortex-m4 ...).
+  if (llvm::Triple(targets[0].triple).getOS() != llvm::Triple::UnknownOS)
+    nanoc::linkSharedObject((dir / (name + ".o")).string(), (dir / (name + ".so")).string(), name);
   return 0;
 }
 

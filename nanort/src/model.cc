@@ -53,6 +53,32 @@ void FreeModel(nanort_model* model) {
   if (library != nullptr && close_library != nullptr) close_library(library);
 }
 
+// The variant this CPU runs: for a one-variant program its target, checked;
+// for several, the one with the most features among those this CPU supports.
+// When none runs here, variant 0's refusal says why.
+nanort_status_code SelectVariant(const fb::Program& program, uint32_t* variant,
+                                 nanort_status* status) {
+  const auto* variants = program.variants();
+  const uint32_t count = flatbuffers::VectorLength(variants);
+  *variant = 0;
+  if (count <= 1) return CheckTargetRunsHere(program.target(), status);
+  bool found = false;
+  uint32_t best_features = 0;
+  for (uint32_t v = 0; v < count; ++v) {
+    nanort_status scratch;
+    const fb::Target* target = variants->Get(v);
+    if (CheckTargetRunsHere(target, &scratch) != NANORT_OK) continue;
+    const uint32_t features = flatbuffers::VectorLength(target->features());
+    if (!found || features > best_features) {
+      *variant = v;
+      best_features = features;
+      found = true;
+    }
+  }
+  if (found) return SetOk(status);
+  return CheckTargetRunsHere(variants->Get(0), status);
+}
+
 }  // namespace
 }  // namespace nanort
 
@@ -93,7 +119,8 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
   const fb::Program* program = nullptr;
   nanort_status_code code = VerifyProgramBuffer(bytes, def->program_size, &program, status);
   if (code == NANORT_OK) code = VerifyProgramInvariants(*program, *def, allocator, status);
-  if (code == NANORT_OK) code = CheckTargetRunsHere(program->target(), status);
+  uint32_t variant = 0;
+  if (code == NANORT_OK) code = SelectVariant(*program, &variant, status);
   if (code != NANORT_OK) {
     if (owned_program != nullptr) allocator.free(allocator.self, owned_program);
     return code;
@@ -120,6 +147,15 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
   memset(model, 0, sizeof(*model));
   model->allocator = allocator;
   model->def = *def;
+  // The chosen variant's kernels: the table is variant-major.
+  model->def.kernels +=
+      static_cast<size_t>(variant) * flatbuffers::VectorLength(program->kernels());
+  model->def.num_kernels = flatbuffers::VectorLength(program->kernels());
+  model->variant = variant;
+  const fb::Target* target = flatbuffers::VectorLength(program->variants()) > 1
+                                 ? program->variants()->Get(variant)
+                                 : program->target();
+  model->cpu = target->cpu() != nullptr ? target->cpu()->c_str() : "";
   model->program = program;
   model->entry = entry;
   model->owned_program = owned_program;
@@ -165,6 +201,10 @@ extern "C" nanort_status_code nanort_model_output_info(const nanort_model* model
   }
   *out_info = model->outputs[index];
   return NANORT_OK;
+}
+
+extern "C" const char* nanort_model_cpu(const nanort_model* model) {
+  return model != nullptr ? model->cpu : "";
 }
 
 extern "C" uint64_t nanort_model_arena_size(const nanort_model* model) {

@@ -18,6 +18,11 @@ struct nanort_model {
   const nanort::fb::Entry* entry;
   void* owned_program;
 
+  // The CPU variant in use (format 1.1 programs may carry several) and its
+  // LLVM CPU name, which points into the program.
+  uint32_t variant;
+  const char* cpu;
+
   uint64_t arena_size;
   uint32_t arena_alignment;
 

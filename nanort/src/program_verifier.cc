@@ -262,9 +262,12 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
 nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_def& def,
                                 nanort_status* status) {
   const auto* kernels = program.kernels();
-  NANORT_CHECK_OR_RETURN(SizeOf(kernels) == def.num_kernels, status, NANORT_INVALID_PROGRAM,
-                         "program has %u kernels, its object file binds %u", SizeOf(kernels),
-                         def.num_kernels);
+  // Format 1.1: the object binds every kernel once per CPU variant.
+  const uoffset_t variants = SizeOf(program.variants()) > 1 ? SizeOf(program.variants()) : 1;
+  NANORT_CHECK_OR_RETURN(static_cast<uint64_t>(SizeOf(kernels)) * variants == def.num_kernels,
+                         status, NANORT_INVALID_PROGRAM,
+                         "program has %u kernels (x%u variants), its object file binds %u",
+                         SizeOf(kernels), variants, def.num_kernels);
   NANORT_CHECK_OR_RETURN(def.num_kernels == 0 || def.kernels != nullptr, status,
                          NANORT_INVALID_PROGRAM, "model def has %u kernels but a NULL kernel table",
                          def.num_kernels);
@@ -275,9 +278,13 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
                            "kernel %u ('%s') is a GPU kernel: GPU programs are not supported by "
                            "this build",
                            k, NameOf(kernel.name()));
-    NANORT_CHECK_OR_RETURN(def.kernels[k] != nullptr, status, NANORT_INVALID_PROGRAM,
-                           "kernel %u ('%s') is NULL in the object file's kernel table", k,
-                           NameOf(kernel.name()));
+    for (uoffset_t v = 0; v < variants; ++v) {
+      NANORT_CHECK_OR_RETURN(def.kernels[v * SizeOf(kernels) + k] != nullptr, status,
+                             NANORT_INVALID_PROGRAM,
+                             "kernel %u ('%s') is NULL in the object file's kernel table "
+                             "(variant %u)",
+                             k, NameOf(kernel.name()), v);
+    }
   }
   return NANORT_OK;
 }

@@ -5,6 +5,9 @@ x86-64-v3, run by nanort-run on CPUs that QEMU emulates.
           program is refused naming the AVX-512 features it lacks and the v3
           program runs and equals the native run; under `-cpu SandyBridge` (no
           AVX2, no FMA) both are refused. Never a SIGILL.
+  variants  one artifact compiled for x86-64-v3,x86-64-v4: nanort runs the v4
+          kernels natively on an AVX-512 CPU, the v3 ones under an emulated
+          Haswell (equal outputs), and refuses it on SandyBridge.
   native  the v4 program runs natively and equals the v3 one; exits 77
           (skipped, saying so) on a CPU without AVX-512, since QEMU 7.2 cannot
           emulate it.
@@ -27,7 +30,7 @@ def compile_models(args):
     subprocess.run([sys.executable, args.models, "--out", onnx_dir, "--case", "mlp"], check=True,
                    capture_output=True)
     model = os.path.join(onnx_dir, "mlp.onnx")
-    for target in ("x86-64-v3", "x86-64-v4"):
+    for target in ("x86-64-v3", "x86-64-v4", "x86-64-v3,x86-64-v4"):
         subprocess.run([args.nanoc, model, "--name", "mlp", "--target", target, "-o",
                         os.path.join(args.work, target)], check=True)
     import onnx
@@ -92,6 +95,35 @@ def gate(args, input_name):
     return ok
 
 
+def ran_cpu(p):
+    for line in p.stdout.splitlines():
+        if line.startswith("target cpu="):
+            return line[len("target cpu="):]
+    return None
+
+
+def variants(args, input_name):
+    ok = True
+    both = "x86-64-v3,x86-64-v4"
+    flags = open("/proc/cpuinfo").read().split("flags")[1].split("\n")[0].split()
+    want_native = "x86-64-v4" if {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd"} <= set(
+        flags) else "x86-64-v3"
+    reference, reference_out = run(args, "x86-64-v3", input_name)
+    for cpu, want in ((None, want_native), ("Haswell", "x86-64-v3")):
+        p, out = run(args, both, input_name, cpu, cpu or "native")
+        got = ran_cpu(p)
+        print(f"{both} on {cpu or 'this CPU'}: exit {p.returncode}, ran {got}, want {want}")
+        if p.returncode != 0 or got != want:
+            print("FAIL:", p.stderr)
+            ok = False
+        elif not same_outputs(out, reference_out):
+            print(f"FAIL: the {got} kernels differ from the x86-64-v3 program's output")
+            ok = False
+    p, _ = run(args, both, input_name, "SandyBridge", "sandybridge")
+    ok &= expect_refused(p, "SandyBridge", both, ["avx2", "fma"])
+    return ok
+
+
 def native(args, input_name):
     flags = open("/proc/cpuinfo").read().split("flags")[1].split("\n")[0].split()
     if "avx512f" not in flags or "avx512bw" not in flags:
@@ -108,7 +140,7 @@ def native(args, input_name):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("check", choices=["gate", "native"])
+    p.add_argument("check", choices=["gate", "variants", "native"])
     for flag in ("--nanoc", "--nanort-run", "--models", "--work"):
         p.add_argument(flag, required=True)
     p.add_argument("--qemu", default="qemu-x86_64-static")
@@ -118,6 +150,8 @@ def main():
     input_name = compile_models(args)
     if args.check == "gate":
         return 0 if gate(args, input_name) else 1
+    if args.check == "variants":
+        return 0 if variants(args, input_name) else 1
     return native(args, input_name)
 
 

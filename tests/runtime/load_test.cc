@@ -94,7 +94,7 @@ TEST(ModelLoad, RefusesAKernelTableOfAnotherSize) {
   chain.def.num_kernels = 1;
   const LoadResult result = LoadDef(chain.def);
   EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
-  EXPECT_EQ(result.message, "program has 2 kernels, its object file binds 1");
+  EXPECT_EQ(result.message, "program has 2 kernels (x1 variants), its object file binds 1");
 }
 
 TEST(ModelLoad, RefusesANullKernel) {

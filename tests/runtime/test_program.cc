@@ -68,10 +68,22 @@ std::vector<uint8_t> BuildProgram(const ProgramSpec& spec) {
     entries.push_back(fb::CreateEntry(b, b.CreateString("main"), tensors(spec.inputs),
                                       tensors(spec.outputs), b.CreateVector(thunks)));
   }
-  auto program = fb::CreateProgram(b, spec.format_major, spec.format_minor, spec.kernel_abi,
-                                   b.CreateString(spec.model_name), target, b.CreateVector(buffers),
-                                   b.CreateVector(kernels), b.CreateVector(entries),
-                                   spec.arena_size, spec.arena_alignment, spec.constants_size);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Target>>> variants;
+  if (!spec.variants.empty()) {
+    std::vector<flatbuffers::Offset<fb::Target>> records;
+    for (const VariantSpec& v : spec.variants) {
+      std::vector<flatbuffers::Offset<flatbuffers::String>> features;
+      for (const std::string& f : v.features) features.push_back(b.CreateString(f));
+      records.push_back(fb::CreateTarget(
+          b, fb::DeviceKind::Cpu, b.CreateString(spec.triple.empty() ? HostTriple() : spec.triple),
+          b.CreateString(v.cpu), b.CreateVector(features), b.CreateString(""), 0, 0));
+    }
+    variants = b.CreateVector(records);
+  }
+  auto program = fb::CreateProgram(
+      b, spec.format_major, spec.format_minor, spec.kernel_abi, b.CreateString(spec.model_name),
+      target, b.CreateVector(buffers), b.CreateVector(kernels), b.CreateVector(entries),
+      spec.arena_size, spec.arena_alignment, spec.constants_size, variants);
   b.Finish(program, spec.identifier);
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }

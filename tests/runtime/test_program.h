@@ -47,6 +47,12 @@ struct ThunkSpec {
   std::string op;
 };
 
+// One CPU variant of a format 1.1 program (Program.variants).
+struct VariantSpec {
+  std::string cpu;
+  std::vector<std::string> features;
+};
+
 struct ProgramSpec {
   uint32_t format_major = NANORT_FORMAT_MAJOR;
   uint32_t format_minor = NANORT_FORMAT_MINOR;
@@ -67,6 +73,7 @@ struct ProgramSpec {
   uint32_t arena_alignment = 64;
   uint64_t constants_size = 0;
   const char* identifier = "NRTP";
+  std::vector<VariantSpec> variants;  // empty: a one-variant program (no list)
 };
 
 // "x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", ... for this build.

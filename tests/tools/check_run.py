@@ -46,13 +46,15 @@ def main():
     check(p.returncode == 0, f"run: exit {p.returncode}: {p.stderr}")
     lines = p.stdout.splitlines()
     want = x + W
-    check(len(lines) == 2, f"want 2 lines, got {lines}")
-    if len(lines) == 2:
-        check(lines[0] == f"output y f32[2,3] checksum={float(want.astype(np.float64).sum()):.9g}",
-              f"output line {lines[0]!r}")
-        m = re.fullmatch(r"latency_us median=([0-9.]+) min=([0-9.]+) runs=5", lines[1])
+    check(len(lines) == 3, f"want 3 lines, got {lines}")
+    if len(lines) == 3:
+        check(re.fullmatch(r"target cpu=(x86-64|generic|generic-rv64)", lines[0]) is not None,
+              f"target line {lines[0]!r}")
+        check(lines[1] == f"output y f32[2,3] checksum={float(want.astype(np.float64).sum()):.9g}",
+              f"output line {lines[1]!r}")
+        m = re.fullmatch(r"latency_us median=([0-9.]+) min=([0-9.]+) runs=5", lines[2])
         check(m is not None and float(m.group(2)) <= float(m.group(1)),
-              f"latency line {lines[1]!r}")
+              f"latency line {lines[2]!r}")
     y = np.load(os.path.join(out, "y.npy"))
     check(y.dtype == np.float32 and y.shape == (2, 3) and np.array_equal(y, want), f"y.npy {y}")
 

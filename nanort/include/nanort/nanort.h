@@ -154,6 +154,12 @@ nanort_status_code nanort_model_input_info(const nanort_model* model, size_t ind
                                            nanort_tensor_info* out_info);
 nanort_status_code nanort_model_output_info(const nanort_model* model, size_t index,
                                             nanort_tensor_info* out_info);
+/* The LLVM CPU name of the target whose kernels this model runs: the
+ * program's target, or, for an artifact compiled for several CPUs
+ * (nanoc --target x86-64-v3,x86-64-v4), the variant with the most features
+ * that this CPU supports, chosen at load. Owned by the model. */
+const char* nanort_model_cpu(const nanort_model* model);
+
 /* Arena bytes and alignment a session needs (both also in NAME.h). */
 uint64_t nanort_model_arena_size(const nanort_model* model);
 uint32_t nanort_model_arena_alignment(const nanort_model* model);

@@ -28,4 +28,16 @@ bool ReadFileBytes(const std::string& path, std::vector<uint8_t>* out, std::stri
   return true;
 }
 
+std::string SafeFileName(const char* name) {
+  std::string out = name;
+  for (char& c : out) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
+    if (!ok) c = '_';
+  }
+  // "", "." and ".." would name a hidden file or a directory, not the output.
+  if (out.empty() || out == "." || out == "..") out = std::string(out.size() + 1, '_');
+  return out;
+}
+
 }  // namespace nanort::tools

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "file_bytes.h"
 #include "nanort/nanort.h"
 #include "npy.h"
 
@@ -89,18 +90,6 @@ class AlignedBytes {
   std::unique_ptr<uint8_t, Free> data_;
   size_t size_;
 };
-
-std::string SafeFileName(const char* name) {
-  std::string out = name;
-  for (char& c : out) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == '-';
-    if (!ok) c = '_';
-  }
-  // "", "." and ".." would name a hidden file or a directory, not the output.
-  if (out.empty() || out == "." || out == "..") out = std::string(out.size() + 1, '_');
-  return out;
-}
 
 float HalfToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
@@ -319,7 +308,7 @@ int Run(const Options& opt) {
   std::vector<std::string> output_paths(num_outputs);
   std::map<std::string, size_t> taken;
   for (size_t i = 0; i < num_outputs; ++i) {
-    const std::string file = SafeFileName(output_info[i].name) + ".npy";
+    const std::string file = nanort::tools::SafeFileName(output_info[i].name) + ".npy";
     auto [it, inserted] = taken.emplace(file, i);
     if (!inserted) {
       return Fail(std::string("outputs '") + output_info[it->second].name + "' and '" +

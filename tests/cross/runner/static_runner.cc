@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "file_bytes.h"
 #include "nanort/nanort.h"
 #include "npy.h"
 
@@ -48,17 +49,6 @@ AlignedBuffer AllocateAligned(size_t size) {
   AlignedBuffer buffer(static_cast<uint8_t*>(std::aligned_alloc(64, rounded)));
   if (buffer) std::memset(buffer.get(), 0, rounded);
   return buffer;
-}
-
-std::string SafeFileName(const char* name) {
-  std::string out = name;
-  for (char& c : out) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == '-';
-    if (!ok) c = '_';
-  }
-  if (out.empty() || out == "." || out == "..") out = std::string(out.size() + 1, '_');
-  return out;
 }
 
 struct ModelDeleter {
@@ -168,7 +158,7 @@ int main(int argc, char** argv) {
     const uint8_t* data = static_cast<const uint8_t*>(outputs[i].data);
     array.data.assign(data, data + info.size_bytes);
     std::string error;
-    const std::string path = output_dir + "/" + SafeFileName(info.name) + ".npy";
+    const std::string path = output_dir + "/" + nanort::tools::SafeFileName(info.name) + ".npy";
     if (!nanort::tools::WriteNpy(path, array, &error))
       return Fail(std::string("output '") + info.name + "': " + error);
   }

@@ -1,5 +1,7 @@
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, A and B 2-D, op = optional
 // transpose, C absent or unidirectionally broadcastable to [M, N].
+#include "compiler/ops/gemm.h"
+
 #include <cmath>
 
 #include "compiler/ir/op_registry.h"
@@ -7,12 +9,6 @@
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc {
-namespace {
-
-struct GemmShape {
-  int64_t m, k, n;
-  bool trans_a, trans_b;
-};
 
 GemmShape gemmShape(const Node& node) {
   requireRank(node, 0, "A", 2);
@@ -47,8 +43,6 @@ GemmShape gemmShape(const Node& node) {
   }
   return s;
 }
-
-}  // namespace
 
 OpSchema makeGemmSchema() {
   OpSchema schema;

@@ -139,8 +139,8 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
                     : allocator.alloc(allocator.self, layout.size(), layout.alignment());
   if (block == nullptr) {
     if (owned_program != nullptr) allocator.free(allocator.self, owned_program);
-    return SetStatus(status, NANORT_OUT_OF_MEMORY,
-                     "allocator returned NULL for the model (%zu bytes)", layout.size());
+    return NANORT_FAIL(status, NANORT_OUT_OF_MEMORY,
+                       "allocator returned NULL for the model (%zu bytes)", layout.size());
   }
   uint8_t* base = static_cast<uint8_t*>(block);
   nanort_model* model = reinterpret_cast<nanort_model*>(base + model_at);

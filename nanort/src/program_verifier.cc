@@ -1,6 +1,5 @@
 #include "program_verifier.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include <new>
@@ -160,14 +159,36 @@ bool IsWritable(fb::BufferKind kind) {
   return kind == fb::BufferKind::Arena || kind == fb::BufferKind::Output;
 }
 
-// "thunk 3 (node 'conv1', op 'Conv')", for messages.
-struct ThunkLabel {
-  char text[96];
-  ThunkLabel(uoffset_t index, const fb::Thunk& thunk) {
-    snprintf(text, sizeof(text), "thunk %u (node '%s', op '%s')", index, NameOf(thunk.node()),
-             NameOf(thunk.op()));
-  }
-};
+// "thunk 3 (node 'conv1', op 'Conv'): " + the formatted rest, the label cut
+// to 95 characters. One cold function rather than a label built at each of
+// CheckThunks' checks keeps the verifier's code small.
+__attribute__((cold, noinline, unused, format(printf, 5, 6))) nanort_status_code ThunkError(
+    nanort_status* status, nanort_status_code code, uoffset_t index, const fb::Thunk& thunk,
+    const char* format, ...) {
+  if (status == nullptr) return code;
+  char label[96];
+  Format(label, sizeof(label), "thunk %u (node '%s', op '%s')", index, NameOf(thunk.node()),
+         NameOf(thunk.op()));
+  status->code = code;
+  const int used = Format(status->message, sizeof(status->message), "%s: ", label);
+  va_list args;
+  va_start(args, format);
+  FormatV(status->message + used, sizeof(status->message) - static_cast<size_t>(used), format,
+          args);
+  va_end(args);
+  return code;
+}
+
+// Checks inside CheckThunks' loop, about thunk `t`.
+#if defined(NANORT_SHORT_MESSAGES) && NANORT_SHORT_MESSAGES
+#define THUNK_FAIL(code, ...) NANORT_FAIL(status, code, __VA_ARGS__)
+#else
+#define THUNK_FAIL(code, ...) ThunkError(status, code, t, thunk, __VA_ARGS__)
+#endif
+#define CHECK_THUNK(cond, code, ...)                   \
+  do {                                                 \
+    if (!(cond)) return THUNK_FAIL(code, __VA_ARGS__); \
+  } while (0)
 
 nanort_status_code CheckTensors(const fb::Program& program,
                                 const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* tensors,
@@ -247,8 +268,8 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
         break;
       }
       default:
-        return SetStatus(status, NANORT_INVALID_PROGRAM, "buffer %u ('%s'): unknown kind %u", b,
-                         name, static_cast<unsigned>(buffer.kind()));
+        return NANORT_FAIL(status, NANORT_INVALID_PROGRAM, "buffer %u ('%s'): unknown kind %u", b,
+                           name, static_cast<unsigned>(buffer.kind()));
     }
     NANORT_CHECK_OR_RETURN(end <= limit, status, NANORT_INVALID_PROGRAM,
                            "buffer %u ('%s'): bytes [%llu, %llu) outside the %s (%llu bytes)", b,
@@ -302,64 +323,57 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
     if (const fb::KernelThunk* kernel = thunk.kind_as_KernelThunk()) {
       const auto* args = kernel->args();
       const uoffset_t num_args = SizeOf(args);
-      NANORT_CHECK_OR_RETURN(kernel->kernel() < SizeOf(program.kernels()), status,
-                             NANORT_INVALID_PROGRAM, "%s: kernel %u out of range (%u kernels)",
-                             ThunkLabel(t, thunk).text, kernel->kernel(),
-                             SizeOf(program.kernels()));
-      NANORT_CHECK_OR_RETURN(kernel->task_count() >= 1, status, NANORT_INVALID_PROGRAM,
-                             "%s: task_count is 0", ThunkLabel(t, thunk).text);
-      NANORT_CHECK_OR_RETURN(kernel->num_outputs() <= num_args, status, NANORT_INVALID_PROGRAM,
-                             "%s: %u outputs but only %u args", ThunkLabel(t, thunk).text,
-                             kernel->num_outputs(), num_args);
+      CHECK_THUNK(kernel->kernel() < SizeOf(program.kernels()), NANORT_INVALID_PROGRAM,
+                  "kernel %u out of range (%u kernels)", kernel->kernel(),
+                  SizeOf(program.kernels()));
+      CHECK_THUNK(kernel->task_count() >= 1, NANORT_INVALID_PROGRAM, "task_count is 0");
+      CHECK_THUNK(kernel->num_outputs() <= num_args, NANORT_INVALID_PROGRAM,
+                  "%u outputs but only %u args", kernel->num_outputs(), num_args);
       const uoffset_t first_output = num_args - kernel->num_outputs();
       for (uoffset_t a = 0; a < num_args; ++a) {
-        NANORT_CHECK_OR_RETURN(args->Get(a) < num_buffers, status, NANORT_INVALID_PROGRAM,
-                               "%s: arg %u names buffer %u (program has %u)",
-                               ThunkLabel(t, thunk).text, a, args->Get(a), num_buffers);
+        CHECK_THUNK(args->Get(a) < num_buffers, NANORT_INVALID_PROGRAM,
+                    "arg %u names buffer %u (program has %u)", a, args->Get(a), num_buffers);
       }
       // Reads happen before writes, so an in-place kernel still needs its
       // operand defined.
       for (uoffset_t a = 0; a < first_output; ++a) {
         const fb::Buffer& buffer = *buffers->Get(args->Get(a));
-        NANORT_CHECK_OR_RETURN(defined.IsDefined(buffer, buffer.size()), status,
-                               NANORT_INVALID_PROGRAM,
-                               "%s: reads buffer %u ('%s') before anything writes it",
-                               ThunkLabel(t, thunk).text, args->Get(a), NameOf(buffer.name()));
+        CHECK_THUNK(defined.IsDefined(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
+                    "reads buffer %u ('%s') before anything writes it", args->Get(a),
+                    NameOf(buffer.name()));
       }
       for (uoffset_t a = first_output; a < num_args; ++a) {
         const fb::Buffer& buffer = *buffers->Get(args->Get(a));
-        NANORT_CHECK_OR_RETURN(IsWritable(buffer.kind()), status, NANORT_INVALID_PROGRAM,
-                               "%s: writes buffer %u ('%s'), which is an input or constant",
-                               ThunkLabel(t, thunk).text, args->Get(a), NameOf(buffer.name()));
-        NANORT_CHECK_OR_RETURN(defined.MarkWritten(buffer, buffer.size()), status,
-                               NANORT_INVALID_PROGRAM, "%s: too many distinct writes",
-                               ThunkLabel(t, thunk).text);
+        CHECK_THUNK(IsWritable(buffer.kind()), NANORT_INVALID_PROGRAM,
+                    "writes buffer %u ('%s'), which is an input or constant", args->Get(a),
+                    NameOf(buffer.name()));
+        CHECK_THUNK(defined.MarkWritten(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
+                    "too many distinct writes");
       }
     } else if (const fb::CopyThunk* copy = thunk.kind_as_CopyThunk()) {
-      NANORT_CHECK_OR_RETURN(copy->src() < num_buffers && copy->dst() < num_buffers, status,
-                             NANORT_INVALID_PROGRAM,
-                             "%s: copies buffer %u to buffer %u (program has %u)",
-                             ThunkLabel(t, thunk).text, copy->src(), copy->dst(), num_buffers);
+      CHECK_THUNK(copy->src() < num_buffers && copy->dst() < num_buffers, NANORT_INVALID_PROGRAM,
+                  "copies buffer %u to buffer %u (program has %u)", copy->src(), copy->dst(),
+                  num_buffers);
       const fb::Buffer& src = *buffers->Get(copy->src());
       const fb::Buffer& dst = *buffers->Get(copy->dst());
-      NANORT_CHECK_OR_RETURN(
-          copy->size() <= src.size() && copy->size() <= dst.size(), status, NANORT_INVALID_PROGRAM,
-          "%s: copies %llu bytes between buffers of %llu and %llu bytes", ThunkLabel(t, thunk).text,
-          static_cast<unsigned long long>(copy->size()),
-          static_cast<unsigned long long>(src.size()), static_cast<unsigned long long>(dst.size()));
-      NANORT_CHECK_OR_RETURN(defined.IsDefined(src, copy->size()), status, NANORT_INVALID_PROGRAM,
-                             "%s: reads buffer %u ('%s') before anything writes it",
-                             ThunkLabel(t, thunk).text, copy->src(), NameOf(src.name()));
-      NANORT_CHECK_OR_RETURN(IsWritable(dst.kind()), status, NANORT_INVALID_PROGRAM,
-                             "%s: writes buffer %u ('%s'), which is an input or constant",
-                             ThunkLabel(t, thunk).text, copy->dst(), NameOf(dst.name()));
-      NANORT_CHECK_OR_RETURN(defined.MarkWritten(dst, copy->size()), status, NANORT_INVALID_PROGRAM,
-                             "%s: too many distinct writes", ThunkLabel(t, thunk).text);
+      CHECK_THUNK(copy->size() <= src.size() && copy->size() <= dst.size(), NANORT_INVALID_PROGRAM,
+                  "copies %llu bytes between buffers of %llu and %llu bytes",
+                  static_cast<unsigned long long>(copy->size()),
+                  static_cast<unsigned long long>(src.size()),
+                  static_cast<unsigned long long>(dst.size()));
+      CHECK_THUNK(defined.IsDefined(src, copy->size()), NANORT_INVALID_PROGRAM,
+                  "reads buffer %u ('%s') before anything writes it", copy->src(),
+                  NameOf(src.name()));
+      CHECK_THUNK(IsWritable(dst.kind()), NANORT_INVALID_PROGRAM,
+                  "writes buffer %u ('%s'), which is an input or constant", copy->dst(),
+                  NameOf(dst.name()));
+      CHECK_THUNK(defined.MarkWritten(dst, copy->size()), NANORT_INVALID_PROGRAM,
+                  "too many distinct writes");
     } else {
       // The flatbuffers Verifier accepts union members it does not know (for
       // forward compatibility); this runtime cannot execute them.
-      return SetStatus(status, NANORT_INVALID_PROGRAM, "%s: unknown or missing thunk kind %u",
-                       ThunkLabel(t, thunk).text, static_cast<unsigned>(thunk.kind_type()));
+      return THUNK_FAIL(NANORT_INVALID_PROGRAM, "unknown or missing thunk kind %u",
+                        static_cast<unsigned>(thunk.kind_type()));
     }
   }
 
@@ -405,9 +419,9 @@ nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
       id[i] = (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
     }
     id[4] = '\0';
-    return SetStatus(status, NANORT_INVALID_PROGRAM,
-                     "not a nanort program: file identifier '%s', expected '%s'", id,
-                     fb::ProgramIdentifier());
+    return NANORT_FAIL(status, NANORT_INVALID_PROGRAM,
+                       "not a nanort program: file identifier '%s', expected '%s'", id,
+                       fb::ProgramIdentifier());
   }
 
   // Read the version with only the root table's framing verified: a newer

@@ -1,6 +1,5 @@
 // Sessions: everything run needs is resolved here, once, so that run only
 // writes the caller's pointers into their slots and calls the thunks.
-#include <stdio.h>
 #include <string.h>
 
 #include "allocator.h"
@@ -50,8 +49,8 @@ void FormatDims(const int64_t* dims, uint32_t rank, char* out, size_t out_size) 
   out[used++] = '[';
   for (uint32_t d = 0; d < rank; ++d) {
     char number[24];
-    const int length = snprintf(number, sizeof(number), "%s%lld", d == 0 ? "" : ",",
-                                static_cast<long long>(dims[d]));
+    const int length = Format(number, sizeof(number), "%s%lld", d == 0 ? "" : ",",
+                              static_cast<long long>(dims[d]));
     if (used + static_cast<size_t>(length) + 5 > out_size) {
       memcpy(out + used, "...", 3);
       used += 3;
@@ -67,19 +66,22 @@ void FormatDims(const int64_t* dims, uint32_t rank, char* out, size_t out_size) 
 nanort_status_code CheckTensor(const nanort_tensor& given, const nanort_tensor_info& needed,
                                const char* what, nanort_status* status) {
   if (given.dtype != needed.dtype) {
-    return SetStatus(status, NANORT_SHAPE_MISMATCH, "%s '%s': dtype %s given, model needs %s", what,
-                     needed.name, nanort_dtype_name(given.dtype), nanort_dtype_name(needed.dtype));
+    return NANORT_FAIL(status, NANORT_SHAPE_MISMATCH, "%s '%s': dtype %s given, model needs %s",
+                       what, needed.name, nanort_dtype_name(given.dtype),
+                       nanort_dtype_name(needed.dtype));
   }
   NANORT_CHECK_OR_RETURN(given.rank == 0 || given.dims != nullptr, status, NANORT_INVALID_ARGUMENT,
                          "%s '%s': rank %u with NULL dims", what, needed.name, given.rank);
   bool same = given.rank == needed.rank;
   for (uint32_t d = 0; same && d < given.rank; ++d) same = given.dims[d] == needed.dims[d];
   if (!same) {
-    char given_text[80], needed_text[80];
-    FormatDims(given.dims, given.rank, given_text, sizeof(given_text));
-    FormatDims(needed.dims, needed.rank, needed_text, sizeof(needed_text));
-    return SetStatus(status, NANORT_SHAPE_MISMATCH, "%s '%s': shape %s given, model needs %s", what,
-                     needed.name, given_text, needed_text);
+    char given_text[80] = "", needed_text[80] = "";
+    if (kFullMessages) {
+      FormatDims(given.dims, given.rank, given_text, sizeof(given_text));
+      FormatDims(needed.dims, needed.rank, needed_text, sizeof(needed_text));
+    }
+    return NANORT_FAIL(status, NANORT_SHAPE_MISMATCH, "%s '%s': shape %s given, model needs %s",
+                       what, needed.name, given_text, needed_text);
   }
   NANORT_CHECK_OR_RETURN(given.data != nullptr || needed.size_bytes == 0, status,
                          NANORT_INVALID_ARGUMENT, "%s '%s': data is NULL", what, needed.name);
@@ -197,9 +199,9 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
     arena = allocator.alloc(allocator.self, static_cast<size_t>(rounded), model->arena_alignment);
     if (arena == nullptr) {
       allocator.free(allocator.self, block);
-      return SetStatus(status, NANORT_OUT_OF_MEMORY,
-                       "allocator returned NULL for an arena of %llu bytes",
-                       static_cast<unsigned long long>(rounded));
+      return NANORT_FAIL(status, NANORT_OUT_OF_MEMORY,
+                         "allocator returned NULL for an arena of %llu bytes",
+                         static_cast<unsigned long long>(rounded));
     }
     session->owned_arena = arena;
   }

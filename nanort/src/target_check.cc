@@ -74,7 +74,7 @@ nanort_status_code CheckTargetRunsHere(const fb::Target* target, nanort_status* 
     if (present == CpuFeature::kUnknown) continue;
     if (length > 4 && memcmp(name, "amx-", 4) == 0) needs_amx = true;
     const char* separator = needs_used == 0 ? "" : ", ";
-    if (!needs_truncated &&
+    if (kFullMessages && !needs_truncated &&
         !(Append(needs, sizeof(needs), &needs_used, separator, strlen(separator)) &&
           Append(needs, sizeof(needs), &needs_used, name, length))) {
       needs_truncated = true;
@@ -82,7 +82,7 @@ nanort_status_code CheckTargetRunsHere(const fb::Target* target, nanort_status* 
     if (present == CpuFeature::kAbsent) {
       separator = lacks_used == 0 ? "" : ", ";
       any_missing = true;
-      if (!lacks_truncated &&
+      if (kFullMessages && !lacks_truncated &&
           !(Append(lacks, sizeof(lacks), &lacks_used, separator, strlen(separator)) &&
             Append(lacks, sizeof(lacks), &lacks_used, name, length))) {
         lacks_truncated = true;
@@ -96,9 +96,9 @@ nanort_status_code CheckTargetRunsHere(const fb::Target* target, nanort_status* 
                        static_cast<int>(lacks_used) - 3;
     int needs_shown = static_cast<int>(needs_used);
     if (needs_shown > budget) needs_shown = budget > 0 ? budget : 0, needs_truncated = true;
-    return SetStatus(status, NANORT_UNSUPPORTED_TARGET,
-                     "program needs %.*s%s; this CPU lacks: %s%s", needs_shown, needs,
-                     needs_truncated ? "..." : "", lacks, lacks_truncated ? "..." : "");
+    return NANORT_FAIL(status, NANORT_UNSUPPORTED_TARGET,
+                       "program needs %.*s%s; this CPU lacks: %s%s", needs_shown, needs,
+                       needs_truncated ? "..." : "", lacks, lacks_truncated ? "..." : "");
   }
   NANORT_CHECK_OR_RETURN(!needs_amx || RequestAmxTileState(), status, NANORT_UNSUPPORTED_TARGET,
                          "program needs AMX, and the kernel refused this process AMX tile state");

@@ -177,8 +177,8 @@ extern "C" nanort_status_code nanort_model_load_file(const char* path, const cha
   NANORT_CHECK_OR_RETURN(out_model != nullptr, status, NANORT_INVALID_ARGUMENT,
                          "out_model is NULL");
   *out_model = nullptr;
-  return nanort::SetStatus(status, NANORT_UNAVAILABLE,
-                           "cannot load '%s': this nanort was built without an operating system "
-                           "(NANORT_PLATFORM=none); link NAME.o and call nanort_model_load",
-                           path != nullptr ? path : "(null)");
+  return NANORT_FAIL(status, NANORT_UNAVAILABLE,
+                     "cannot load '%s': this nanort was built without an operating system "
+                     "(NANORT_PLATFORM=none); link NAME.o and call nanort_model_load",
+                     path != nullptr ? path : "(null)");
 }

@@ -18,13 +18,17 @@
 namespace nanort {
 namespace {
 
-struct FeatureName {
-  const char* name;
-};
+// Each architecture's feature names, in its enum's order, as one string of
+// NUL-terminated names: no table of pointers (0.4 KB on x86-64) to store.
+constexpr size_t CountNames(const char* names, size_t size) {
+  size_t count = 0;
+  for (size_t i = 0; i + 1 < size; ++i) count += names[i] == '\0';
+  return count;
+}
 
 #if defined(__x86_64__)
 
-// Index of each name in kFeatures; the detection code below sets these bits.
+// Index of each name in kFeatureNames; the detection code below sets these bits.
 enum X86Feature {
   kX87,
   kCmov,
@@ -83,63 +87,63 @@ enum X86Feature {
   kFeatureCount
 };
 
-constexpr FeatureName kFeatures[] = {
-    {"x87"},
-    {"cmov"},
-    {"cx8"},
-    {"cx16"},
-    {"mmx"},
-    {"fxsr"},
-    {"sahf"},
-    {"64bit"},
-    {"sse"},
-    {"sse2"},
-    {"sse3"},
-    {"ssse3"},
-    {"sse4.1"},
-    {"sse4.2"},
-    {"crc32"},
-    {"popcnt"},
-    {"pclmul"},
-    {"aes"},
-    {"movbe"},
-    {"xsave"},
-    {"xsaveopt"},
-    {"rdrnd"},
-    {"rdseed"},
-    {"lzcnt"},
-    {"prfchw"},
-    {"bmi"},
-    {"bmi2"},
-    {"adx"},
-    {"sha"},
-    {"avx"},
-    {"avx2"},
-    {"fma"},
-    {"f16c"},
-    {"vaes"},
-    {"vpclmulqdq"},
-    {"gfni"},
-    {"avxvnni"},
-    {"avx512f"},
-    {"avx512bw"},
-    {"avx512cd"},
-    {"avx512dq"},
-    {"avx512vl"},
-    {"avx512vnni"},
-    {"avx512bf16"},
-    {"avx512fp16"},
-    {"avx512ifma"},
-    {"avx512vbmi"},
-    {"avx512vbmi2"},
-    {"avx512bitalg"},
-    {"avx512vpopcntdq"},
-    {"avx512vp2intersect"},
-    {"amx-tile"},
-    {"amx-int8"},
-    {"amx-bf16"},
-};
-static_assert(sizeof(kFeatures) / sizeof(kFeatures[0]) == kFeatureCount, "table and enum differ");
+constexpr char kFeatureNames[] =
+    "x87\0"
+    "cmov\0"
+    "cx8\0"
+    "cx16\0"
+    "mmx\0"
+    "fxsr\0"
+    "sahf\0"
+    "64bit\0"
+    "sse\0"
+    "sse2\0"
+    "sse3\0"
+    "ssse3\0"
+    "sse4.1\0"
+    "sse4.2\0"
+    "crc32\0"
+    "popcnt\0"
+    "pclmul\0"
+    "aes\0"
+    "movbe\0"
+    "xsave\0"
+    "xsaveopt\0"
+    "rdrnd\0"
+    "rdseed\0"
+    "lzcnt\0"
+    "prfchw\0"
+    "bmi\0"
+    "bmi2\0"
+    "adx\0"
+    "sha\0"
+    "avx\0"
+    "avx2\0"
+    "fma\0"
+    "f16c\0"
+    "vaes\0"
+    "vpclmulqdq\0"
+    "gfni\0"
+    "avxvnni\0"
+    "avx512f\0"
+    "avx512bw\0"
+    "avx512cd\0"
+    "avx512dq\0"
+    "avx512vl\0"
+    "avx512vnni\0"
+    "avx512bf16\0"
+    "avx512fp16\0"
+    "avx512ifma\0"
+    "avx512vbmi\0"
+    "avx512vbmi2\0"
+    "avx512bitalg\0"
+    "avx512vpopcntdq\0"
+    "avx512vp2intersect\0"
+    "amx-tile\0"
+    "amx-int8\0"
+    "amx-bf16\0";
+static_assert(CountNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
+              "table and enum differ");
 
 struct CpuidRegs {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -157,12 +161,89 @@ uint64_t ReadXcr0() {
   return (static_cast<uint64_t>(edx) << 32) | eax;
 }
 
-bool Bit(unsigned reg, int bit) { return (reg >> bit) & 1u; }
+// Where cpuid reports each feature: a register of one leaf, a bit, and the
+// register state the OS must save for the feature to be usable.
+enum CpuidWord : uint8_t {
+  kL1Ecx,  // leaf 1
+  kL1Edx,
+  kL7Ebx,  // leaf 7, subleaf 0
+  kL7Ecx,
+  kL7Edx,
+  kL7S1Eax,  // leaf 7, subleaf 1
+  kLd1Eax,   // leaf 0xd, subleaf 1
+  kE1Ecx,    // leaf 0x80000001
+  kE1Edx,
+  kCpuidWordCount
+};
+enum OsState : uint8_t { kAlways, kOsAvx, kOsAvx512, kOsAmx, kOsStateCount };
+
+struct CpuidProbe {
+  uint8_t feature;  // X86Feature
+  uint8_t word;     // CpuidWord
+  uint8_t bit;
+  uint8_t os;  // OsState
+};
+
+// A table rather than one test per feature: it was 1.6 KB of code.
+constexpr CpuidProbe kProbes[] = {
+    {kX87, kL1Edx, 0, kAlways},
+    {kCx8, kL1Edx, 8, kAlways},
+    {kCmov, kL1Edx, 15, kAlways},
+    {kMmx, kL1Edx, 23, kAlways},
+    {kFxsr, kL1Edx, 24, kAlways},
+    {kSse, kL1Edx, 25, kAlways},
+    {kSse2, kL1Edx, 26, kAlways},
+    {kSse3, kL1Ecx, 0, kAlways},
+    {kPclmul, kL1Ecx, 1, kAlways},
+    {kSsse3, kL1Ecx, 9, kAlways},
+    {kCx16, kL1Ecx, 13, kAlways},
+    {kSse41, kL1Ecx, 19, kAlways},
+    {kSse42, kL1Ecx, 20, kAlways},
+    {kCrc32, kL1Ecx, 20, kAlways},
+    {kMovbe, kL1Ecx, 22, kAlways},
+    {kPopcnt, kL1Ecx, 23, kAlways},
+    {kAes, kL1Ecx, 25, kAlways},
+    {kXsave, kL1Ecx, 26, kAlways},
+    {kRdrnd, kL1Ecx, 30, kAlways},
+    {kXsaveopt, kLd1Eax, 0, kAlways},
+    {kSahf, kE1Ecx, 0, kAlways},
+    {kLzcnt, kE1Ecx, 5, kAlways},
+    {kPrfchw, kE1Ecx, 8, kAlways},
+    {k64Bit, kE1Edx, 29, kAlways},
+    {kBmi, kL7Ebx, 3, kAlways},
+    {kBmi2, kL7Ebx, 8, kAlways},
+    {kRdseed, kL7Ebx, 18, kAlways},
+    {kAdx, kL7Ebx, 19, kAlways},
+    {kSha, kL7Ebx, 29, kAlways},
+    {kGfni, kL7Ecx, 8, kAlways},
+    {kAvx, kL1Ecx, 28, kOsAvx},
+    {kFma, kL1Ecx, 12, kOsAvx},
+    {kF16c, kL1Ecx, 29, kOsAvx},
+    {kAvx2, kL7Ebx, 5, kOsAvx},
+    {kVaes, kL7Ecx, 9, kOsAvx},
+    {kVpclmulqdq, kL7Ecx, 10, kOsAvx},
+    {kAvxVnni, kL7S1Eax, 4, kOsAvx},
+    {kAvx512F, kL7Ebx, 16, kOsAvx512},
+    {kAvx512Dq, kL7Ebx, 17, kOsAvx512},
+    {kAvx512Ifma, kL7Ebx, 21, kOsAvx512},
+    {kAvx512Cd, kL7Ebx, 28, kOsAvx512},
+    {kAvx512Bw, kL7Ebx, 30, kOsAvx512},
+    {kAvx512Vl, kL7Ebx, 31, kOsAvx512},
+    {kAvx512Vbmi, kL7Ecx, 1, kOsAvx512},
+    {kAvx512Vbmi2, kL7Ecx, 6, kOsAvx512},
+    {kAvx512Vnni, kL7Ecx, 11, kOsAvx512},
+    {kAvx512Bitalg, kL7Ecx, 12, kOsAvx512},
+    {kAvx512Vpopcntdq, kL7Ecx, 14, kOsAvx512},
+    {kAvx512Vp2intersect, kL7Edx, 8, kOsAvx512},
+    {kAvx512Fp16, kL7Edx, 23, kOsAvx512},
+    {kAvx512Bf16, kL7S1Eax, 5, kOsAvx512},
+    {kAmxBf16, kL7Edx, 22, kOsAmx},
+    {kAmxTile, kL7Edx, 24, kOsAmx},
+    {kAmxInt8, kL7Edx, 25, kOsAmx},
+};
+static_assert(sizeof(kProbes) / sizeof(kProbes[0]) == kFeatureCount, "a feature has no probe");
 
 void DetectFeatures(uint64_t* bits) {
-  auto set = [bits](int feature, bool present) {
-    if (present) bits[feature / 64] |= uint64_t{1} << (feature % 64);
-  };
   const unsigned max_leaf = __get_cpuid_max(0, nullptr);
   const unsigned max_ext_leaf = __get_cpuid_max(0x80000000u, nullptr);
   const CpuidRegs l1 = Cpuid(1, 0, max_leaf);
@@ -170,71 +251,23 @@ void DetectFeatures(uint64_t* bits) {
   const CpuidRegs l7s1 = l7.eax >= 1 ? Cpuid(7, 1, max_leaf) : CpuidRegs();
   const CpuidRegs ld1 = Cpuid(0xd, 1, max_leaf);
   const CpuidRegs e1 = Cpuid(0x80000001u, 0, max_ext_leaf);
+  const unsigned words[kCpuidWordCount] = {l1.ecx,   l1.edx,  l7.ebx, l7.ecx, l7.edx,
+                                           l7s1.eax, ld1.eax, e1.ecx, e1.edx};
 
   // The CPU may implement AVX/AVX-512/AMX while the OS does not save their
   // register state; such instructions then fault, so they count as absent.
-  const uint64_t xcr0 = Bit(l1.ecx, 27) ? ReadXcr0() : 0;  // OSXSAVE
-  const bool os_avx = (xcr0 & 0x6) == 0x6;                 // XMM, YMM
-  const bool os_avx512 = os_avx && (xcr0 & 0xe0) == 0xe0;  // opmask, ZMM_Hi256, Hi16_ZMM
-  const bool os_amx = (xcr0 & 0x60000) == 0x60000;         // XTILECFG, XTILEDATA
-
-  set(kX87, Bit(l1.edx, 0));
-  set(kCx8, Bit(l1.edx, 8));
-  set(kCmov, Bit(l1.edx, 15));
-  set(kMmx, Bit(l1.edx, 23));
-  set(kFxsr, Bit(l1.edx, 24));
-  set(kSse, Bit(l1.edx, 25));
-  set(kSse2, Bit(l1.edx, 26));
-  set(kSse3, Bit(l1.ecx, 0));
-  set(kPclmul, Bit(l1.ecx, 1));
-  set(kSsse3, Bit(l1.ecx, 9));
-  set(kCx16, Bit(l1.ecx, 13));
-  set(kSse41, Bit(l1.ecx, 19));
-  set(kSse42, Bit(l1.ecx, 20));
-  set(kCrc32, Bit(l1.ecx, 20));
-  set(kMovbe, Bit(l1.ecx, 22));
-  set(kPopcnt, Bit(l1.ecx, 23));
-  set(kAes, Bit(l1.ecx, 25));
-  set(kXsave, Bit(l1.ecx, 26));
-  set(kRdrnd, Bit(l1.ecx, 30));
-  set(kXsaveopt, Bit(ld1.eax, 0));
-  set(kSahf, Bit(e1.ecx, 0));
-  set(kLzcnt, Bit(e1.ecx, 5));
-  set(kPrfchw, Bit(e1.ecx, 8));
-  set(k64Bit, Bit(e1.edx, 29));
-  set(kBmi, Bit(l7.ebx, 3));
-  set(kBmi2, Bit(l7.ebx, 8));
-  set(kRdseed, Bit(l7.ebx, 18));
-  set(kAdx, Bit(l7.ebx, 19));
-  set(kSha, Bit(l7.ebx, 29));
-  set(kGfni, Bit(l7.ecx, 8));
-
-  set(kAvx, os_avx && Bit(l1.ecx, 28));
-  set(kFma, os_avx && Bit(l1.ecx, 12));
-  set(kF16c, os_avx && Bit(l1.ecx, 29));
-  set(kAvx2, os_avx && Bit(l7.ebx, 5));
-  set(kVaes, os_avx && Bit(l7.ecx, 9));
-  set(kVpclmulqdq, os_avx && Bit(l7.ecx, 10));
-  set(kAvxVnni, os_avx && Bit(l7s1.eax, 4));
-
-  set(kAvx512F, os_avx512 && Bit(l7.ebx, 16));
-  set(kAvx512Dq, os_avx512 && Bit(l7.ebx, 17));
-  set(kAvx512Ifma, os_avx512 && Bit(l7.ebx, 21));
-  set(kAvx512Cd, os_avx512 && Bit(l7.ebx, 28));
-  set(kAvx512Bw, os_avx512 && Bit(l7.ebx, 30));
-  set(kAvx512Vl, os_avx512 && Bit(l7.ebx, 31));
-  set(kAvx512Vbmi, os_avx512 && Bit(l7.ecx, 1));
-  set(kAvx512Vbmi2, os_avx512 && Bit(l7.ecx, 6));
-  set(kAvx512Vnni, os_avx512 && Bit(l7.ecx, 11));
-  set(kAvx512Bitalg, os_avx512 && Bit(l7.ecx, 12));
-  set(kAvx512Vpopcntdq, os_avx512 && Bit(l7.ecx, 14));
-  set(kAvx512Vp2intersect, os_avx512 && Bit(l7.edx, 8));
-  set(kAvx512Fp16, os_avx512 && Bit(l7.edx, 23));
-  set(kAvx512Bf16, os_avx512 && Bit(l7s1.eax, 5));
-
-  set(kAmxBf16, os_amx && Bit(l7.edx, 22));
-  set(kAmxTile, os_amx && Bit(l7.edx, 24));
-  set(kAmxInt8, os_amx && Bit(l7.edx, 25));
+  const uint64_t xcr0 = (l1.ecx >> 27) & 1u ? ReadXcr0() : 0;  // OSXSAVE
+  const bool os_avx = (xcr0 & 0x6) == 0x6;                     // XMM, YMM
+  const bool os_state[kOsStateCount] = {
+      true, os_avx,
+      os_avx && (xcr0 & 0xe0) == 0xe0,  // opmask, ZMM_Hi256, Hi16_ZMM
+      (xcr0 & 0x60000) == 0x60000,      // XTILECFG, XTILEDATA
+  };
+  for (const CpuidProbe& probe : kProbes) {
+    if (os_state[probe.os] && ((words[probe.word] >> probe.bit) & 1u)) {
+      bits[probe.feature / 64] |= uint64_t{1} << (probe.feature % 64);
+    }
+  }
 }
 
 const char* const kHostArchitecture = "x86_64";
@@ -262,12 +295,26 @@ enum ArmFeature {
   kFeatureCount
 };
 
-constexpr FeatureName kFeatures[] = {
-    {"fp-armv8"}, {"neon"}, {"aes"},     {"sha2"}, {"crc"},     {"lse"},
-    {"fullfp16"}, {"rdm"},  {"dotprod"}, {"sve"},  {"fp16fml"}, {"rcpc"},
-    {"sha3"},     {"sm4"},  {"sve2"},    {"i8mm"}, {"bf16"},
-};
-static_assert(sizeof(kFeatures) / sizeof(kFeatures[0]) == kFeatureCount, "table and enum differ");
+constexpr char kFeatureNames[] =
+    "fp-armv8\0"
+    "neon\0"
+    "aes\0"
+    "sha2\0"
+    "crc\0"
+    "lse\0"
+    "fullfp16\0"
+    "rdm\0"
+    "dotprod\0"
+    "sve\0"
+    "fp16fml\0"
+    "rcpc\0"
+    "sha3\0"
+    "sm4\0"
+    "sve2\0"
+    "i8mm\0"
+    "bf16\0";
+static_assert(CountNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
+              "table and enum differ");
 
 void DetectFeatures(uint64_t* bits) {
   auto set = [bits](int feature, bool present) {
@@ -307,8 +354,15 @@ const char* const kHostArchitecture = "aarch64";
 
 enum RiscvFeature { kM, kA, kF, kD, kC, kV, kFeatureCount };
 
-constexpr FeatureName kFeatures[] = {{"m"}, {"a"}, {"f"}, {"d"}, {"c"}, {"v"}};
-static_assert(sizeof(kFeatures) / sizeof(kFeatures[0]) == kFeatureCount, "table and enum differ");
+constexpr char kFeatureNames[] =
+    "m\0"
+    "a\0"
+    "f\0"
+    "d\0"
+    "c\0"
+    "v\0";
+static_assert(CountNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
+              "table and enum differ");
 
 void DetectFeatures(uint64_t* bits) {
   auto set = [bits](int feature, bool present) {
@@ -336,7 +390,7 @@ const char* const kHostArchitecture = "riscv64";
 // An architecture without a table: every feature is unknown, and programs
 // are refused by the architecture check before features matter.
 enum { kFeatureCount = 0 };
-constexpr FeatureName kFeatures[] = {{""}};
+constexpr char kFeatureNames[] = "";
 void DetectFeatures(uint64_t*) {}
 const char* const kHostArchitecture = "unknown";
 
@@ -355,11 +409,13 @@ HostCpuFeatures HostCpuFeatures::Detect() {
 }
 
 CpuFeature HostCpuFeatures::Lookup(const char* name, size_t length) const {
+  const char* known = kFeatureNames;
   for (int i = 0; i < static_cast<int>(kFeatureCount); ++i) {
-    const char* known = kFeatures[i].name;
-    if (strlen(known) == length && memcmp(known, name, length) == 0) {
+    const size_t known_length = strlen(known);
+    if (known_length == length && memcmp(known, name, length) == 0) {
       return (bits_[i / 64] >> (i % 64)) & 1u ? CpuFeature::kPresent : CpuFeature::kAbsent;
     }
+    known += known_length + 1;
   }
   return CpuFeature::kUnknown;
 }

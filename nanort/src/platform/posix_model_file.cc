@@ -62,16 +62,16 @@ extern "C" nanort_status_code nanort_model_load_file(const char* path, const cha
   void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* error = dlerror();
-    return nanort::SetStatus(status, NANORT_NOT_FOUND, "cannot load '%s': %s", path,
-                             error != nullptr ? error : "unknown error");
+    return NANORT_FAIL(status, NANORT_NOT_FOUND, "cannot load '%s': %s", path,
+                       error != nullptr ? error : "unknown error");
   }
   dlerror();
   const auto* def = static_cast<const nanort_model_def*>(dlsym(library, symbol));
   if (def == nullptr) {
     const char* error = dlerror();
     nanort_status_code code =
-        nanort::SetStatus(status, NANORT_NOT_FOUND, "'%s' has no symbol %s: %s", path, symbol,
-                          error != nullptr ? error : "symbol is NULL");
+        NANORT_FAIL(status, NANORT_NOT_FOUND, "'%s' has no symbol %s: %s", path, symbol,
+                    error != nullptr ? error : "symbol is NULL");
     dlclose(library);
     return code;
   }
@@ -88,9 +88,9 @@ extern "C" nanort_status_code nanort_model_load_file(const char* path, const cha
 #else
   (void)name;
   (void)allocator;
-  return nanort::SetStatus(status, NANORT_UNAVAILABLE,
-                           "cannot load '%s': this nanort was built without dynamic loading "
-                           "(NANORT_WITH_DLOPEN)",
-                           path);
+  return NANORT_FAIL(status, NANORT_UNAVAILABLE,
+                     "cannot load '%s': this nanort was built without dynamic loading "
+                     "(NANORT_WITH_DLOPEN)",
+                     path);
 #endif
 }

@@ -332,48 +332,8 @@ TEST(ModelLoad, RefusesAGpuProgram) {
   EXPECT_THAT(result.message, HasSubstr("GPU programs are not supported by this build"));
 }
 
-// Candidates are ISA features this runtime detects; the test needs one this
-// machine lacks.
-std::string FindAbsentFeature() {
-  const char* candidates[] = {
-#if defined(__x86_64__)
-    "amx-int8",
-    "amx-bf16",
-    "avx512fp16",
-    "avx512vp2intersect",
-    "avx512bf16",
-    "avx512vbmi2",
-    "avx512ifma",
-    "avxvnni",
-    "avx512f",
-    "sha",
-    "gfni",
-    "vaes",
-    "avx2",
-#elif defined(__aarch64__)
-    "sve2",
-    "i8mm",
-    "bf16",
-    "sve",
-    "sm4",
-    "sha3",
-    "dotprod",
-#elif defined(__riscv)
-    "v",
-    "c",
-    "d",
-#endif
-    nullptr
-  };
-  const HostCpuFeatures host = HostCpuFeatures::Detect();
-  for (const char** name = candidates; *name != nullptr; ++name) {
-    if (host.Lookup(*name) == CpuFeature::kAbsent) return *name;
-  }
-  return "";
-}
-
 TEST(ModelLoad, RefusesAFeatureThisCpuLacksNamingOnlyTheMissing) {
-  const std::string absent = FindAbsentFeature();
+  const std::string absent = AbsentFeature();
   if (absent.empty()) GTEST_SKIP() << "this CPU has every candidate feature; nothing to miss";
 #if defined(__x86_64__)
   const std::string present = "sse2";
@@ -391,7 +351,7 @@ TEST(ModelLoad, RefusesAFeatureThisCpuLacksNamingOnlyTheMissing) {
 }
 
 TEST(ModelLoad, KeepsTheMissingListWhenTheNeededListIsLong) {
-  const std::string absent = FindAbsentFeature();
+  const std::string absent = AbsentFeature();
   if (absent.empty()) GTEST_SKIP() << "this CPU has every candidate feature; nothing to miss";
   ProgramSpec spec = ChainSpec();
 #if defined(__x86_64__)

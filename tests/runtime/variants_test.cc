@@ -8,7 +8,7 @@
 
 #include "cpu_features.h"
 #include "nanort/nanort.h"
-#include "test_program.h"
+#include "test_util.h"
 
 namespace nanort::test {
 namespace {
@@ -30,14 +30,6 @@ const char* PresentFeature() {
 #else
   return "m";
 #endif
-}
-
-// A feature this CPU lacks, or "" when it has every candidate.
-std::string AbsentFeature() {
-  const HostCpuFeatures host = HostCpuFeatures::Detect();
-  for (const char* name : {"avx512fp16", "amx-tile", "amx-int8", "sve2", "sme", "v", "zvfh"})
-    if (host.Lookup(name) == CpuFeature::kAbsent) return name;
-  return "";
 }
 
 struct VariantModel {

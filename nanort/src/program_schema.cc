@@ -1,0 +1,188 @@
+#include "program_schema.h"
+
+#include "bytes.h"
+
+namespace nanort::schema {
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "flatbuffers are little-endian and this reader reads them in place");
+
+constexpr uint8_t Field(FieldKind kind, TableId table) {
+  return static_cast<uint8_t>(kind | (table << 4));
+}
+
+// schema/program.fbs, table by table, field by field in id order. A field
+// added to the schema must be added here (the reflection test fails until it
+// is); an older runtime skips fields past the end of its row, as flatbuffers'
+// generated code does.
+constexpr uint8_t kFields[] = {
+    // Program
+    kU32, kU32, kU32, kString, Field(kTable, kTarget), Field(kVecTable, kBuffer),
+    Field(kVecTable, kKernel), Field(kVecTable, kEntry), kU64, kU32, kU64,
+    Field(kVecTable, kTarget),
+    // Target: device, triple, cpu, features, data_layout, sm, ptx_isa
+    kU8, kString, kString, kVecString, kString, kU32, kU32,
+    // Buffer: kind, index, offset, size, alignment, name
+    kU8, kU32, kU64, kU64, kU32, kString,
+    // KernelThunk: kernel, args, task_count, num_outputs
+    kU32, kVec4, kU64, kU32,
+    // CopyThunk: src, dst, size
+    kU32, kU32, kU64,
+    // Thunk: kind_type, kind, node, op
+    kU8, Field(kUnion, kKernelThunk), kString, kString,
+    // Tensor: name, dtype, shape, buffer
+    kString, kU8, kVec8, kU32,
+    // Entry: name, inputs, outputs, thunks
+    kString, Field(kVecTable, kTensor), Field(kVecTable, kTensor), Field(kVecTable, kThunk),
+    // Kernel: name, device
+    kString, kU8};
+// Where each table's row starts in kFields; the last entry is its end.
+constexpr uint8_t kFirstField[kTableCount + 1] = {0, 12, 19, 25, 29, 32, 36, 40, 44, 46};
+static_assert(kFirstField[kTableCount] == sizeof(kFields), "rows and fields differ");
+
+// flatbuffers::Verifier's limits: buffers under 2 GiB, at most a million
+// tables verified (a vector may name one table many times). Its depth limit
+// (64) cannot be reached: this schema nests four tables deep.
+constexpr size_t kMaxBufferSize = 0x7fffffff;
+constexpr uint32_t kMaxTables = 1000000;
+
+class Walker {
+ public:
+  Walker(const uint8_t* bytes, size_t size) : buf_(bytes), size_(size) {}
+
+  // Verifier::Verify(elem, len).
+  bool In(size_t pos, size_t length) const { return length < size_ && pos <= size_ - length; }
+  // Verifier::Verify<T>(elem): aligned to its size within the buffer, inside.
+  bool Scalar(size_t pos, size_t length) const {
+    return (pos & (length - 1)) == 0 && In(pos, length);
+  }
+  uint32_t U32(size_t pos) const { return LoadUnaligned<uint32_t>(buf_ + pos); }
+  uint16_t U16(size_t pos) const { return LoadUnaligned<uint16_t>(buf_ + pos); }
+
+  // Verifier::VerifyOffset: where the offset at `pos` points, or 0.
+  size_t Offset(size_t pos) const {
+    if (!Scalar(pos, 4)) return 0;
+    const uint32_t offset = U32(pos);
+    if (offset == 0 || offset > kMaxBufferSize || !In(pos + offset, 1)) return 0;
+    return pos + offset;
+  }
+
+  // Verifier::VerifyVectorOrString; *end is the byte after the elements.
+  bool Vector(size_t pos, size_t element_size, uint32_t* count, size_t* end) const {
+    if (!Scalar(pos, 4)) return false;
+    *count = U32(pos);
+    if (*count >= kMaxBufferSize / element_size) return false;
+    const size_t bytes = 4 + element_size * *count;
+    *end = pos + bytes;
+    return In(pos, bytes);
+  }
+
+  // Verifier::VerifyString: a vector of bytes followed by a 0.
+  bool String(size_t pos) const {
+    uint32_t count;
+    size_t end;
+    return Vector(pos, 1, &count, &end) && In(end, 1) && buf_[end] == 0;
+  }
+
+  // Verifier::VerifyTableStart; *vtable and *vtable_size locate the vtable.
+  bool TableStart(size_t pos, size_t* vtable, size_t* vtable_size) {
+    if (!Scalar(pos, 4)) return false;
+    const int32_t to_vtable = LoadUnaligned<int32_t>(buf_ + pos);
+    *vtable = pos - static_cast<size_t>(to_vtable);
+    if (++tables_ > kMaxTables || !Scalar(*vtable, 2)) return false;
+    *vtable_size = U16(*vtable);
+    return (*vtable_size & 1) == 0 && In(*vtable, *vtable_size);
+  }
+
+  // Table::GetOptionalFieldOffset for field `id`: 0 when absent.
+  size_t FieldOffset(size_t vtable, size_t vtable_size, size_t id) const {
+    const size_t slot = 4 + 2 * id;
+    return slot < vtable_size ? U16(vtable + slot) : 0;
+  }
+
+  // The generated T::Verify, for the table of kind `table` at `pos`.
+  bool Table(unsigned table, size_t pos) {
+    size_t vtable, vtable_size;
+    if (!TableStart(pos, &vtable, &vtable_size)) return false;
+    const unsigned first = kFirstField[table];
+    for (unsigned id = 0; id < kFirstField[table + 1] - first; ++id) {
+      if (table == kProgram && id == 2) version_.read = true;
+      const size_t offset = FieldOffset(vtable, vtable_size, id);
+      if (offset == 0) continue;
+      const size_t at = pos + offset;
+      const unsigned kind = kFields[first + id] & 15, sub = kFields[first + id] >> 4;
+      if (kind <= kU64) {
+        if (!Scalar(at, kind == kU8 ? 1 : kind == kU32 ? 4 : 8)) return false;
+        if (table == kProgram && id < 2) (id == 0 ? version_.major : version_.minor) = U32(at);
+        continue;
+      }
+      const size_t target = Offset(at);
+      if (target == 0) return false;
+      uint32_t count;
+      size_t end;
+      bool ok = true;
+      switch (kind) {
+        case kString:
+          ok = String(target);
+          break;
+        case kVec4:
+        case kVec8:
+          ok = Vector(target, kind == kVec4 ? 4 : 8, &count, &end);
+          break;
+        case kTable:
+          ok = Table(sub, target);
+          break;
+        case kVecString:
+        case kVecTable:
+          ok = Vector(target, 4, &count, &end);
+          for (uint32_t i = 0; ok && i < count; ++i) {
+            const size_t element = target + 4 + size_t{4} * i;
+            const size_t item = element + U32(element);
+            ok = kind == kVecString ? String(item) : Table(sub, item);
+          }
+          break;
+        default: {  // kUnion: its type is the field before, already verified
+          const size_t type_offset = FieldOffset(vtable, vtable_size, id - 1);
+          const unsigned type = type_offset != 0 ? buf_[pos + type_offset] : 0;
+          // NONE, and members this runtime does not know, verify as true
+          // (flatbuffers' forward compatibility); CheckThunks refuses them.
+          if (type != 0 && type <= kUnionMembers) ok = Table(sub + type - 1, target);
+          break;
+        }
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  // Verifier::VerifyBuffer: minimum size, identifier, root offset, root table.
+  bool Buffer() {
+    if (size_ >= kMaxBufferSize || size_ < 12 || !BytesEqual(buf_ + 4, "NRTP", 4)) return false;
+    const size_t root = Offset(0);
+    return root != 0 && Table(kProgram, root);
+  }
+
+  FormatVersion version_;
+
+ private:
+  const uint8_t* buf_;
+  size_t size_;
+  uint32_t tables_ = 0;
+};
+
+}  // namespace
+
+const uint8_t* TableFields(TableId table, size_t* count) {
+  *count = kFirstField[table + 1] - kFirstField[table];
+  return kFields + kFirstField[table];
+}
+
+bool VerifyProgramFlatbuffer(const uint8_t* bytes, size_t size, FormatVersion* version) {
+  Walker walker(bytes, size);
+  const bool ok = walker.Buffer();
+  if (version != nullptr) *version = walker.version_;
+  return ok;
+}
+
+}  // namespace nanort::schema

@@ -1,0 +1,76 @@
+// The program flatbuffer's framing check, driven by a compact description of
+// schema/program.fbs instead of flatc's generated Verify functions.
+//
+// flatc generates one Verify function per table, each an inlined chain of
+// flatbuffers::Verifier templates; for this schema that was about 2.5 KB of
+// code on Cortex-M4, a quarter of the runtime. Here each table is a row of
+// one-byte field descriptors walked by one function, and the rules are
+// flatbuffers 2.0.8's Verifier, rule for rule (bounds, alignment relative to
+// the buffer, vtable size, string terminators, vector lengths, the 1,000,000
+// table limit), so it accepts exactly the buffers the generated
+// VerifyProgramBuffer accepts. Two tests hold that: one compares the
+// descriptors with the schema's reflection data (flatc --bfbs), the other
+// runs both verifiers on many damaged programs and requires equal answers.
+#ifndef NANORT_SRC_PROGRAM_SCHEMA_H_
+#define NANORT_SRC_PROGRAM_SCHEMA_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace nanort::schema {
+
+// The tables of program.fbs.
+enum TableId : uint8_t {
+  kProgram,
+  kTarget,
+  kBuffer,
+  kKernelThunk,
+  kCopyThunk,
+  kThunk,
+  kTensor,
+  kEntry,
+  kKernel,
+  kTableCount
+};
+
+// A field descriptor: the kind in the low 4 bits, a table id in the high 4
+// (the element table for kTable/kVecTable; for kUnion, the table of the
+// union's first member, the others following in order, with the member
+// count in kUnionMembers).
+enum FieldKind : uint8_t {
+  kU8,         // 1-byte scalar or enum (a union's type field too)
+  kU32,        // 4-byte scalar
+  kU64,        // 8-byte scalar
+  kString,     // string
+  kVec4,       // vector of 4-byte scalars
+  kVec8,       // vector of 8-byte scalars
+  kVecString,  // vector of strings
+  kTable,      // table
+  kVecTable,   // vector of tables
+  kUnion,      // union value; its type is the field before it
+};
+constexpr uint8_t kUnionMembers = 2;  // ThunkKind: KernelThunk, CopyThunk
+
+// Table `table`'s field descriptors in field-id order (vtable slot i is at
+// byte 4 + 2 * i), and how many.
+const uint8_t* TableFields(TableId table, size_t* count);
+
+// The root table's first two fields, read on the way.
+struct FormatVersion {
+  uint32_t major = 0, minor = 0;
+  // Whether the framing they need (buffer, root table, the two fields)
+  // verified, so that a program of a newer major version is recognised even
+  // when the rest no longer verifies against this schema. Absent fields are 0.
+  bool read = false;
+};
+
+// True when `bytes[0..size)` (size < 2^31) is a well-formed Program
+// flatbuffer with identifier "NRTP", by flatbuffers' rules. `bytes` needs no
+// alignment: alignment is checked relative to the buffer, as flatbuffers
+// does; callers that read scalars in place align the buffer themselves.
+// `version`, when given, receives the format version, whatever the answer.
+bool VerifyProgramFlatbuffer(const uint8_t* bytes, size_t size, FormatVersion* version = nullptr);
+
+}  // namespace nanort::schema
+
+#endif  // NANORT_SRC_PROGRAM_SCHEMA_H_

@@ -42,28 +42,31 @@ inline bool IsValidAllocator(const nanort_allocator& allocator) {
 // returns the array's byte offset), then allocate Size() bytes at Alignment().
 class BlockLayout {
  public:
-  size_t Add(uint64_t count, uint64_t element_size, uint64_t element_alignment) {
-    uint64_t begin, bytes, end;
+  // size_t arithmetic: on 32-bit targets 64-bit overflow checks cost twice
+  // the code, and a block over SIZE_MAX cannot be allocated anyway.
+  size_t Add(uint64_t count, size_t element_size, size_t element_alignment) {
+    size_t begin, bytes, end;
     if (element_alignment > alignment_) alignment_ = element_alignment;
-    if (!AlignUp(size_, element_alignment, &begin) || MulOverflows(count, element_size, &bytes) ||
-        AddOverflows(begin, bytes, &end) || end > SIZE_MAX) {
+    if (count > SIZE_MAX || __builtin_add_overflow(size_, element_alignment - 1, &begin) ||
+        __builtin_mul_overflow(static_cast<size_t>(count), element_size, &bytes) ||
+        __builtin_add_overflow(begin & ~(element_alignment - 1), bytes, &end)) {
       overflow_ = true;
       return 0;
     }
     size_ = end;
-    return static_cast<size_t>(begin);
+    return begin & ~(element_alignment - 1);
   }
   template <typename T>
   size_t Add(uint64_t count) {
     return Add(count, sizeof(T), alignof(T));
   }
   bool overflow() const { return overflow_; }
-  size_t size() const { return static_cast<size_t>(size_); }
-  size_t alignment() const { return static_cast<size_t>(alignment_); }
+  size_t size() const { return size_; }
+  size_t alignment() const { return alignment_; }
 
  private:
-  uint64_t size_ = 0;
-  uint64_t alignment_ = 1;
+  size_t size_ = 0;
+  size_t alignment_ = 1;
   bool overflow_ = false;
 };
 

@@ -31,6 +31,7 @@ enum class CpuFeature { kPresent, kAbsent, kUnknown };
 class HostCpuFeatures {
  public:
   // Reads the CPU; cheap, but not free (cpuid may trap into a hypervisor).
+  // The platform layer implements it.
   static HostCpuFeatures Detect();
 
   // kUnknown when `name` (length `length`, not NUL-terminated) is not in this
@@ -39,7 +40,10 @@ class HostCpuFeatures {
   CpuFeature Lookup(const char* name) const;
 
  private:
-  // One bit per entry of this architecture's feature table.
+  // This architecture's feature names, NUL-terminated one after another, and
+  // one bit per name (bit i of the 128 for name i) saying it is present.
+  const char* names_ = "";
+  size_t count_ = 0;
   uint64_t bits_[2] = {0, 0};
 };
 

@@ -14,15 +14,6 @@ size_t CountTensors(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* 
   return tensors != nullptr ? tensors->size() : 0;
 }
 
-size_t CountDims(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* tensors) {
-  size_t dims = 0;
-  for (flatbuffers::uoffset_t i = 0; i < CountTensors(tensors); ++i) {
-    const auto* shape = tensors->Get(i)->shape();
-    dims += shape != nullptr ? shape->size() : 0;
-  }
-  return dims;
-}
-
 // Fills `infos` from verified tensors, copying dims into `dims`; returns the
 // first dim slot not used.
 int64_t* FillInfos(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* tensors,
@@ -59,14 +50,15 @@ void FreeModel(nanort_model* model) {
 nanort_status_code SelectVariant(const fb::Program& program, uint32_t* variant,
                                  nanort_status* status) {
   const auto* variants = program.variants();
-  const uint32_t count = flatbuffers::VectorLength(variants);
-  *variant = 0;
-  if (count <= 1) return CheckTargetRunsHere(program.target(), status);
+  const uint32_t listed = flatbuffers::VectorLength(variants);
+  const uint32_t count = listed > 1 ? listed : 1;
+  auto target_of = [&](uint32_t v) { return listed > 1 ? variants->Get(v) : program.target(); };
   bool found = false;
   uint32_t best_features = 0;
+  *variant = 0;
   for (uint32_t v = 0; v < count; ++v) {
     nanort_status scratch;
-    const fb::Target* target = variants->Get(v);
+    const fb::Target* target = target_of(v);
     if (CheckTargetRunsHere(target, &scratch) != NANORT_OK) continue;
     const uint32_t features = flatbuffers::VectorLength(target->features());
     if (!found || features > best_features) {
@@ -76,7 +68,7 @@ nanort_status_code SelectVariant(const fb::Program& program, uint32_t* variant,
     }
   }
   if (found) return SetOk(status);
-  return CheckTargetRunsHere(variants->Get(0), status);
+  return CheckTargetRunsHere(target_of(0), status);
 }
 
 }  // namespace
@@ -117,8 +109,9 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
   }
 
   const fb::Program* program = nullptr;
+  ProgramTotals totals;
   nanort_status_code code = VerifyProgramBuffer(bytes, def->program_size, &program, status);
-  if (code == NANORT_OK) code = VerifyProgramInvariants(*program, *def, allocator, status);
+  if (code == NANORT_OK) code = VerifyProgramInvariants(*program, *def, allocator, &totals, status);
   uint32_t variant = 0;
   if (code == NANORT_OK) code = SelectVariant(*program, &variant, status);
   if (code != NANORT_OK) {
@@ -132,8 +125,7 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
   BlockLayout layout;
   const size_t model_at = layout.Add<nanort_model>(1);
   const size_t infos_at = layout.Add<nanort_tensor_info>(num_inputs + num_outputs);
-  const size_t dims_at =
-      layout.Add<int64_t>(CountDims(entry->inputs()) + CountDims(entry->outputs()));
+  const size_t dims_at = layout.Add<int64_t>(totals.dims);
   void* block = layout.overflow()
                     ? nullptr
                     : allocator.alloc(allocator.self, layout.size(), layout.alignment());
@@ -159,12 +151,16 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
   model->program = program;
   model->entry = entry;
   model->owned_program = owned_program;
-  model->arena_size = program->arena_size();
+  model->arena_size = static_cast<size_t>(program->arena_size());
   model->arena_alignment = program->arena_alignment();
+  model->arena_rounded_size =
+      (model->arena_size + model->arena_alignment - 1) & ~(size_t{model->arena_alignment} - 1);
   model->inputs = reinterpret_cast<nanort_tensor_info*>(base + infos_at);
   model->num_inputs = num_inputs;
   model->outputs = model->inputs + num_inputs;
   model->num_outputs = num_outputs;
+  model->num_slots = totals.slots;
+  model->num_patches = totals.patches;
   int64_t* dims = reinterpret_cast<int64_t*>(base + dims_at);
   dims = FillInfos(entry->inputs(), model->inputs, dims);
   FillInfos(entry->outputs(), model->outputs, dims);
@@ -185,22 +181,27 @@ extern "C" size_t nanort_model_output_count(const nanort_model* model) {
   return model != nullptr ? model->num_outputs : 0;
 }
 
+namespace {
+
+nanort_status_code TensorInfo(const nanort_tensor_info* infos, size_t count, size_t index,
+                              nanort_tensor_info* out_info) {
+  if (out_info == nullptr || index >= count) return NANORT_INVALID_ARGUMENT;
+  *out_info = infos[index];
+  return NANORT_OK;
+}
+
+}  // namespace
+
 extern "C" nanort_status_code nanort_model_input_info(const nanort_model* model, size_t index,
                                                       nanort_tensor_info* out_info) {
-  if (model == nullptr || out_info == nullptr || index >= model->num_inputs) {
-    return NANORT_INVALID_ARGUMENT;
-  }
-  *out_info = model->inputs[index];
-  return NANORT_OK;
+  if (model == nullptr) return NANORT_INVALID_ARGUMENT;
+  return TensorInfo(model->inputs, model->num_inputs, index, out_info);
 }
 
 extern "C" nanort_status_code nanort_model_output_info(const nanort_model* model, size_t index,
                                                        nanort_tensor_info* out_info) {
-  if (model == nullptr || out_info == nullptr || index >= model->num_outputs) {
-    return NANORT_INVALID_ARGUMENT;
-  }
-  *out_info = model->outputs[index];
-  return NANORT_OK;
+  if (model == nullptr) return NANORT_INVALID_ARGUMENT;
+  return TensorInfo(model->outputs, model->num_outputs, index, out_info);
 }
 
 extern "C" const char* nanort_model_cpu(const nanort_model* model) {

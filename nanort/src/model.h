@@ -23,7 +23,10 @@ struct nanort_model {
   uint32_t variant;
   const char* cpu;
 
-  uint64_t arena_size;
+  // The verifier proved the arena, rounded up to its alignment, fits in
+  // SIZE_MAX / 2, so size_t holds both.
+  size_t arena_size;
+  size_t arena_rounded_size;
   uint32_t arena_alignment;
 
   // Entry signature; names point into the program, dims into this model's
@@ -32,6 +35,10 @@ struct nanort_model {
   size_t num_inputs;
   nanort_tensor_info* outputs;
   size_t num_outputs;
+
+  // The session's table sizes, counted by the verifier (ProgramTotals).
+  size_t num_slots;
+  size_t num_patches;
 
   // Set by nanort_model_load_file: the shared object the def lives in, closed
   // after everything else at release.

@@ -5,6 +5,8 @@
 #include <new>
 
 #include "allocator.h"
+#include "bytes.h"
+#include "program_schema.h"
 #include "status.h"
 
 namespace nanort {
@@ -30,7 +32,7 @@ bool IsValidDType(fb::DType dtype) {
 class ByteRangeSet {
  public:
   struct Range {
-    uint64_t begin, end;
+    size_t begin, end;
   };
 
   void Init(Range* storage, size_t capacity) {
@@ -39,7 +41,7 @@ class ByteRangeSet {
     count_ = 0;
   }
 
-  bool Covers(uint64_t begin, uint64_t end) const {
+  bool Covers(size_t begin, size_t end) const {
     if (begin == end) return true;
     for (size_t i = 0; i < count_; ++i) {
       if (ranges_[i].begin > begin) break;
@@ -49,24 +51,20 @@ class ByteRangeSet {
   }
 
   // False only if the capacity bound above was wrong.
-  bool Insert(uint64_t begin, uint64_t end) {
+  bool Insert(size_t begin, size_t end) {
     if (begin == end) return true;
     size_t first = 0;
     while (first < count_ && ranges_[first].end < begin) ++first;
     size_t last = first;  // one past the last range that overlaps or touches
-    while (last < count_ && ranges_[last].begin <= end) ++last;
-    if (first == last) {
-      if (count_ == capacity_) return false;
-      memmove(&ranges_[first + 1], &ranges_[first], (count_ - first) * sizeof(Range));
-      ranges_[first] = Range{begin, end};
-      ++count_;
-      return true;
+    for (; last < count_ && ranges_[last].begin <= end; ++last) {
+      if (ranges_[last].begin < begin) begin = ranges_[last].begin;
+      if (ranges_[last].end > end) end = ranges_[last].end;
     }
-    Range merged{begin < ranges_[first].begin ? begin : ranges_[first].begin,
-                 end > ranges_[last - 1].end ? end : ranges_[last - 1].end};
-    ranges_[first] = merged;
+    if (first == last && count_ == capacity_) return false;
+    // ranges_[first, last) become the one merged range.
     memmove(&ranges_[first + 1], &ranges_[last], (count_ - last) * sizeof(Range));
-    count_ -= last - first - 1;
+    ranges_[first] = Range{begin, end};
+    count_ = count_ - (last - first) + 1;
     return true;
   }
 
@@ -134,17 +132,20 @@ class DefinednessTracker {
     return false;
   }
 
-  // `length` bytes from the buffer's start; the verifier has bounded both.
+  // `length` bytes from the buffer's start. CheckBuffers has bounded the
+  // buffer's end by SIZE_MAX and `length` by its size, so size_t holds both.
   bool IsDefined(const fb::Buffer& buffer, uint64_t length) const {
     size_t space;
     if (!SpaceOf(buffer, &space)) return true;
-    return sets_[space].Covers(buffer.offset(), buffer.offset() + length);
+    const size_t begin = static_cast<size_t>(buffer.offset());
+    return sets_[space].Covers(begin, begin + static_cast<size_t>(length));
   }
 
   bool MarkWritten(const fb::Buffer& buffer, uint64_t length) {
     size_t space;
     if (!SpaceOf(buffer, &space)) return false;
-    return sets_[space].Insert(buffer.offset(), buffer.offset() + length);
+    const size_t begin = static_cast<size_t>(buffer.offset());
+    return sets_[space].Insert(begin, begin + static_cast<size_t>(length));
   }
 
  private:
@@ -157,6 +158,12 @@ class DefinednessTracker {
 
 bool IsWritable(fb::BufferKind kind) {
   return kind == fb::BufferKind::Arena || kind == fb::BufferKind::Output;
+}
+
+// Input and Output buffers point into the caller's tensors, so every run
+// patches their slots.
+bool IsInTensor(fb::BufferKind kind) {
+  return kind == fb::BufferKind::Input || kind == fb::BufferKind::Output;
 }
 
 // "thunk 3 (node 'conv1', op 'Conv'): " + the formatted rest, the label cut
@@ -192,10 +199,12 @@ __attribute__((cold, noinline, unused, format(printf, 5, 6))) nanort_status_code
 
 nanort_status_code CheckTensors(const fb::Program& program,
                                 const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* tensors,
-                                fb::BufferKind kind, const char* what, nanort_status* status) {
+                                fb::BufferKind kind, const char* what, ProgramTotals* totals,
+                                nanort_status* status) {
   const auto* buffers = program.buffers();
   for (uoffset_t i = 0; i < SizeOf(tensors); ++i) {
     const fb::Tensor& tensor = *tensors->Get(i);
+    totals->dims += SizeOf(tensor.shape());
     const char* name = NameOf(tensor.name());
     NANORT_CHECK_OR_RETURN(IsValidDType(tensor.dtype()), status, NANORT_INVALID_PROGRAM,
                            "%s %u ('%s'): unknown dtype %u", what, i, name,
@@ -203,7 +212,8 @@ nanort_status_code CheckTensors(const fb::Program& program,
     uint64_t bytes;
     NANORT_CHECK_OR_RETURN(
         TensorByteSize(tensor.dtype(), tensor.shape(), &bytes), status, NANORT_INVALID_PROGRAM,
-        "%s %u ('%s'): shape has a negative dim or its size overflows", what, i, name);
+        "%s %u ('%s'): shape has a negative dim or more bytes than this machine addresses", what, i,
+        name);
     NANORT_CHECK_OR_RETURN(tensor.buffer() < SizeOf(buffers), status, NANORT_INVALID_PROGRAM,
                            "%s %u ('%s'): buffer %u out of range (program has %u buffers)", what, i,
                            name, tensor.buffer(), SizeOf(buffers));
@@ -230,7 +240,7 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
     NANORT_CHECK_OR_RETURN(IsPowerOfTwo(buffer.alignment()), status, NANORT_INVALID_PROGRAM,
                            "buffer %u ('%s'): alignment %u is not a power of two", b, name,
                            buffer.alignment());
-    NANORT_CHECK_OR_RETURN(buffer.offset() % buffer.alignment() == 0, status,
+    NANORT_CHECK_OR_RETURN((buffer.offset() & (buffer.alignment() - 1)) == 0, status,
                            NANORT_INVALID_PROGRAM,
                            "buffer %u ('%s'): offset %llu is not aligned to %u", b, name,
                            static_cast<unsigned long long>(buffer.offset()), buffer.alignment());
@@ -271,7 +281,9 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
         return NANORT_FAIL(status, NANORT_INVALID_PROGRAM, "buffer %u ('%s'): unknown kind %u", b,
                            name, static_cast<unsigned>(buffer.kind()));
     }
-    NANORT_CHECK_OR_RETURN(end <= limit, status, NANORT_INVALID_PROGRAM,
+    // Past SIZE_MAX no memory can hold it (32-bit targets); later checks
+    // rely on every buffer's bytes fitting in size_t.
+    NANORT_CHECK_OR_RETURN(end <= limit && end <= SIZE_MAX, status, NANORT_INVALID_PROGRAM,
                            "buffer %u ('%s'): bytes [%llu, %llu) outside the %s (%llu bytes)", b,
                            name, static_cast<unsigned long long>(buffer.offset()),
                            static_cast<unsigned long long>(end), space,
@@ -311,7 +323,8 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
 }
 
 nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entry,
-                               nanort_allocator allocator, nanort_status* status) {
+                               nanort_allocator allocator, ProgramTotals* totals,
+                               nanort_status* status) {
   const auto* buffers = program.buffers();
   const uoffset_t num_buffers = SizeOf(buffers);
   DefinednessTracker defined(program, entry, allocator);
@@ -330,9 +343,11 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
       CHECK_THUNK(kernel->num_outputs() <= num_args, NANORT_INVALID_PROGRAM,
                   "%u outputs but only %u args", kernel->num_outputs(), num_args);
       const uoffset_t first_output = num_args - kernel->num_outputs();
+      totals->slots += num_args;
       for (uoffset_t a = 0; a < num_args; ++a) {
         CHECK_THUNK(args->Get(a) < num_buffers, NANORT_INVALID_PROGRAM,
                     "arg %u names buffer %u (program has %u)", a, args->Get(a), num_buffers);
+        totals->patches += IsInTensor(buffers->Get(args->Get(a))->kind());
       }
       // Reads happen before writes, so an in-place kernel still needs its
       // operand defined.
@@ -356,6 +371,8 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
                   num_buffers);
       const fb::Buffer& src = *buffers->Get(copy->src());
       const fb::Buffer& dst = *buffers->Get(copy->dst());
+      totals->slots += 2;
+      totals->patches += IsInTensor(src.kind()) + IsInTensor(dst.kind());
       CHECK_THUNK(copy->size() <= src.size() && copy->size() <= dst.size(), NANORT_INVALID_PROGRAM,
                   "copies %llu bytes between buffers of %llu and %llu bytes",
                   static_cast<unsigned long long>(copy->size()),
@@ -391,14 +408,17 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
 
 bool TensorByteSize(fb::DType dtype, const flatbuffers::Vector<int64_t>* shape,
                     uint64_t* out_size) {
-  const size_t element_size = nanort_dtype_size(static_cast<nanort_dtype>(dtype));
-  if (element_size == 0) return false;
-  uint64_t size = element_size;
+  // size_t, not uint64_t: a tensor this machine cannot address is refused
+  // here, and on 32-bit targets the checks cost half the code.
+  size_t size = nanort_dtype_size(static_cast<nanort_dtype>(dtype));
+  if (size == 0) return false;
   for (uoffset_t d = 0; d < SizeOf(shape); ++d) {
-    int64_t dim;
     // The vector's elements need only be 4-byte aligned in a hostile buffer.
-    memcpy(&dim, shape->Data() + d * sizeof(int64_t), sizeof(dim));
-    if (dim < 0 || MulOverflows(size, static_cast<uint64_t>(dim), &size)) return false;
+    const int64_t dim = LoadUnaligned<int64_t>(shape->Data() + d * sizeof(int64_t));
+    if (dim < 0 || static_cast<uint64_t>(dim) > SIZE_MAX ||
+        __builtin_mul_overflow(size, static_cast<size_t>(dim), &size)) {
+      return false;
+    }
   }
   *out_size = size;
   return true;
@@ -406,48 +426,42 @@ bool TensorByteSize(fb::DType dtype, const flatbuffers::Vector<int64_t>* shape,
 
 nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
                                        const fb::Program** out_program, nanort_status* status) {
-  NANORT_CHECK_OR_RETURN(size >= 8, status, NANORT_INVALID_PROGRAM,
-                         "program of %llu bytes is too short to be a nanort program",
-                         static_cast<unsigned long long>(size));
   NANORT_CHECK_OR_RETURN(size < FLATBUFFERS_MAX_BUFFER_SIZE, status, NANORT_INVALID_PROGRAM,
                          "program of %llu bytes exceeds the flatbuffers limit",
                          static_cast<unsigned long long>(size));
-  if (!fb::ProgramBufferHasIdentifier(bytes)) {
-    char id[5];
-    for (int i = 0; i < 4; ++i) {
-      const uint8_t c = bytes[4 + i];
-      id[i] = (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
-    }
-    id[4] = '\0';
-    return NANORT_FAIL(status, NANORT_INVALID_PROGRAM,
-                       "not a nanort program: file identifier '%s', expected '%s'", id,
-                       fb::ProgramIdentifier());
-  }
-
-  // Read the version with only the root table's framing verified: a newer
-  // major may not verify against this schema, and deserves to be called newer
-  // rather than corrupt.
-  {
-    flatbuffers::Verifier verifier(bytes, static_cast<size_t>(size));
-    const uoffset_t root = verifier.VerifyOffset(0);
-    const auto* table = reinterpret_cast<const flatbuffers::Table*>(bytes + root);
-    if (root != 0 && table->VerifyTableStart(verifier) &&
-        table->VerifyField<uint32_t>(verifier, fb::Program::VT_FORMAT_MAJOR, 4) &&
-        table->VerifyField<uint32_t>(verifier, fb::Program::VT_FORMAT_MINOR, 4)) {
-      const uint32_t major = table->GetField<uint32_t>(fb::Program::VT_FORMAT_MAJOR, 0);
-      const uint32_t minor = table->GetField<uint32_t>(fb::Program::VT_FORMAT_MINOR, 0);
-      NANORT_CHECK_OR_RETURN(major <= NANORT_FORMAT_MAJOR, status, NANORT_UNSUPPORTED_VERSION,
-                             "program format %u.%u, this runtime reads %u.x", major, minor,
-                             NANORT_FORMAT_MAJOR);
-      NANORT_CHECK_OR_RETURN(major == NANORT_FORMAT_MAJOR, status, NANORT_INVALID_PROGRAM,
-                             "program format %u.%u is not one nanoc writes (this runtime reads "
-                             "%u.x)",
-                             major, minor, NANORT_FORMAT_MAJOR);
+  // Messages only: the schema check below refuses these too, and short
+  // builds leave them to it.
+  if (kFullMessages) {
+    NANORT_CHECK_OR_RETURN(size >= 8, status, NANORT_INVALID_PROGRAM,
+                           "program of %llu bytes is too short to be a nanort program",
+                           static_cast<unsigned long long>(size));
+    if (!BytesEqual(bytes + 4, fb::ProgramIdentifier(), 4)) {
+      char id[5] = "";
+      for (int i = 0; i < 4; ++i) {
+        const uint8_t c = bytes[4 + i];
+        id[i] = (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+      }
+      return NANORT_FAIL(status, NANORT_INVALID_PROGRAM,
+                         "not a nanort program: file identifier '%s', expected '%s'", id,
+                         fb::ProgramIdentifier());
     }
   }
 
-  flatbuffers::Verifier verifier(bytes, static_cast<size_t>(size));
-  NANORT_CHECK_OR_RETURN(fb::VerifyProgramBuffer(verifier), status, NANORT_INVALID_PROGRAM,
+  // The version is read on the way, with only the root table's framing
+  // verified: a newer major may not verify against this schema, and deserves
+  // to be called newer rather than corrupt.
+  schema::FormatVersion version;
+  const bool verified = schema::VerifyProgramFlatbuffer(bytes, static_cast<size_t>(size), &version);
+  if (version.read) {
+    NANORT_CHECK_OR_RETURN(version.major <= NANORT_FORMAT_MAJOR, status, NANORT_UNSUPPORTED_VERSION,
+                           "program format %u.%u, this runtime reads %u.x", version.major,
+                           version.minor, NANORT_FORMAT_MAJOR);
+    NANORT_CHECK_OR_RETURN(version.major == NANORT_FORMAT_MAJOR, status, NANORT_INVALID_PROGRAM,
+                           "program format %u.%u is not one nanoc writes (this runtime reads "
+                           "%u.x)",
+                           version.major, version.minor, NANORT_FORMAT_MAJOR);
+  }
+  NANORT_CHECK_OR_RETURN(verified, status, NANORT_INVALID_PROGRAM,
                          "program of %llu bytes fails flatbuffers verification (corrupt or "
                          "truncated)",
                          static_cast<unsigned long long>(size));
@@ -456,7 +470,9 @@ nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
 }
 
 nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nanort_model_def& def,
-                                           nanort_allocator allocator, nanort_status* status) {
+                                           nanort_allocator allocator, ProgramTotals* totals,
+                                           nanort_status* status) {
+  *totals = ProgramTotals();
   NANORT_CHECK_OR_RETURN(program.kernel_abi() <= NANORT_KERNEL_ABI_VERSION, status,
                          NANORT_UNSUPPORTED_VERSION,
                          "program uses kernel ABI %u, this runtime calls ABI %u",
@@ -493,11 +509,11 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
 
   NANORT_RETURN_IF_ERROR(CheckKernels(program, def, status));
   NANORT_RETURN_IF_ERROR(
-      CheckTensors(program, entry.inputs(), fb::BufferKind::Input, "input", status));
+      CheckTensors(program, entry.inputs(), fb::BufferKind::Input, "input", totals, status));
   NANORT_RETURN_IF_ERROR(
-      CheckTensors(program, entry.outputs(), fb::BufferKind::Output, "output", status));
+      CheckTensors(program, entry.outputs(), fb::BufferKind::Output, "output", totals, status));
   NANORT_RETURN_IF_ERROR(CheckBuffers(program, entry, def, status));
-  return CheckThunks(program, entry, allocator, status);
+  return CheckThunks(program, entry, allocator, totals, status);
 }
 
 }  // namespace nanort

@@ -14,25 +14,34 @@
 
 namespace nanort {
 
-// Checks the flatbuffer framing of `bytes` (identifier, format version, the
-// flatbuffers Verifier). `bytes` must be aligned to kProgramAlignment.
-// On success *out_program is the verified root table.
+// Checks the flatbuffer framing of `bytes` (identifier, format version, then
+// every table, vector and string by flatbuffers' rules: program_schema.h). `bytes` must be aligned
+// to kProgramAlignment. On success *out_program is the verified root table.
 nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
                                        const fb::Program** out_program, nanort_status* status);
 
 // The alignment at which a program's scalars (up to 8 bytes) can be read in
-// place: the flatbuffers Verifier checks alignment relative to the buffer.
+// place: the verifier checks alignment relative to the buffer.
 constexpr uint64_t kProgramAlignment = 8;
+
+// What the invariant checks count on their way, for load and session
+// creation to size their tables by without walking the program again.
+struct ProgramTotals {
+  size_t dims = 0;     // dims of the entry's inputs and outputs together
+  size_t slots = 0;    // thunk arguments, two per copy thunk
+  size_t patches = 0;  // those of them in an input or output tensor
+};
 
 // Checks the invariants of a framing-verified program against the def it came
 // with. `allocator` provides scratch memory for the definedness analysis; it
-// is freed before returning.
+// is freed before returning. On success *totals holds the counts above.
 nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nanort_model_def& def,
-                                           nanort_allocator allocator, nanort_status* status);
+                                           nanort_allocator allocator, ProgramTotals* totals,
+                                           nanort_status* status);
 
 // Byte size of a tensor of `dtype` with the given dims, read from a possibly
 // unaligned int64 vector. False when a dim is negative, the dtype unknown or
-// the size overflows.
+// the size exceeds SIZE_MAX (what this machine can address).
 bool TensorByteSize(fb::DType dtype, const flatbuffers::Vector<int64_t>* shape, uint64_t* out_size);
 
 }  // namespace nanort

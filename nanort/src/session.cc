@@ -93,7 +93,8 @@ nanort_status_code CheckTensor(const nanort_tensor& given, const nanort_tensor_i
   return NANORT_OK;
 }
 
-bool Overlap(const void* a, uint64_t a_size, const void* b, uint64_t b_size) {
+// Sizes in size_t: the verifier refused tensors this machine cannot address.
+bool Overlap(const void* a, size_t a_size, const void* b, size_t b_size) {
   const uintptr_t a_begin = reinterpret_cast<uintptr_t>(a);
   const uintptr_t b_begin = reinterpret_cast<uintptr_t>(b);
   return a_size != 0 && b_size != 0 && a_begin < b_begin + b_size && b_begin < a_begin + a_size;
@@ -154,22 +155,7 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
   const auto* buffers = model->program->buffers();
   const auto* thunks = model->entry->thunks();
   const size_t num_thunks = thunks != nullptr ? thunks->size() : 0;
-  uint64_t num_slots = 0, num_patches = 0;
-  for (size_t t = 0; t < num_thunks; ++t) {
-    const fb::Thunk& thunk = *thunks->Get(static_cast<flatbuffers::uoffset_t>(t));
-    if (const fb::KernelThunk* kernel = thunk.kind_as_KernelThunk()) {
-      const auto* args = kernel->args();
-      for (flatbuffers::uoffset_t a = 0; args != nullptr && a < args->size(); ++a) {
-        num_patches += NeedsPatch(*buffers->Get(args->Get(a)));
-      }
-      num_slots += args != nullptr ? args->size() : 0;
-    } else {
-      const fb::CopyThunk& copy = *thunk.kind_as_CopyThunk();
-      num_patches += NeedsPatch(*buffers->Get(copy.src()));
-      num_patches += NeedsPatch(*buffers->Get(copy.dst()));
-      num_slots += 2;
-    }
-  }
+  const size_t num_slots = model->num_slots, num_patches = model->num_patches;
 
   BlockLayout layout;
   const size_t session_at = layout.Add<nanort_session>(1);
@@ -190,13 +176,11 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
   session->num_thunks = num_thunks;
   session->slots = reinterpret_cast<void**>(block + slots_at);
   session->patches = reinterpret_cast<TensorPatch*>(block + patches_at);
-  session->num_patches = static_cast<size_t>(num_patches);
+  session->num_patches = num_patches;
 
   if (arena == nullptr) {
-    // The verifier proved the rounded size fits in size_t.
-    uint64_t rounded = 0;
-    AlignUp(model->arena_size, model->arena_alignment, &rounded);
-    arena = allocator.alloc(allocator.self, static_cast<size_t>(rounded), model->arena_alignment);
+    const size_t rounded = model->arena_rounded_size;
+    arena = allocator.alloc(allocator.self, rounded, model->arena_alignment);
     if (arena == nullptr) {
       allocator.free(allocator.self, block);
       return NANORT_FAIL(status, NANORT_OUT_OF_MEMORY,
@@ -272,13 +256,15 @@ extern "C" nanort_status_code nanort_run(nanort_session* session, const nanort_t
     // must not share bytes with anything; inputs may share with each other.
     for (size_t i = 0; i < num_inputs; ++i) {
       NANORT_CHECK_OR_RETURN(
-          !Overlap(outputs[o].data, info.size_bytes, inputs[i].data, model.inputs[i].size_bytes),
+          !Overlap(outputs[o].data, static_cast<size_t>(info.size_bytes), inputs[i].data,
+                   static_cast<size_t>(model.inputs[i].size_bytes)),
           status, NANORT_INVALID_ARGUMENT, "output '%s' overlaps input '%s'", info.name,
           model.inputs[i].name);
     }
     for (size_t p = 0; p < o; ++p) {
       NANORT_CHECK_OR_RETURN(
-          !Overlap(outputs[o].data, info.size_bytes, outputs[p].data, model.outputs[p].size_bytes),
+          !Overlap(outputs[o].data, static_cast<size_t>(info.size_bytes), outputs[p].data,
+                   static_cast<size_t>(model.outputs[p].size_bytes)),
           status, NANORT_INVALID_ARGUMENT, "output '%s' overlaps output '%s'", info.name,
           model.outputs[p].name);
     }

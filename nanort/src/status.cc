@@ -1,5 +1,7 @@
 #include "status.h"
 
+#include <string.h>
+
 namespace nanort {
 namespace {
 
@@ -125,12 +127,20 @@ nanort_status_code SetStatusAt(nanort_status* status, nanort_status_code code, c
                                unsigned line) {
   if (status == nullptr) return code;
   status->code = code;
-  Sink sink{status->message, sizeof(status->message), 0};
-  sink.PutString("check ", 6);
-  sink.PutString(file, static_cast<size_t>(-1));
-  sink.Put(':');
-  sink.PutUnsigned(line, 10);
-  status->message[sink.used < sink.size ? sink.used : sink.size - 1] = '\0';
+  // No Sink: 32-bit digits keep 64-bit division out of short-message builds.
+  char* out = status->message;
+  __builtin_memcpy(out, "check ", 6);
+  size_t used = 6;
+  while (*file != '\0' && used < sizeof(status->message) - 12) out[used++] = *file++;
+  out[used++] = ':';
+  char digits[10];
+  size_t count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + line % 10);
+    line /= 10;
+  } while (line != 0);
+  while (count != 0) out[used++] = digits[--count];
+  out[used] = '\0';
   return code;
 }
 
@@ -145,27 +155,12 @@ nanort_status_code SetOk(nanort_status* status) {
 }  // namespace nanort
 
 extern "C" const char* nanort_status_code_name(nanort_status_code code) {
-  switch (code) {
-    case NANORT_OK:
-      return "OK";
-    case NANORT_INVALID_ARGUMENT:
-      return "INVALID_ARGUMENT";
-    case NANORT_INVALID_PROGRAM:
-      return "INVALID_PROGRAM";
-    case NANORT_UNSUPPORTED_VERSION:
-      return "UNSUPPORTED_VERSION";
-    case NANORT_UNSUPPORTED_TARGET:
-      return "UNSUPPORTED_TARGET";
-    case NANORT_ARENA_TOO_SMALL:
-      return "ARENA_TOO_SMALL";
-    case NANORT_SHAPE_MISMATCH:
-      return "SHAPE_MISMATCH";
-    case NANORT_NOT_FOUND:
-      return "NOT_FOUND";
-    case NANORT_OUT_OF_MEMORY:
-      return "OUT_OF_MEMORY";
-    case NANORT_UNAVAILABLE:
-      return "UNAVAILABLE";
-  }
-  return "UNKNOWN_STATUS";
+  // One string of names in code order: no table of pointers to store.
+  static_assert(NANORT_OK == 0 && NANORT_UNAVAILABLE == 9, "names below are in code order");
+  const char* name =
+      "OK\0INVALID_ARGUMENT\0INVALID_PROGRAM\0UNSUPPORTED_VERSION\0UNSUPPORTED_TARGET\0"
+      "ARENA_TOO_SMALL\0SHAPE_MISMATCH\0NOT_FOUND\0OUT_OF_MEMORY\0UNAVAILABLE\0";
+  if (static_cast<unsigned>(code) > NANORT_UNAVAILABLE) return "UNKNOWN_STATUS";
+  for (unsigned i = 0; i < static_cast<unsigned>(code); ++i) name += strlen(name) + 1;
+  return name;
 }

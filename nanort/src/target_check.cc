@@ -2,26 +2,26 @@
 
 #include <string.h>
 
+#include "bytes.h"
 #include "cpu_features.h"
 #include "status.h"
 
 namespace nanort {
 namespace {
 
-// The architecture component of a triple ("x86_64-unknown-linux-gnu" ->
-// "x86_64"), with the aliases LLVM accepts mapped to the names used here.
-void TripleArchitecture(const char* triple, char* out, size_t out_size) {
+// Whether the architecture component of `triple` ("x86_64-unknown-linux-gnu"
+// -> "x86_64") names the architecture this runtime runs on, taking the
+// aliases LLVM accepts (amd64, arm64) into account.
+bool TripleRunsOn(const char* triple, const char* host) {
   size_t length = 0;
   while (triple[length] != '\0' && triple[length] != '-') ++length;
-  const char* arch = triple;
-  if (length == 5 && memcmp(triple, "amd64", 5) == 0) {
-    arch = "x86_64", length = 6;
-  } else if (length == 5 && memcmp(triple, "arm64", 5) == 0) {
-    arch = "aarch64", length = 7;
+  if (length == 5 && BytesEqual(triple, "amd64", 5)) triple = "x86_64", length = 6;
+  if (length == 5 && BytesEqual(triple, "arm64", 5)) triple = "aarch64", length = 7;
+  // Stops at host's end: triple[i] is never NUL for i < length.
+  for (size_t i = 0; i < length; ++i) {
+    if (host[i] != triple[i]) return false;
   }
-  if (length >= out_size) length = out_size - 1;
-  memcpy(out, arch, length);
-  out[length] = '\0';
+  return host[length] == '\0';
 }
 
 // Appends `text` (length `length`) to out[*used..cap), keeping room for the
@@ -48,10 +48,9 @@ nanort_status_code CheckTargetRunsHere(const fb::Target* target, nanort_status* 
   NANORT_CHECK_OR_RETURN(target->triple() != nullptr && target->triple()->size() != 0, status,
                          NANORT_INVALID_PROGRAM, "program's target record has no triple");
   const char* triple = target->triple()->c_str();
-  char arch[32];
-  TripleArchitecture(triple, arch, sizeof(arch));
-  NANORT_CHECK_OR_RETURN(strcmp(arch, HostArchitecture()) == 0, status, NANORT_UNSUPPORTED_TARGET,
-                         "program is for %s, this CPU is %s", triple, HostArchitecture());
+  NANORT_CHECK_OR_RETURN(TripleRunsOn(triple, HostArchitecture()), status,
+                         NANORT_UNSUPPORTED_TARGET, "program is for %s, this CPU is %s", triple,
+                         HostArchitecture());
 
   const auto* features = target->features();
   if (features == nullptr || features->size() == 0) return NANORT_OK;
@@ -72,7 +71,7 @@ nanort_status_code CheckTargetRunsHere(const fb::Target* target, nanort_status* 
     if (length != 0 && name[0] == '+') ++name, --length;
     const CpuFeature present = host.Lookup(name, length);
     if (present == CpuFeature::kUnknown) continue;
-    if (length > 4 && memcmp(name, "amx-", 4) == 0) needs_amx = true;
+    if (length > 4 && BytesEqual(name, "amx-", 4)) needs_amx = true;
     const char* separator = needs_used == 0 ? "" : ", ";
     if (kFullMessages && !needs_truncated &&
         !(Append(needs, sizeof(needs), &needs_used, separator, strlen(separator)) &&
@@ -92,7 +91,7 @@ nanort_status_code CheckTargetRunsHere(const fb::Target* target, nanort_status* 
   if (any_missing) {
     // Leave the missing list whole; cut the needs list to what remains.
     const int budget = NANORT_STATUS_MESSAGE_SIZE - 1 -
-                       static_cast<int>(strlen("program needs ; this CPU lacks: ...")) -
+                       static_cast<int>(__builtin_strlen("program needs ; this CPU lacks: ...")) -
                        static_cast<int>(lacks_used) - 3;
     int needs_shown = static_cast<int>(needs_used);
     if (needs_shown > budget) needs_shown = budget > 0 ? budget : 0, needs_truncated = true;

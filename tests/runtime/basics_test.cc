@@ -1,22 +1,37 @@
 #include <gtest/gtest.h>
 #include <string.h>
 
+#include <utility>
+
 #include "nanort/nanort.h"
 
 namespace {
 
 TEST(StatusCodeName, NamesEveryCode) {
-  EXPECT_STREQ(nanort_status_code_name(NANORT_OK), "OK");
-  EXPECT_STREQ(nanort_status_code_name(NANORT_INVALID_PROGRAM), "INVALID_PROGRAM");
-  EXPECT_STREQ(nanort_status_code_name(NANORT_UNAVAILABLE), "UNAVAILABLE");
+  const std::pair<nanort_status_code, const char*> names[] = {
+      {NANORT_OK, "OK"},
+      {NANORT_INVALID_ARGUMENT, "INVALID_ARGUMENT"},
+      {NANORT_INVALID_PROGRAM, "INVALID_PROGRAM"},
+      {NANORT_UNSUPPORTED_VERSION, "UNSUPPORTED_VERSION"},
+      {NANORT_UNSUPPORTED_TARGET, "UNSUPPORTED_TARGET"},
+      {NANORT_ARENA_TOO_SMALL, "ARENA_TOO_SMALL"},
+      {NANORT_SHAPE_MISMATCH, "SHAPE_MISMATCH"},
+      {NANORT_NOT_FOUND, "NOT_FOUND"},
+      {NANORT_OUT_OF_MEMORY, "OUT_OF_MEMORY"},
+      {NANORT_UNAVAILABLE, "UNAVAILABLE"}};
+  for (const auto& [code, name] : names) EXPECT_STREQ(nanort_status_code_name(code), name);
+  EXPECT_STREQ(nanort_status_code_name(static_cast<nanort_status_code>(10)), "UNKNOWN_STATUS");
   EXPECT_STREQ(nanort_status_code_name(static_cast<nanort_status_code>(99)), "UNKNOWN_STATUS");
+  EXPECT_STREQ(nanort_status_code_name(static_cast<nanort_status_code>(-1)), "UNKNOWN_STATUS");
 }
 
 TEST(Dtype, NamesAndSizesMatchTheSchemaNumbering) {
-  EXPECT_STREQ(nanort_dtype_name(NANORT_F32), "f32");
-  EXPECT_STREQ(nanort_dtype_name(NANORT_BF16), "bf16");
-  EXPECT_STREQ(nanort_dtype_name(NANORT_BOOL), "bool");
+  const std::pair<nanort_dtype, const char*> names[] = {
+      {NANORT_F32, "f32"}, {NANORT_F16, "f16"}, {NANORT_BF16, "bf16"}, {NANORT_I8, "i8"},
+      {NANORT_U8, "u8"},   {NANORT_I32, "i32"}, {NANORT_I64, "i64"},   {NANORT_BOOL, "bool"}};
+  for (const auto& [dtype, name] : names) EXPECT_STREQ(nanort_dtype_name(dtype), name);
   EXPECT_STREQ(nanort_dtype_name(static_cast<nanort_dtype>(8)), "?");
+  EXPECT_STREQ(nanort_dtype_name(static_cast<nanort_dtype>(-1)), "?");
   EXPECT_EQ(nanort_dtype_size(NANORT_F32), 4u);
   EXPECT_EQ(nanort_dtype_size(NANORT_F16), 2u);
   EXPECT_EQ(nanort_dtype_size(NANORT_I64), 8u);

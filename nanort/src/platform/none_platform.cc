@@ -15,7 +15,6 @@
 //   linked into firmware built for a Cortex-M4, is refused by name. On other
 //   architectures without an OS, or for features the macros do not cover,
 //   the program's target record is trusted.
-#include <string.h>
 
 #include "cpu_features.h"
 #include "model.h"
@@ -52,11 +51,6 @@ const char* const kHostArchitecture = "thumbv8.1m.main";
 #else
 const char* const kHostArchitecture = "unknown";
 #endif
-
-struct KnownFeature {
-  const char* name;
-  bool present;
-};
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 
@@ -99,40 +93,58 @@ constexpr bool kFullFp16 = false;
 #endif
 constexpr bool kFpArmv8 = kFp && (kFpDouble || __ARM_ARCH >= 8);
 
-// LLVM's names for the M-profile instruction-set features (ARMFeatures.td).
+// LLVM's names for the M-profile instruction-set features (ARMFeatures.td),
+// NUL-terminated one after another, and which are present, bit i for name i.
 // Every M-profile FPU that has FMA (FPv4-SP and later) implements VFPv3-D16's
 // single-precision subset too.
-constexpr KnownFeature kFeatures[] = {
-    {"fpregs", kFp},
-    {"vfp2sp", kFp},
-    {"vfp3d16sp", kFma},
-    {"vfp4d16sp", kFma},
-    {"fp-armv8d16sp", kFpArmv8},
-    {"fp64", kFpDouble},
-    {"vfp2", kFpDouble},
-    {"vfp3d16", kFpDouble},
-    {"vfp4d16", kFpDouble&& kFma},
-    {"fp-armv8d16", kFpDouble&& kFpArmv8},
-    // VFPv4 and later always include the half-precision conversions; GCC
-    // sets __ARM_FP's half bit only with -mfp16-format.
-    {"fp16", kFpHalf || kFma},
-    {"fullfp16", kFullFp16},
-    {"dsp", kDsp},
-    {"hwdiv", kHwdiv},
-    {"mve", kMve},
-    {"mve.fp", kMveFp},
-};
-constexpr size_t kFeatureCount = sizeof(kFeatures) / sizeof(kFeatures[0]);
+constexpr char kFeatureNames[] =
+    "fpregs\0"
+    "vfp2sp\0"
+    "vfp3d16sp\0"
+    "vfp4d16sp\0"
+    "fp-armv8d16sp\0"
+    "fp64\0"
+    "vfp2\0"
+    "vfp3d16\0"
+    "vfp4d16\0"
+    "fp-armv8d16\0"
+    "fp16\0"
+    "fullfp16\0"
+    "dsp\0"
+    "hwdiv\0"
+    "mve\0"
+    "mve.fp\0";
+constexpr bool kPresent[] = {kFp, kFp, kFma, kFma, kFpArmv8, kFpDouble, kFpDouble, kFpDouble,
+                             kFpDouble&& kFma, kFpDouble&& kFpArmv8,
+                             // VFPv4 and later always include the half-precision conversions; GCC
+                             // sets __ARM_FP's half bit only with -mfp16-format.
+                             kFpHalf || kFma, kFullFp16, kDsp, kHwdiv, kMve, kMveFp};
+constexpr size_t kFeatureCount = sizeof(kPresent) / sizeof(kPresent[0]);
+
+constexpr uint64_t PresentBits() {
+  uint64_t bits = 0;
+  for (size_t i = 0; i < kFeatureCount; ++i) bits |= uint64_t{kPresent[i]} << i;
+  return bits;
+}
+
+constexpr size_t CountNames(const char* names, size_t size) {
+  size_t count = 0;
+  for (size_t i = 0; i + 1 < size; ++i) count += names[i] == '\0';
+  return count;
+}
+static_assert(CountNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
+              "names and bits differ");
 
 #else
 
 // No table: every feature is unknown, so the target record is trusted.
-constexpr KnownFeature kFeatures[] = {{"", false}};
+constexpr char kFeatureNames[] = "";
 constexpr size_t kFeatureCount = 0;
+constexpr uint64_t PresentBits() { return 0; }
 
 #endif
 
-static_assert(kFeatureCount <= 128, "HostCpuFeatures holds 128 bits");
+static_assert(kFeatureCount <= 64, "one word of feature bits");
 
 }  // namespace
 
@@ -140,23 +152,11 @@ const char* HostArchitecture() { return kHostArchitecture; }
 
 HostCpuFeatures HostCpuFeatures::Detect() {
   HostCpuFeatures features;
-  for (size_t i = 0; i < kFeatureCount; ++i) {
-    if (kFeatures[i].present) features.bits_[i / 64] |= uint64_t{1} << (i % 64);
-  }
+  features.names_ = kFeatureNames;
+  features.count_ = kFeatureCount;
+  features.bits_[0] = PresentBits();
   return features;
 }
-
-CpuFeature HostCpuFeatures::Lookup(const char* name, size_t length) const {
-  for (size_t i = 0; i < kFeatureCount; ++i) {
-    const char* known = kFeatures[i].name;
-    if (strlen(known) == length && memcmp(known, name, length) == 0) {
-      return (bits_[i / 64] >> (i % 64)) & 1u ? CpuFeature::kPresent : CpuFeature::kAbsent;
-    }
-  }
-  return CpuFeature::kUnknown;
-}
-
-CpuFeature HostCpuFeatures::Lookup(const char* name) const { return Lookup(name, strlen(name)); }
 
 bool RequestAmxTileState() { return true; }
 

@@ -1,7 +1,6 @@
 // The posix platform's CPU half: reads the running CPU through the
 // instructions and system calls an OS allows (cpuid/xgetbv, getauxval,
 // arch_prctl).
-#include <string.h>
 
 #include "cpu_features.h"
 
@@ -404,23 +403,11 @@ const char* HostArchitecture() { return kHostArchitecture; }
 
 HostCpuFeatures HostCpuFeatures::Detect() {
   HostCpuFeatures features;
+  features.names_ = kFeatureNames;
+  features.count_ = kFeatureCount;
   DetectFeatures(features.bits_);
   return features;
 }
-
-CpuFeature HostCpuFeatures::Lookup(const char* name, size_t length) const {
-  const char* known = kFeatureNames;
-  for (int i = 0; i < static_cast<int>(kFeatureCount); ++i) {
-    const size_t known_length = strlen(known);
-    if (known_length == length && memcmp(known, name, length) == 0) {
-      return (bits_[i / 64] >> (i % 64)) & 1u ? CpuFeature::kPresent : CpuFeature::kAbsent;
-    }
-    known += known_length + 1;
-  }
-  return CpuFeature::kUnknown;
-}
-
-CpuFeature HostCpuFeatures::Lookup(const char* name) const { return Lookup(name, strlen(name)); }
 
 bool RequestAmxTileState() {
 #if defined(__x86_64__) && defined(__linux__) && defined(SYS_arch_prctl)

@@ -3,12 +3,18 @@
  * images, their labels and ONNX Runtime's classes are compiled in
  * (digits_data.h); output goes through semihosting.
  *
- * Exit status (semihosting SYS_EXIT): 0 when accuracy >= MIN_ACCURACY and
- * every class equals ONNX Runtime's; 1 otherwise or on any error. */
+ * nanort is built with NANORT_MESSAGES=short, as firmware would ship it:
+ * the firmware also checks that bad input (a damaged program, a wrong input
+ * shape) still gets its status code and a "check FILE:LINE" message.
+ *
+ * Exit status (semihosting SYS_EXIT): 0 when accuracy >= MIN_ACCURACY,
+ * every class equals ONNX Runtime's and bad input is refused; 1 otherwise or
+ * on any error. */
 #include <nanort/nanort.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "digits_data.h"
 #include "digits_mlp.h"
@@ -53,6 +59,25 @@ static int fail(const char* what, const nanort_status* status) {
   return 1;
 }
 
+/* Whether `code` and the message are what a short-message nanort reports
+ * for a check that failed: the code and "check FILE.cc:LINE". */
+static int refused_as(nanort_status_code got, const nanort_status* status, nanort_status_code want,
+                      const char* what) {
+  const char* m = status->message;
+  int shaped = strncmp(m, "check ", 6) == 0 && strstr(m, ".cc:") != NULL &&
+               m[strlen(m) - 1] >= '0' && m[strlen(m) - 1] <= '9';
+  if (got == want && status->code == want && shaped) {
+    printf("digits_bm: %s refused: %s: %s\n", what, nanort_status_code_name(got), m);
+    return 0;
+  }
+  printf("digits_bm: error: %s: got %s (%s), want %s and \"check FILE:LINE\"\n", what,
+         nanort_status_code_name(got), m, nanort_status_code_name(want));
+  return 1;
+}
+
+/* A copy of the program with its file identifier broken. */
+static uint8_t damaged[4096] __attribute__((aligned(8)));
+
 int main(void) {
   nanort_status status;
   /* This build has no OS: the system allocator must refuse, and loading a
@@ -72,6 +97,20 @@ int main(void) {
   nanort_allocator alloc = {NULL, pool_alloc, pool_free};
   if (nanort_model_load(&digits_mlp_model, alloc, &model, &status) != NANORT_OK)
     return fail("load", &status);
+  if (digits_mlp_model.program_size > sizeof damaged) {
+    printf("digits_bm: error: program of %u bytes exceeds the test's copy\n",
+           (unsigned)digits_mlp_model.program_size);
+    return 1;
+  }
+  nanort_model_def bad_def = digits_mlp_model;
+  memcpy(damaged, digits_mlp_model.program, (size_t)digits_mlp_model.program_size);
+  damaged[4] ^= 0x20; /* "NRTP" -> "nRTP" */
+  bad_def.program = damaged;
+  nanort_model* bad_model = NULL;
+  if (refused_as(nanort_model_load(&bad_def, alloc, &bad_model, &status), &status,
+                 NANORT_INVALID_PROGRAM, "damaged program"))
+    return 1;
+
   nanort_session* session = NULL;
   if (nanort_session_create(model, arena, sizeof arena, alloc, &session, &status) != NANORT_OK)
     return fail("session", &status);
@@ -80,6 +119,12 @@ int main(void) {
   static const int64_t out_dims[] = DIGITS_MLP_OUTPUT0_DIMS;
   float probs[NUM_CLASSES];
   nanort_tensor out = {probs, DIGITS_MLP_OUTPUT0_DTYPE, DIGITS_MLP_OUTPUT0_RANK, out_dims};
+  static const int64_t wrong_dims[] = {1, 63};
+  nanort_tensor wrong = {(void*)digits_x[0], DIGITS_MLP_INPUT0_DTYPE, 2, wrong_dims};
+  if (refused_as(nanort_run(session, &wrong, 1, &out, 1, &status), &status, NANORT_SHAPE_MISMATCH,
+                 "input of shape [1,63]"))
+    return 1;
+
   unsigned correct = 0, mismatches = 0;
   for (unsigned i = 0; i < DIGITS_COUNT; ++i) {
     /* nanort only reads inputs, so the images are passed in place. */

@@ -13,12 +13,9 @@ namespace nanort {
 
 inline bool IsPowerOfTwo(uint64_t value) { return value != 0 && (value & (value - 1)) == 0; }
 
-// *out = a + b (or a * b); both return true on overflow, like the builtins.
+// *out = a + b; true on overflow, like the builtin.
 inline bool AddOverflows(uint64_t a, uint64_t b, uint64_t* out) {
   return __builtin_add_overflow(a, b, out);
-}
-inline bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) {
-  return __builtin_mul_overflow(a, b, out);
 }
 
 // Rounds `value` up to a multiple of `alignment` (a power of two); false on

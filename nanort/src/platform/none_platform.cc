@@ -127,12 +127,7 @@ constexpr uint64_t PresentBits() {
   return bits;
 }
 
-constexpr size_t CountNames(const char* names, size_t size) {
-  size_t count = 0;
-  for (size_t i = 0; i + 1 < size; ++i) count += names[i] == '\0';
-  return count;
-}
-static_assert(CountNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
+static_assert(CountPackedNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
               "names and bits differ");
 
 #else

@@ -19,11 +19,6 @@ namespace {
 
 // Each architecture's feature names, in its enum's order, as one string of
 // NUL-terminated names: no table of pointers (0.4 KB on x86-64) to store.
-constexpr size_t CountNames(const char* names, size_t size) {
-  size_t count = 0;
-  for (size_t i = 0; i + 1 < size; ++i) count += names[i] == '\0';
-  return count;
-}
 
 #if defined(__x86_64__)
 
@@ -141,7 +136,7 @@ constexpr char kFeatureNames[] =
     "amx-tile\0"
     "amx-int8\0"
     "amx-bf16\0";
-static_assert(CountNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
+static_assert(CountPackedNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
               "table and enum differ");
 
 struct CpuidRegs {
@@ -312,7 +307,7 @@ constexpr char kFeatureNames[] =
     "sve2\0"
     "i8mm\0"
     "bf16\0";
-static_assert(CountNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
+static_assert(CountPackedNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
               "table and enum differ");
 
 void DetectFeatures(uint64_t* bits) {
@@ -360,7 +355,7 @@ constexpr char kFeatureNames[] =
     "d\0"
     "c\0"
     "v\0";
-static_assert(CountNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
+static_assert(CountPackedNames(kFeatureNames, sizeof(kFeatureNames)) == kFeatureCount,
               "table and enum differ");
 
 void DetectFeatures(uint64_t* bits) {

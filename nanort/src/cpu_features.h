@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bytes.h"
+
 namespace nanort {
 
 // The architecture component of a target triple this build runs as:
@@ -23,14 +25,6 @@ namespace nanort {
 const char* HostArchitecture();
 
 enum class CpuFeature { kPresent, kAbsent, kUnknown };
-
-// How many NUL-terminated names a packed name table (a string literal of
-// `size` bytes, "a\0b\0") holds: the platform files check their tables with it.
-constexpr size_t CountPackedNames(const char* names, size_t size) {
-  size_t count = 0;
-  for (size_t i = 0; i + 1 < size; ++i) count += names[i] == '\0';
-  return count;
-}
 
 // A snapshot of the host CPU's features, read once (cpuid + xgetbv on x86-64,
 // getauxval hwcaps on aarch64/riscv64; the build's target macros on bare

@@ -1,5 +1,4 @@
-#include <string.h>
-
+#include "bytes.h"
 #include "nanort/nanort.h"
 
 extern "C" const char* nanort_dtype_name(nanort_dtype dtype) {
@@ -7,8 +6,7 @@ extern "C" const char* nanort_dtype_name(nanort_dtype dtype) {
   static_assert(NANORT_F32 == 0 && NANORT_BOOL == 7, "names below are in dtype order");
   const char* name = "f32\0f16\0bf16\0i8\0u8\0i32\0i64\0bool\0";
   if (static_cast<unsigned>(dtype) > NANORT_BOOL) return "?";
-  for (unsigned i = 0; i < static_cast<unsigned>(dtype); ++i) name += strlen(name) + 1;
-  return name;
+  return nanort::PackedName(name, static_cast<unsigned>(dtype));
 }
 
 extern "C" size_t nanort_dtype_size(nanort_dtype dtype) {

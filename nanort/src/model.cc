@@ -153,8 +153,7 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
   model->owned_program = owned_program;
   model->arena_size = static_cast<size_t>(program->arena_size());
   model->arena_alignment = program->arena_alignment();
-  model->arena_rounded_size =
-      (model->arena_size + model->arena_alignment - 1) & ~(size_t{model->arena_alignment} - 1);
+  model->arena_rounded_size = totals.arena_rounded_size;
   model->inputs = reinterpret_cast<nanort_tensor_info*>(base + infos_at);
   model->num_inputs = num_inputs;
   model->outputs = model->inputs + num_inputs;

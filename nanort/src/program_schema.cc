@@ -51,6 +51,17 @@ class Walker {
  public:
   Walker(const uint8_t* bytes, size_t size) : buf_(bytes), size_(size) {}
 
+  // Verifier::VerifyBuffer: minimum size, identifier, root offset, root table.
+  bool Buffer() {
+    if (size_ >= kMaxBufferSize || size_ < 12 || !BytesEqual(buf_ + 4, "NRTP", 4)) return false;
+    const size_t root = Offset(0);
+    return root != 0 && Table(kProgram, root);
+  }
+
+  // The format version read on the way (whatever Buffer() answered).
+  const FormatVersion& version() const { return version_; }
+
+ private:
   // Verifier::Verify(elem, len).
   bool In(size_t pos, size_t length) const { return length < size_ && pos <= size_ - length; }
   // Verifier::Verify<T>(elem): aligned to its size within the buffer, inside.
@@ -156,19 +167,10 @@ class Walker {
     return true;
   }
 
-  // Verifier::VerifyBuffer: minimum size, identifier, root offset, root table.
-  bool Buffer() {
-    if (size_ >= kMaxBufferSize || size_ < 12 || !BytesEqual(buf_ + 4, "NRTP", 4)) return false;
-    const size_t root = Offset(0);
-    return root != 0 && Table(kProgram, root);
-  }
-
-  FormatVersion version_;
-
- private:
   const uint8_t* buf_;
   size_t size_;
   uint32_t tables_ = 0;
+  FormatVersion version_;
 };
 
 }  // namespace
@@ -181,7 +183,7 @@ const uint8_t* TableFields(TableId table, size_t* count) {
 bool VerifyProgramFlatbuffer(const uint8_t* bytes, size_t size, FormatVersion* version) {
   Walker walker(bytes, size);
   const bool ok = walker.Buffer();
-  if (version != nullptr) *version = walker.version_;
+  if (version != nullptr) *version = walker.version();
   return ok;
 }
 

@@ -498,6 +498,7 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
                          status, NANORT_INVALID_PROGRAM,
                          "arena of %llu bytes is too large for this machine",
                          static_cast<unsigned long long>(program.arena_size()));
+  totals->arena_rounded_size = static_cast<size_t>(rounded_arena);
 
   const auto* entries = program.entries();
   NANORT_CHECK_OR_RETURN(SizeOf(entries) != 0, status, NANORT_INVALID_PROGRAM,

@@ -27,9 +27,10 @@ constexpr uint64_t kProgramAlignment = 8;
 // What the invariant checks count on their way, for load and session
 // creation to size their tables by without walking the program again.
 struct ProgramTotals {
-  size_t dims = 0;     // dims of the entry's inputs and outputs together
-  size_t slots = 0;    // thunk arguments, two per copy thunk
-  size_t patches = 0;  // those of them in an input or output tensor
+  size_t dims = 0;                // dims of the entry's inputs and outputs together
+  size_t slots = 0;               // thunk arguments, two per copy thunk
+  size_t patches = 0;             // those of them in an input or output tensor
+  size_t arena_rounded_size = 0;  // the arena rounded up to its alignment
 };
 
 // Checks the invariants of a framing-verified program against the def it came

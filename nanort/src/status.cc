@@ -1,6 +1,6 @@
 #include "status.h"
 
-#include <string.h>
+#include "bytes.h"
 
 namespace nanort {
 namespace {
@@ -131,6 +131,7 @@ nanort_status_code SetStatusAt(nanort_status* status, nanort_status_code code, c
   char* out = status->message;
   __builtin_memcpy(out, "check ", 6);
   size_t used = 6;
+  // Leaves room for ':', ten digits and the terminator.
   while (*file != '\0' && used < sizeof(status->message) - 12) out[used++] = *file++;
   out[used++] = ':';
   char digits[10];
@@ -161,6 +162,5 @@ extern "C" const char* nanort_status_code_name(nanort_status_code code) {
       "OK\0INVALID_ARGUMENT\0INVALID_PROGRAM\0UNSUPPORTED_VERSION\0UNSUPPORTED_TARGET\0"
       "ARENA_TOO_SMALL\0SHAPE_MISMATCH\0NOT_FOUND\0OUT_OF_MEMORY\0UNAVAILABLE\0";
   if (static_cast<unsigned>(code) > NANORT_UNAVAILABLE) return "UNKNOWN_STATUS";
-  for (unsigned i = 0; i < static_cast<unsigned>(code); ++i) name += strlen(name) + 1;
-  return name;
+  return nanort::PackedName(name, static_cast<unsigned>(code));
 }

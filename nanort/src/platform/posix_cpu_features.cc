@@ -17,8 +17,8 @@
 namespace nanort {
 namespace {
 
-// Each architecture's feature names, in its enum's order, as one string of
-// NUL-terminated names: no table of pointers (0.4 KB on x86-64) to store.
+// Each architecture's feature names are a packed name table (bytes.h) in its
+// enum's order: no table of pointers (0.4 KB on x86-64) to store.
 
 #if defined(__x86_64__)
 

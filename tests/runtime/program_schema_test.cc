@@ -73,6 +73,27 @@ class ProgramSchemaDescriptors : public ::testing::Test {
     return -1;
   }
 
+  // Bytes of a scalar the descriptors express (1, 4 or 8), or 0 for any
+  // other type. Short/UShort (2 bytes) are not expressible.
+  static int ScalarBytes(reflection::BaseType type) {
+    switch (type) {
+      case reflection::Bool:
+      case reflection::Byte:
+      case reflection::UByte:
+        return 1;
+      case reflection::Int:
+      case reflection::UInt:
+      case reflection::Float:
+        return 4;
+      case reflection::Long:
+      case reflection::ULong:
+      case reflection::Double:
+        return 8;
+      default:
+        return 0;
+    }
+  }
+
   // The descriptor that `field` must have (`fields_by_id`: its table's fields
   // by id), or false with *why set for a field the descriptors cannot express.
   bool ExpectedDescriptor(const reflection::Field& field,
@@ -96,50 +117,35 @@ class ProgramSchemaDescriptors : public ::testing::Test {
       }
     }
     const reflection::Type& type = *field.type();
+    const int scalar_bytes =
+        type.base_type() == reflection::UType ? 1 : ScalarBytes(type.base_type());
+    if (scalar_bytes != 0) {
+      *expected = Descriptor(scalar_bytes == 1   ? schema::kU8
+                             : scalar_bytes == 4 ? schema::kU32
+                                                 : schema::kU64);
+      return true;
+    }
     switch (type.base_type()) {
-      case reflection::UType:
-      case reflection::Bool:
-      case reflection::Byte:
-      case reflection::UByte:
-        *expected = Descriptor(schema::kU8);
-        return true;
-      case reflection::Int:
-      case reflection::UInt:
-      case reflection::Float:
-        *expected = Descriptor(schema::kU32);
-        return true;
-      case reflection::Long:
-      case reflection::ULong:
-      case reflection::Double:
-        *expected = Descriptor(schema::kU64);
-        return true;
       case reflection::String:
         *expected = Descriptor(schema::kString);
         return true;
       case reflection::Obj:
         return ExpectedTable(type.index(), schema::kTable, expected, why);
       case reflection::Vector:
-        switch (type.element()) {
-          case reflection::String:
-            *expected = Descriptor(schema::kVecString);
-            return true;
-          case reflection::Obj:
-            return ExpectedTable(type.index(), schema::kVecTable, expected, why);
-          case reflection::Int:
-          case reflection::UInt:
-          case reflection::Float:
-            *expected = Descriptor(schema::kVec4);
-            return true;
-          case reflection::Long:
-          case reflection::ULong:
-          case reflection::Double:
-            *expected = Descriptor(schema::kVec8);
-            return true;
-          default:
-            *why = std::string("is a vector of ") + reflection::EnumNameBaseType(type.element()) +
-                   ", which the descriptors cannot express";
-            return false;
+        if (type.element() == reflection::String) {
+          *expected = Descriptor(schema::kVecString);
+          return true;
         }
+        if (type.element() == reflection::Obj) {
+          return ExpectedTable(type.index(), schema::kVecTable, expected, why);
+        }
+        if (ScalarBytes(type.element()) == 4 || ScalarBytes(type.element()) == 8) {
+          *expected = Descriptor(ScalarBytes(type.element()) == 4 ? schema::kVec4 : schema::kVec8);
+          return true;
+        }
+        *why = std::string("is a vector of ") + reflection::EnumNameBaseType(type.element()) +
+               ", which the descriptors cannot express";
+        return false;
       case reflection::Union:
         return ExpectedUnion(field, fields_by_id, expected, why);
       default:

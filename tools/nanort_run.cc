@@ -153,6 +153,21 @@ double Checksum(nanort_dtype dtype, const uint8_t* data, uint64_t count) {
       case NANORT_BOOL:
         sum += data[i] != 0 ? 1 : 0;
         break;
+      case NANORT_F64:
+        sum += Load<double>(data + 8 * i);
+        break;
+      case NANORT_I16:
+        sum += Load<int16_t>(data + 2 * i);
+        break;
+      case NANORT_U16:
+        sum += Load<uint16_t>(data + 2 * i);
+        break;
+      case NANORT_U32:
+        sum += Load<uint32_t>(data + 4 * i);
+        break;
+      case NANORT_U64:
+        sum += static_cast<double>(Load<uint64_t>(data + 8 * i));
+        break;
     }
   }
   return sum;

@@ -31,7 +31,8 @@ struct DescrEntry {
 constexpr DescrEntry kDescrs[] = {
     {NANORT_F32, "f4", 4, "<f4"},  {NANORT_F16, "f2", 2, "<f2"}, {NANORT_I8, "i1", 1, "|i1"},
     {NANORT_U8, "u1", 1, "|u1"},   {NANORT_I32, "i4", 4, "<i4"}, {NANORT_I64, "i8", 8, "<i8"},
-    {NANORT_BOOL, "b1", 1, "|b1"},
+    {NANORT_BOOL, "b1", 1, "|b1"}, {NANORT_F64, "f8", 8, "<f8"}, {NANORT_I16, "i2", 2, "<i2"},
+    {NANORT_U16, "u2", 2, "<u2"},  {NANORT_U32, "u4", 4, "<u4"}, {NANORT_U64, "u8", 8, "<u8"},
 };
 
 const DescrEntry* FindDescr(nanort_dtype dtype) {

@@ -46,6 +46,16 @@ const char* dtypeEnum(DType t) {
       return "NANORT_I64";
     case DType::Bool:
       return "NANORT_BOOL";
+    case DType::F64:
+      return "NANORT_F64";
+    case DType::I16:
+      return "NANORT_I16";
+    case DType::U16:
+      return "NANORT_U16";
+    case DType::U32:
+      return "NANORT_U32";
+    case DType::U64:
+      return "NANORT_U64";
   }
   return "?";
 }

@@ -5,7 +5,7 @@
 namespace nanoc {
 namespace {
 
-constexpr std::array<DTypeInfo, 8> kDTypes = {{
+constexpr std::array<DTypeInfo, 13> kDTypes = {{
     {DType::F32, "f32", 4},
     {DType::F16, "f16", 2},
     {DType::BF16, "bf16", 2},
@@ -14,6 +14,11 @@ constexpr std::array<DTypeInfo, 8> kDTypes = {{
     {DType::I32, "i32", 4},
     {DType::I64, "i64", 8},
     {DType::Bool, "bool", 1},
+    {DType::F64, "f64", 8},
+    {DType::I16, "i16", 2},
+    {DType::U16, "u16", 2},
+    {DType::U32, "u32", 4},
+    {DType::U64, "u64", 8},
 }};
 
 }  // namespace

@@ -16,7 +16,12 @@ enum class DType : uint8_t {
   U8 = 4,
   I32 = 5,
   I64 = 6,
-  Bool = 7
+  Bool = 7,
+  F64 = 8,
+  I16 = 9,
+  U16 = 10,
+  U32 = 11,
+  U64 = 12
 };
 
 struct DTypeInfo {

@@ -152,6 +152,42 @@ void appendElement(std::string& out, DType dtype, const uint8_t* p) {
       out += std::to_string(v);
       return;
     }
+    case DType::F64: {
+      double f;
+      std::memcpy(&f, p, 8);
+      if (std::isnan(f)) {
+        uint64_t bits;
+        std::memcpy(&bits, p, 8);
+        appendHexBits(out, bits, 16);
+      } else {
+        appendFloat(out, f);
+      }
+      return;
+    }
+    case DType::I16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      out += std::to_string(v);
+      return;
+    }
+    case DType::U16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      out += std::to_string(v);
+      return;
+    }
+    case DType::U32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      out += std::to_string(v);
+      return;
+    }
+    case DType::U64: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      out += std::to_string(v);
+      return;
+    }
     case DType::Bool:
       if (*p == 0)
         out += "false";
@@ -657,6 +693,17 @@ class Parser {
     return v;
   }
 
+  uint64_t parseUnsigned(const Token& tok) const {
+    if (tok.kind != Tok::Number) fail(tok, "expected an integer, found " + what(tok));
+    const char* b = tok.text.data();
+    const char* e = b + tok.text.size();
+    uint64_t v = 0;
+    auto [ptr, ec] = std::from_chars(b, e, v);
+    if (ec == std::errc::result_out_of_range) fail(tok, "integer " + tok.text + " is out of range");
+    if (ec != std::errc() || ptr != e) fail(tok, "invalid unsigned integer '" + tok.text + "'");
+    return v;
+  }
+
   static bool looksFloat(const Token& tok) {
     if (tok.kind == Tok::Ident) return tok.text == "inf" || tok.text == "nan";
     if (tok.kind != Tok::Number) return false;
@@ -770,6 +817,35 @@ class Parser {
       }
       case DType::I64: {
         int64_t v = parseInt(tok);
+        std::memcpy(p, &v, 8);
+        return;
+      }
+      case DType::F64: {
+        if (auto bits = parseHexBits(tok, 16)) {
+          std::memcpy(p, &*bits, 8);
+          return;
+        }
+        double f = parseFloat<double>(tok);
+        std::memcpy(p, &f, 8);
+        return;
+      }
+      case DType::I16: {
+        auto v = static_cast<int16_t>(intIn(-32768, 32767));
+        std::memcpy(p, &v, 2);
+        return;
+      }
+      case DType::U16: {
+        auto v = static_cast<uint16_t>(intIn(0, 65535));
+        std::memcpy(p, &v, 2);
+        return;
+      }
+      case DType::U32: {
+        auto v = static_cast<uint32_t>(intIn(0, std::numeric_limits<uint32_t>::max()));
+        std::memcpy(p, &v, 4);
+        return;
+      }
+      case DType::U64: {
+        uint64_t v = parseUnsigned(tok);
         std::memcpy(p, &v, 8);
         return;
       }

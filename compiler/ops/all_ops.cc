@@ -27,6 +27,11 @@ OpSchema makeReshapeSchema();
 OpSchema makeTransposeSchema();
 OpSchema makeConcatSchema();
 OpSchema makeIdentitySchema();
+// Families of operators list their schemas in one function each.
+std::vector<OpSchema> elementwiseSchemas();    // elementwise_table.cc
+std::vector<OpSchema> reductionSchemas();      // reductions.cc
+std::vector<OpSchema> dataMovementSchemas();   // data_movement.cc
+std::vector<OpSchema> normalizationSchemas();  // normalizations.cc
 
 namespace {
 
@@ -44,6 +49,12 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
       std::string name = schema.name;
       t.emplace(std::move(name), std::move(schema));
     }
+    for (std::vector<OpSchema> (*family)() :
+         {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas})
+      for (OpSchema& schema : family()) {
+        std::string name = schema.name;
+        t.emplace(std::move(name), std::move(schema));
+      }
     return t;
   }();
   return table;

@@ -3,26 +3,18 @@
 
 extern "C" const char* nanort_dtype_name(nanort_dtype dtype) {
   // One string of names in dtype order: no table of pointers to store.
-  static_assert(NANORT_F32 == 0 && NANORT_BOOL == 7, "names below are in dtype order");
-  const char* name = "f32\0f16\0bf16\0i8\0u8\0i32\0i64\0bool\0";
-  if (static_cast<unsigned>(dtype) > NANORT_BOOL) return "?";
+  static_assert(NANORT_F32 == 0 && NANORT_U64 == 12, "names below are in dtype order");
+  const char* name = "f32\0f16\0bf16\0i8\0u8\0i32\0i64\0bool\0f64\0i16\0u16\0u32\0u64\0";
+  if (static_cast<unsigned>(dtype) > NANORT_U64) return "?";
   return nanort::PackedName(name, static_cast<unsigned>(dtype));
 }
 
 extern "C" size_t nanort_dtype_size(nanort_dtype dtype) {
-  switch (dtype) {
-    case NANORT_F32:
-    case NANORT_I32:
-      return 4;
-    case NANORT_F16:
-    case NANORT_BF16:
-      return 2;
-    case NANORT_I8:
-    case NANORT_U8:
-    case NANORT_BOOL:
-      return 1;
-    case NANORT_I64:
-      return 8;
-  }
-  return 0;
+  // log2 of each size, two bits a dtype, in dtype order.
+  static_assert(NANORT_U64 < 16, "the sizes below fit 32 bits");
+  constexpr unsigned kLog2Sizes = 2u << 0 | 1u << 2 | 1u << 4 | 0u << 6 | 0u << 8 | 2u << 10 |
+                                  3u << 12 | 0u << 14 | 3u << 16 | 1u << 18 | 1u << 20 | 2u << 22 |
+                                  3u << 24;
+  if (static_cast<unsigned>(dtype) > NANORT_U64) return 0;
+  return size_t{1} << ((kLog2Sizes >> (2 * static_cast<unsigned>(dtype))) & 3u);
 }

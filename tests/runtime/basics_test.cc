@@ -28,14 +28,23 @@ TEST(StatusCodeName, NamesEveryCode) {
 TEST(Dtype, NamesAndSizesMatchTheSchemaNumbering) {
   const std::pair<nanort_dtype, const char*> names[] = {
       {NANORT_F32, "f32"}, {NANORT_F16, "f16"}, {NANORT_BF16, "bf16"}, {NANORT_I8, "i8"},
-      {NANORT_U8, "u8"},   {NANORT_I32, "i32"}, {NANORT_I64, "i64"},   {NANORT_BOOL, "bool"}};
+      {NANORT_U8, "u8"},   {NANORT_I32, "i32"}, {NANORT_I64, "i64"},   {NANORT_BOOL, "bool"},
+      {NANORT_F64, "f64"}, {NANORT_I16, "i16"}, {NANORT_U16, "u16"},   {NANORT_U32, "u32"},
+      {NANORT_U64, "u64"}};
   for (const auto& [dtype, name] : names) EXPECT_STREQ(nanort_dtype_name(dtype), name);
-  EXPECT_STREQ(nanort_dtype_name(static_cast<nanort_dtype>(8)), "?");
+  EXPECT_STREQ(nanort_dtype_name(static_cast<nanort_dtype>(13)), "?");
   EXPECT_STREQ(nanort_dtype_name(static_cast<nanort_dtype>(-1)), "?");
   EXPECT_EQ(nanort_dtype_size(NANORT_F32), 4u);
   EXPECT_EQ(nanort_dtype_size(NANORT_F16), 2u);
   EXPECT_EQ(nanort_dtype_size(NANORT_I64), 8u);
   EXPECT_EQ(nanort_dtype_size(NANORT_U8), 1u);
+  EXPECT_EQ(nanort_dtype_size(NANORT_BOOL), 1u);
+  EXPECT_EQ(nanort_dtype_size(NANORT_F64), 8u);
+  EXPECT_EQ(nanort_dtype_size(NANORT_I16), 2u);
+  EXPECT_EQ(nanort_dtype_size(NANORT_U16), 2u);
+  EXPECT_EQ(nanort_dtype_size(NANORT_U32), 4u);
+  EXPECT_EQ(nanort_dtype_size(NANORT_U64), 8u);
+  EXPECT_EQ(nanort_dtype_size(static_cast<nanort_dtype>(13)), 0u);
   EXPECT_EQ(nanort_dtype_size(static_cast<nanort_dtype>(200)), 0u);
 }
 

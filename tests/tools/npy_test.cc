@@ -210,7 +210,7 @@ TEST(Npy, RejectsMalformedHeaders) {
       {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3,), }", "structured"},
       {"{'descr': '<f4, 'fortran_order': False, 'shape': (3,), }", "malformed header"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), } junk", "after the header"},
-      {"{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", "'<f8' is not supported"},
+      {"{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }", "'<c8' is not supported"},
       {"{'descr': '>f4', 'fortran_order': False, 'shape': (3,), }", "not little-endian"},
       {"{'descr': '<V2', 'fortran_order': False, 'shape': (3,), }", "not supported"},
       {"{'descr': '', 'fortran_order': False, 'shape': (3,), }", "not supported"},

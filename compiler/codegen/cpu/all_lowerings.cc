@@ -3,6 +3,8 @@
 // keeps a static library from dropping any.
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "compiler/codegen/cpu/lowering.h"
 
@@ -29,27 +31,39 @@ Lowering makeGemmLowering();
 Lowering makeConvLowering();
 Lowering makeMaxPoolLowering();
 Lowering makeAveragePoolLowering();
+// Families of operators list their lowerings in one function each.
+using LoweringList = std::vector<std::pair<std::string, Lowering>>;
+LoweringList elementwiseTableLowerings();  // lower_elementwise_table.cc
+LoweringList reductionLowerings();         // lower_reductions.cc
+LoweringList dataMovementLowerings();      // lower_data_movement.cc
+LoweringList normalizationLowerings();     // lower_normalizations.cc
 
 const Lowering* findLowering(std::string_view op) {
-  static const std::map<std::string, Lowering, std::less<>> table = {
-      {"Add", makeAddLowering()},
-      {"Sub", makeSubLowering()},
-      {"Mul", makeMulLowering()},
-      {"Div", makeDivLowering()},
-      {"Relu", makeReluLowering()},
-      {"Sigmoid", makeSigmoidLowering()},
-      {"Tanh", makeTanhLowering()},
-      {"Softmax", makeSoftmaxLowering()},
-      {"BatchNormalization", makeBatchNormalizationLowering()},
-      {"GlobalAveragePool", makeGlobalAveragePoolLowering()},
-      {"Transpose", makeTransposeLowering()},
-      {"Concat", makeConcatLowering()},
-      {"MatMul", makeMatMulLowering()},
-      {"Gemm", makeGemmLowering()},
-      {"Conv", makeConvLowering()},
-      {"MaxPool", makeMaxPoolLowering()},
-      {"AveragePool", makeAveragePoolLowering()},
-  };
+  static const std::map<std::string, Lowering, std::less<>> table = [] {
+    std::map<std::string, Lowering, std::less<>> t = {
+        {"Add", makeAddLowering()},
+        {"Sub", makeSubLowering()},
+        {"Mul", makeMulLowering()},
+        {"Div", makeDivLowering()},
+        {"Relu", makeReluLowering()},
+        {"Sigmoid", makeSigmoidLowering()},
+        {"Tanh", makeTanhLowering()},
+        {"Softmax", makeSoftmaxLowering()},
+        {"BatchNormalization", makeBatchNormalizationLowering()},
+        {"GlobalAveragePool", makeGlobalAveragePoolLowering()},
+        {"Transpose", makeTransposeLowering()},
+        {"Concat", makeConcatLowering()},
+        {"MatMul", makeMatMulLowering()},
+        {"Gemm", makeGemmLowering()},
+        {"Conv", makeConvLowering()},
+        {"MaxPool", makeMaxPoolLowering()},
+        {"AveragePool", makeAveragePoolLowering()},
+    };
+    for (LoweringList (*family)() : {elementwiseTableLowerings, reductionLowerings,
+                                     dataMovementLowerings, normalizationLowerings})
+      for (auto& [name, lowering] : family()) t.emplace(name, std::move(lowering));
+    return t;
+  }();
   auto it = table.find(op);
   return it == table.end() ? nullptr : &it->second;
 }

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "compiler/ir/dtype.h"
+
 namespace nanoc::cpu {
 
 // Emits `for (i = begin; i < end; ++i) body(i)` with i64 bounds. The body is
@@ -30,5 +32,30 @@ llvm::Value* emitReduction(
 llvm::Value* f32Ptr(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index);
 llvm::Value* loadF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index);
 void storeF32(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, llvm::Value* index);
+
+// Any dtype, in its storage type: f16 as half, bf16 as bfloat, bool as i8
+// (0 or 1), unsigned ints as the same-width iN.
+llvm::Type* storageType(llvm::LLVMContext& ctx, DType dtype);
+llvm::Value* elementPtr(llvm::IRBuilder<>& b, DType dtype, llvm::Value* base, llvm::Value* index);
+llvm::Value* loadElement(llvm::IRBuilder<>& b, DType dtype, llvm::Value* base, llvm::Value* index);
+void storeElement(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value, llvm::Value* base,
+                  llvm::Value* index);
+
+// The type arithmetic on `dtype` is done in: f32 for f16, bf16 and f32 (so a
+// half-precision model computes like ONNX Runtime's reference kernels and
+// rounds once on store), f64 for f64, the storage type for the rest.
+bool isFloat(DType dtype);
+bool isSigned(DType dtype);  // signed integers (i8 .. i64)
+llvm::Type* computeType(llvm::LLVMContext& ctx, DType dtype);
+// Loads element `index` and widens it to computeType(dtype).
+llvm::Value* loadCompute(llvm::IRBuilder<>& b, DType dtype, llvm::Value* base, llvm::Value* index);
+// Narrows a computeType(dtype) value to storage and stores it (bool: != 0).
+void storeCompute(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value, llvm::Value* base,
+                  llvm::Value* index);
+// Converts between compute types: float<->float by extension or rounding,
+// float->int by truncation toward zero (saturating, NaN -> 0), int->float by
+// value, int->int by sign- or zero-extension or truncation, anything->bool as
+// != 0.
+llvm::Value* convertCompute(llvm::IRBuilder<>& b, llvm::Value* value, DType from, DType to);
 
 }  // namespace nanoc::cpu

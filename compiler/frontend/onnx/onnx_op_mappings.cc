@@ -6,53 +6,13 @@
 #include <map>
 #include <string_view>
 
+#include "compiler/frontend/onnx/onnx_mapping_util.h"
 #include "compiler/frontend/onnx/onnx_node_importer.h"
 #include "compiler/frontend/onnx/onnx_tensor.h"
 #include "compiler/ir/error.h"
 
 namespace nanoc::onnx_import {
 namespace {
-
-// Bounds window attributes so that (k - 1) * d + 1 and the pad arithmetic
-// cannot overflow, whatever the model says.
-constexpr int64_t kMaxWindowAttr = int64_t{1} << 30;
-
-int64_t rankOf(const Value* v) { return static_cast<int64_t>(v->type.rank()); }
-
-std::string dimsStr(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
-// `axis` in [-rank, rank) (or [-rank, rank] with `inclusive_end`) -> [0, rank).
-int64_t normalizeAxis(const NodeImporter& n, int64_t axis, int64_t rank,
-                      bool inclusive_end = false) {
-  int64_t upper = inclusive_end ? rank : rank - 1;
-  int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a > upper)
-    n.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return a;
-}
-
-int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= dims[i];  // bounded: dims of a typed value
-  return p;
-}
-
-std::vector<int64_t> constantInts(const NodeImporter& n, const Value* v, const char* role) {
-  if (!v->isConstant())
-    n.fail(std::string(role) + " input '" + v->name +
-           "' is computed at run time; nanoc needs it constant (an initializer or a Constant "
-           "node) to know the static shape");
-  if (v->type.dtype != DType::I64 || v->type.rank() != 1)
-    n.fail(std::string(role) + " input '" + v->name + "' must be a 1-D int64 tensor, not " +
-           v->type.str());
-  std::vector<int64_t> out(static_cast<size_t>(v->type.numel()));
-  if (!out.empty()) std::memcpy(out.data(), v->data->data(), out.size() * sizeof(int64_t));
-  return out;
-}
 
 // ---- elementwise ----
 
@@ -495,34 +455,41 @@ void mapConstantOfShape(NodeImporter& n) {
 }
 
 const std::map<std::string_view, OpMapping>& mappings() {
-  static const std::map<std::string_view, OpMapping> table = {
-      {"Add", mapBinary},
-      {"AveragePool", mapAveragePool},
-      {"BatchNormalization", mapBatchNormalization},
-      {"Concat", mapConcat},
-      {"Constant", mapConstant},
-      {"ConstantOfShape", mapConstantOfShape},
-      {"Conv", mapConv},
-      {"Div", mapBinary},
-      {"Dropout", mapDropout},
-      {"Flatten", mapFlatten},
-      {"Gemm", mapGemm},
-      {"GlobalAveragePool", mapGlobalAveragePool},
-      {"Identity", mapIdentity},
-      {"MatMul", mapMatMul},
-      {"MaxPool", mapMaxPool},
-      {"Mul", mapBinary},
-      {"Relu", mapUnary},
-      {"Reshape", mapReshape},
-      {"Sigmoid", mapUnary},
-      {"Softmax", mapSoftmax},
-      {"Squeeze", mapSqueeze},
-      {"Sub", mapBinary},
-      {"Sum", mapSum},
-      {"Tanh", mapUnary},
-      {"Transpose", mapTranspose},
-      {"Unsqueeze", mapUnsqueeze},
-  };
+  static const std::map<std::string_view, OpMapping> table = [] {
+    std::map<std::string_view, OpMapping> t = {
+        {"Add", mapBinary},
+        {"AveragePool", mapAveragePool},
+        {"BatchNormalization", mapBatchNormalization},
+        {"Concat", mapConcat},
+        {"Constant", mapConstant},
+        {"ConstantOfShape", mapConstantOfShape},
+        {"Conv", mapConv},
+        {"Div", mapBinary},
+        {"Dropout", mapDropout},
+        {"Flatten", mapFlatten},
+        {"Gemm", mapGemm},
+        {"GlobalAveragePool", mapGlobalAveragePool},
+        {"Identity", mapIdentity},
+        {"MatMul", mapMatMul},
+        {"MaxPool", mapMaxPool},
+        {"Mul", mapBinary},
+        {"Relu", mapUnary},
+        {"Reshape", mapReshape},
+        {"Sigmoid", mapUnary},
+        {"Softmax", mapSoftmax},
+        {"Squeeze", mapSqueeze},
+        {"Sub", mapBinary},
+        {"Sum", mapSum},
+        {"Tanh", mapUnary},
+        {"Transpose", mapTranspose},
+        {"Unsqueeze", mapUnsqueeze},
+    };
+    // Each family of operators lists its own mappings (onnx_map_*.cc).
+    for (const auto& family : {elementwiseMappings(), reductionMappings(), dataMovementMappings(),
+                               normalizationMappings()})
+      for (const auto& [op, mapping] : family) t.emplace(op, mapping);
+    return t;
+  }();
   return table;
 }
 

@@ -31,6 +31,16 @@ std::optional<DType> dtypeFromOnnx(int32_t onnx_type) {
       return DType::I64;
     case onnx::TensorProto::BOOL:
       return DType::Bool;
+    case onnx::TensorProto::DOUBLE:
+      return DType::F64;
+    case onnx::TensorProto::INT16:
+      return DType::I16;
+    case onnx::TensorProto::UINT16:
+      return DType::U16;
+    case onnx::TensorProto::UINT32:
+      return DType::U32;
+    case onnx::TensorProto::UINT64:
+      return DType::U64;
     default:
       return std::nullopt;
   }
@@ -131,6 +141,21 @@ ConstantTensor decodeTensor(const onnx::TensorProto& tensor, const std::string& 
       break;
     case DType::I64:
       out.bytes = packTyped<int64_t>(tensor.int64_data(), numel, what, "int64_data");
+      break;
+    case DType::F64:
+      out.bytes = packTyped<double>(tensor.double_data(), numel, what, "double_data");
+      break;
+    case DType::I16:
+      out.bytes = packTyped<int16_t>(tensor.int32_data(), numel, what, "int32_data");
+      break;
+    case DType::U16:
+      out.bytes = packTyped<uint16_t>(tensor.int32_data(), numel, what, "int32_data");
+      break;
+    case DType::U32:
+      out.bytes = packTyped<uint32_t>(tensor.uint64_data(), numel, what, "uint64_data");
+      break;
+    case DType::U64:
+      out.bytes = packTyped<uint64_t>(tensor.uint64_data(), numel, what, "uint64_data");
       break;
   }
   return out;

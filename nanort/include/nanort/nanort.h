@@ -27,7 +27,7 @@ extern "C" {
 /* Program format written by nanoc (schema/program.fbs). A program with a newer
  * major version is refused; a newer minor version is read. */
 #define NANORT_FORMAT_MAJOR 1u
-#define NANORT_FORMAT_MINOR 1u
+#define NANORT_FORMAT_MINOR 2u
 /* Calling convention of compiled kernels (nanort_kernel_fn below). */
 #define NANORT_KERNEL_ABI_VERSION 1u
 
@@ -66,7 +66,12 @@ typedef enum nanort_dtype {
   NANORT_U8 = 4,
   NANORT_I32 = 5,
   NANORT_I64 = 6,
-  NANORT_BOOL = 7
+  NANORT_BOOL = 7,
+  NANORT_F64 = 8,
+  NANORT_I16 = 9,
+  NANORT_U16 = 10,
+  NANORT_U32 = 11,
+  NANORT_U64 = 12
 } nanort_dtype;
 
 /* "f32", "i64", ...; "?" for an unknown value. */

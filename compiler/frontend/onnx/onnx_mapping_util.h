@@ -1,0 +1,44 @@
+// Helpers shared by the ONNX op mappings (onnx_op_mappings.cc and the
+// per-family onnx_map_*.cc files), and the per-family mapping lists that
+// findOpMapping merges into one table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "compiler/frontend/onnx/onnx_node_importer.h"
+
+namespace nanoc::onnx_import {
+
+// Bounds window attributes so that (k - 1) * d + 1 and the pad arithmetic
+// cannot overflow, whatever the model says.
+constexpr int64_t kMaxWindowAttr = int64_t{1} << 30;
+
+inline int64_t rankOf(const Value* v) { return static_cast<int64_t>(v->type.rank()); }
+
+// "[1,3,8,8]"
+std::string dimsStr(const std::vector<int64_t>& dims);
+
+// `axis` in [-rank, rank) (or [-rank, rank] with `inclusive_end`) -> [0, rank).
+int64_t normalizeAxis(const NodeImporter& n, int64_t axis, int64_t rank,
+                      bool inclusive_end = false);
+
+// The product of dims[begin, end): bounded, since they are the dims of a typed value.
+int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end);
+
+// The values of a constant 1-D int64 input (a shape, axes, pads, ...); fails
+// naming `role` when the input is computed at run time or has another type.
+std::vector<int64_t> constantInts(const NodeImporter& n, const Value* v, const char* role);
+
+using MappingList = std::vector<std::pair<std::string_view, OpMapping>>;
+
+// One list per family of operators, each defined in its onnx_map_<family>.cc.
+MappingList elementwiseMappings();
+MappingList reductionMappings();
+MappingList dataMovementMappings();
+MappingList normalizationMappings();
+
+}  // namespace nanoc::onnx_import

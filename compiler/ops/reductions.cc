@@ -1,0 +1,10 @@
+// The reductions operators: shape rules and references.
+#include <vector>
+
+#include "compiler/ir/op_registry.h"
+
+namespace nanoc {
+
+std::vector<OpSchema> reductionSchemas() { return {}; }
+
+}  // namespace nanoc

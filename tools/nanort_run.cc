@@ -36,7 +36,9 @@ constexpr char kUsage[] =
     "  MODEL.so                 the shared object nanoc wrote; the model name is\n"
     "                           the file name without its extension\n"
     "  --input NAME=FILE.npy    the model input NAME, read from FILE.npy (C order,\n"
-    "                           dtype <f4 <f2 |i1 |u1 <i4 <i8 |b1). Every model\n"
+    "                           dtype <f4 <f8 <f2 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8\n"
+    "                           |b1, <V2 for bf16 and |V1 for a float8 type, as\n"
+    "                           numpy saves ml_dtypes' arrays). Every model\n"
     "                           input must be given exactly once; its dtype and\n"
     "                           shape must equal the model's\n"
     "  --output-dir DIR         where outputs are written (default: the current\n"
@@ -167,6 +169,12 @@ double Checksum(nanort_dtype dtype, const uint8_t* data, uint64_t count) {
         break;
       case NANORT_U64:
         sum += static_cast<double>(Load<uint64_t>(data + 8 * i));
+        break;
+      case NANORT_F8E4M3FN:
+      case NANORT_F8E4M3FNUZ:
+      case NANORT_F8E5M2:
+      case NANORT_F8E5M2FNUZ:
+        sum += data[i];  // the codes: a checksum, not a value
         break;
     }
   }
@@ -348,6 +356,9 @@ int Run(const Options& opt) {
     if (!array.data.empty())
       std::memcpy(input_data.back().data(), array.data.data(), array.data.size());
     input_dims[i] = array.shape;
+    // A one-byte void '|V1' (or '<f1') is any float8 type: the model's says which.
+    auto is_float8 = [](nanort_dtype d) { return d >= NANORT_F8E4M3FN && d <= NANORT_F8E5M2FNUZ; };
+    if (is_float8(array.dtype) && is_float8(input_info[i].dtype)) array.dtype = input_info[i].dtype;
     inputs[i] = {input_data.back().data(), array.dtype, static_cast<uint32_t>(input_dims[i].size()),
                  input_dims[i].data()};
   }

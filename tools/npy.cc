@@ -29,10 +29,25 @@ struct DescrEntry {
 // numpy has no bf16: ml_dtypes' bfloat16 arrays, which is how Python code
 // holds bf16 tensors, save as a 2-byte void '<V2', so that is bf16 here.
 constexpr DescrEntry kDescrs[] = {
-    {NANORT_BF16, "V2", 2, "<V2"}, {NANORT_F32, "f4", 4, "<f4"},  {NANORT_F16, "f2", 2, "<f2"},
-    {NANORT_I8, "i1", 1, "|i1"},   {NANORT_U8, "u1", 1, "|u1"},   {NANORT_I32, "i4", 4, "<i4"},
-    {NANORT_I64, "i8", 8, "<i8"},  {NANORT_BOOL, "b1", 1, "|b1"}, {NANORT_F64, "f8", 8, "<f8"},
-    {NANORT_I16, "i2", 2, "<i2"},  {NANORT_U16, "u2", 2, "<u2"},  {NANORT_U32, "u4", 4, "<u4"},
+    {NANORT_BF16, "V2", 2, "<V2"},
+    // Likewise every float8 type saves as '|V1'; nanort-run reads it as the
+    // model's float8 type. Written for each of them.
+    {NANORT_F8E4M3FN, "V1", 1, "|V1"},
+    {NANORT_F8E4M3FNUZ, "V1", 1, "|V1"},
+    {NANORT_F8E5M2, "V1", 1, "|V1"},
+    {NANORT_F8E5M2FNUZ, "V1", 1, "|V1"},
+    {NANORT_F8E5M2, "f1", 1, "<f1"},  // ml_dtypes' float8_e5m2 claims a float code
+    {NANORT_F32, "f4", 4, "<f4"},
+    {NANORT_F16, "f2", 2, "<f2"},
+    {NANORT_I8, "i1", 1, "|i1"},
+    {NANORT_U8, "u1", 1, "|u1"},
+    {NANORT_I32, "i4", 4, "<i4"},
+    {NANORT_I64, "i8", 8, "<i8"},
+    {NANORT_BOOL, "b1", 1, "|b1"},
+    {NANORT_F64, "f8", 8, "<f8"},
+    {NANORT_I16, "i2", 2, "<i2"},
+    {NANORT_U16, "u2", 2, "<u2"},
+    {NANORT_U32, "u4", 4, "<u4"},
     {NANORT_U64, "u8", 8, "<u8"},
 };
 
@@ -214,7 +229,8 @@ class HeaderParser {
 };
 
 bool DtypeFromDescr(const std::string& descr, nanort_dtype* dtype, std::string* error) {
-  const char* supported = "supported: <f4 <f8 <f2 <V2 (bf16) |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1";
+  const char* supported =
+      "supported: <f4 <f8 <f2 <V2 (bf16) |V1 (float8) |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1";
   if (descr.size() < 2) {
     *error = "dtype '" + Printable(descr) + "' is not supported (" + supported + ")";
     return false;

@@ -56,6 +56,14 @@ const char* dtypeEnum(DType t) {
       return "NANORT_U32";
     case DType::U64:
       return "NANORT_U64";
+    case DType::F8E4M3FN:
+      return "NANORT_F8E4M3FN";
+    case DType::F8E4M3FNUZ:
+      return "NANORT_F8E4M3FNUZ";
+    case DType::F8E5M2:
+      return "NANORT_F8E5M2";
+    case DType::F8E5M2FNUZ:
+      return "NANORT_F8E5M2FNUZ";
   }
   return "?";
 }

@@ -5,7 +5,7 @@
 namespace nanoc {
 namespace {
 
-constexpr std::array<DTypeInfo, 13> kDTypes = {{
+constexpr std::array<DTypeInfo, 17> kDTypes = {{
     {DType::F32, "f32", 4},
     {DType::F16, "f16", 2},
     {DType::BF16, "bf16", 2},
@@ -19,6 +19,10 @@ constexpr std::array<DTypeInfo, 13> kDTypes = {{
     {DType::U16, "u16", 2},
     {DType::U32, "u32", 4},
     {DType::U64, "u64", 8},
+    {DType::F8E4M3FN, "f8e4m3fn", 1},
+    {DType::F8E4M3FNUZ, "f8e4m3fnuz", 1},
+    {DType::F8E5M2, "f8e5m2", 1},
+    {DType::F8E5M2FNUZ, "f8e5m2fnuz", 1},
 }};
 
 }  // namespace

@@ -21,7 +21,11 @@ enum class DType : uint8_t {
   I16 = 9,
   U16 = 10,
   U32 = 11,
-  U64 = 12
+  U64 = 12,
+  F8E4M3FN = 13,
+  F8E4M3FNUZ = 14,
+  F8E5M2 = 15,
+  F8E5M2FNUZ = 16
 };
 
 struct DTypeInfo {

@@ -188,6 +188,12 @@ void appendElement(std::string& out, DType dtype, const uint8_t* p) {
       out += std::to_string(v);
       return;
     }
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ:
+      appendHexBits(out, *p, 2);
+      return;
     case DType::Bool:
       if (*p == 0)
         out += "false";
@@ -847,6 +853,17 @@ class Parser {
       case DType::U64: {
         uint64_t v = parseUnsigned(tok);
         std::memcpy(p, &v, 8);
+        return;
+      }
+      case DType::F8E4M3FN:
+      case DType::F8E4M3FNUZ:
+      case DType::F8E5M2:
+      case DType::F8E5M2FNUZ: {
+        auto bits = parseHexBits(tok, 2);
+        if (!bits)
+          fail(tok, std::string(dtypeName(dtype)) +
+                        " elements are written as bit patterns such as 0x38");
+        *p = static_cast<uint8_t>(*bits);
         return;
       }
       case DType::Bool:

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "compiler/ir/error.h"
+#include "compiler/ir/float8.h"
 #include "compiler/ir/op_registry.h"
 #include "compiler/ops/broadcast.h"
 #include "compiler/ops/schema_checks.h"
@@ -21,7 +22,7 @@ bool isFloatDType(DType d) {
 bool isSignedDType(DType d) {
   return d == DType::I8 || d == DType::I16 || d == DType::I32 || d == DType::I64;
 }
-bool isUnsignedDType(DType d) { return !isFloatDType(d) && !isSignedDType(d); }
+bool isUnsignedDType(DType d) { return !isFloatDType(d) && !isSignedDType(d) && !isFloat8(d); }
 
 double Scalar::asDouble() const {
   switch (kind) {
@@ -127,34 +128,50 @@ Scalar loadScalar(DType dtype, const void* data, int64_t index) {
       return Scalar::ofUnsigned(loadAs<uint32_t>(data, index));
     case DType::U64:
       return Scalar::ofUnsigned(loadAs<uint64_t>(data, index));
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ:
+      return Scalar::ofFloat(float8ToDouble(loadAs<uint8_t>(data, index), dtype));
   }
   return {};
 }
 
 Scalar convertScalar(const Scalar& v, DType to) {
   if (to == DType::Bool) return Scalar::ofBool(v.truthy());
-  if (isFloatDType(to)) return Scalar::ofFloat(v.asDouble());
-  // Float to int truncates toward zero and saturates (NaN gives 0), as the
-  // generated code does; ONNX leaves out-of-range values undefined.
+  if (isFloatDType(to) || isFloat8(to)) return Scalar::ofFloat(v.asDouble());
+  // Float to int truncates toward zero and saturates to the target's range
+  // (NaN gives 0), as the generated code does; ONNX leaves out-of-range
+  // values undefined.
+  const int bits = static_cast<int>(dtypeSize(to)) * 8;
   auto fromFloat = [](double f, double lo, double hi) {
     if (std::isnan(f)) return 0.0;
     return std::trunc(std::fmin(std::fmax(f, lo), hi));
   };
   if (isSignedDType(to)) {
     if (v.kind == Scalar::Float) {
-      double f = fromFloat(v.f, -9223372036854775808.0, 9223372036854774784.0);
-      return Scalar::ofSigned(static_cast<int64_t>(f));
+      if (bits == 64) {
+        if (v.f >= 9223372036854775808.0) return Scalar::ofSigned(INT64_MAX);
+        double f = fromFloat(v.f, -9223372036854775808.0, 9223372036854775807.0);
+        return Scalar::ofSigned(static_cast<int64_t>(f));
+      }
+      double limit = std::ldexp(1.0, bits - 1);
+      return Scalar::ofSigned(static_cast<int64_t>(fromFloat(v.f, -limit, limit - 1)));
     }
     return Scalar::ofSigned(v.kind == Scalar::Signed ? v.i : static_cast<int64_t>(v.u));
   }
   if (v.kind == Scalar::Float) {
-    double f = fromFloat(v.f, 0.0, 18446744073709549568.0);
-    return Scalar::ofUnsigned(static_cast<uint64_t>(f));
+    if (bits == 64) {
+      if (v.f >= 18446744073709551616.0) return Scalar::ofUnsigned(UINT64_MAX);
+      return Scalar::ofUnsigned(static_cast<uint64_t>(fromFloat(v.f, 0.0, 18446744073709551615.0)));
+    }
+    return Scalar::ofUnsigned(
+        static_cast<uint64_t>(fromFloat(v.f, 0.0, std::ldexp(1.0, bits) - 1)));
   }
   return Scalar::ofUnsigned(v.kind == Scalar::Unsigned ? v.u : static_cast<uint64_t>(v.i));
 }
 
-void storeScalar(DType dtype, const Scalar& value, void* data, int64_t index) {
+void storeScalar(DType dtype, const Scalar& value, void* data, int64_t index, bool saturate) {
   Scalar v = convertScalar(value, dtype);
   switch (dtype) {
     case DType::F32:
@@ -182,6 +199,13 @@ void storeScalar(DType dtype, const Scalar& value, void* data, int64_t index) {
       return storeAs(static_cast<uint32_t>(v.u), data, index);
     case DType::U64:
       return storeAs(v.u, data, index);
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ:
+      // Through f32 first, as the generated code computes (double rounding
+      // cannot change a result at float8's precision).
+      return storeAs(doubleToFloat8(static_cast<float>(v.f), dtype, saturate), data, index);
   }
 }
 
@@ -551,9 +575,9 @@ bool accepts(DTypeClass c, DType d) {
     case C::Signed:
       return isFloatDType(d) || isSignedDType(d);
     case C::Numeric:
-      return d != DType::Bool;
+      return d != DType::Bool && !isFloat8(d);
     case C::Integer:
-      return !isFloatDType(d) && d != DType::Bool;
+      return isSignedDType(d) || (isUnsignedDType(d) && d != DType::Bool);
     case C::Unsigned:
       return isUnsignedDType(d) && d != DType::Bool;
     case C::Bool:
@@ -592,7 +616,7 @@ DType resultDType(const ElementwiseOp& op, const Node& node) {
       return DType::Bool;
     case R::FromTo: {
       int64_t to = node.i("to");
-      if (to < 0 || to > static_cast<int64_t>(DType::U64))
+      if (to < 0 || to > static_cast<int64_t>(DType::F8E5M2FNUZ))
         failNode(node, "attribute 'to' (" + std::to_string(to) + ") is not a dtype");
       return static_cast<DType>(to);
     }
@@ -641,13 +665,14 @@ void referenceElementwise(const ElementwiseOp& op, const Node& node,
   std::vector<std::vector<int64_t>> strides(n);
   for (size_t x = 0; x < n; ++x) strides[x] = broadcastStrides(node.inputs[x]->type.dims, dims);
   const DType out_dtype = node.outputs[0]->type.dtype;
+  const bool saturate = !node.has("saturate") || node.i("saturate") != 0;
   const int64_t total = node.outputs[0]->type.numel();
   std::vector<int64_t> index(dims.size(), 0), offset(n, 0);
   std::vector<Scalar> args(n);
   for (int64_t i = 0; i < total; ++i) {
     for (size_t x = 0; x < n; ++x)
       args[x] = loadScalar(node.inputs[x]->type.dtype, in[x], offset[x]);
-    storeScalar(out_dtype, op.reference(node, args.data()), out[0], i);
+    storeScalar(out_dtype, op.reference(node, args.data()), out[0], i, saturate);
     // Odometer over the output index, carrying every operand's offset.
     for (size_t d = dims.size(); d-- > 0;) {
       for (size_t x = 0; x < n; ++x) offset[x] += strides[x][d];

@@ -68,12 +68,15 @@ const ElementwiseOp* findElementwise(std::string_view name);
 const std::vector<ElementwiseOp>& elementwiseOps();
 
 // Reads element `index` of a dense buffer of `dtype`, widened; and the
-// inverse, narrowing (floats round to nearest even, ints wrap, bool is != 0).
+// inverse, narrowing (floats round to nearest even, ints wrap, bool is != 0;
+// float8 saturates to its largest finite value unless told not to).
 Scalar loadScalar(DType dtype, const void* data, int64_t index);
-void storeScalar(DType dtype, const Scalar& value, void* data, int64_t index);
+void storeScalar(DType dtype, const Scalar& value, void* data, int64_t index, bool saturate = true);
 // Converts between kinds as Cast does (float to int truncates toward zero).
 Scalar convertScalar(const Scalar& value, DType to);
 
+// Float types that compute (f16, bf16, f32, f64); the float8 types only
+// convert (Cast, Equal, Where), and load as Scalar::Float.
 bool isFloatDType(DType dtype);
 bool isSignedDType(DType dtype);    // signed ints
 bool isUnsignedDType(DType dtype);  // unsigned ints and bool

@@ -3,18 +3,21 @@
 
 extern "C" const char* nanort_dtype_name(nanort_dtype dtype) {
   // One string of names in dtype order: no table of pointers to store.
-  static_assert(NANORT_F32 == 0 && NANORT_U64 == 12, "names below are in dtype order");
-  const char* name = "f32\0f16\0bf16\0i8\0u8\0i32\0i64\0bool\0f64\0i16\0u16\0u32\0u64\0";
-  if (static_cast<unsigned>(dtype) > NANORT_U64) return "?";
+  static_assert(NANORT_F32 == 0 && NANORT_F8E5M2FNUZ == 16, "names below are in dtype order");
+  const char* name =
+      "f32\0f16\0bf16\0i8\0u8\0i32\0i64\0bool\0f64\0i16\0u16\0u32\0u64\0f8e4m3fn\0f8e4m3fnuz\0"
+      "f8e5m2\0f8e5m2fnuz\0";
+  if (static_cast<unsigned>(dtype) > NANORT_F8E5M2FNUZ) return "?";
   return nanort::PackedName(name, static_cast<unsigned>(dtype));
 }
 
 extern "C" size_t nanort_dtype_size(nanort_dtype dtype) {
   // log2 of each size, two bits a dtype, in dtype order.
-  static_assert(NANORT_U64 < 16, "the sizes below fit 32 bits");
-  constexpr unsigned kLog2Sizes = 2u << 0 | 1u << 2 | 1u << 4 | 0u << 6 | 0u << 8 | 2u << 10 |
+  static_assert(NANORT_F8E5M2FNUZ < 32, "the sizes below fit 64 bits");
+  constexpr uint64_t kLog2Sizes = 2u << 0 | 1u << 2 | 1u << 4 | 0u << 6 | 0u << 8 | 2u << 10 |
                                   3u << 12 | 0u << 14 | 3u << 16 | 1u << 18 | 1u << 20 | 2u << 22 |
                                   3u << 24;
-  if (static_cast<unsigned>(dtype) > NANORT_U64) return 0;
+  // (The float8 types, 13 to 16, are one byte: zero bits.)
+  if (static_cast<unsigned>(dtype) > NANORT_F8E5M2FNUZ) return 0;
   return size_t{1} << ((kLog2Sizes >> (2 * static_cast<unsigned>(dtype))) & 3u);
 }

@@ -32,7 +32,8 @@ TEST(Dtype, NamesAndSizesMatchTheSchemaNumbering) {
       {NANORT_F64, "f64"}, {NANORT_I16, "i16"}, {NANORT_U16, "u16"},   {NANORT_U32, "u32"},
       {NANORT_U64, "u64"}};
   for (const auto& [dtype, name] : names) EXPECT_STREQ(nanort_dtype_name(dtype), name);
-  EXPECT_STREQ(nanort_dtype_name(static_cast<nanort_dtype>(13)), "?");
+  EXPECT_STREQ(nanort_dtype_name(NANORT_F8E5M2FNUZ), "f8e5m2fnuz");
+  EXPECT_STREQ(nanort_dtype_name(static_cast<nanort_dtype>(17)), "?");
   EXPECT_STREQ(nanort_dtype_name(static_cast<nanort_dtype>(-1)), "?");
   EXPECT_EQ(nanort_dtype_size(NANORT_F32), 4u);
   EXPECT_EQ(nanort_dtype_size(NANORT_F16), 2u);
@@ -44,7 +45,9 @@ TEST(Dtype, NamesAndSizesMatchTheSchemaNumbering) {
   EXPECT_EQ(nanort_dtype_size(NANORT_U16), 2u);
   EXPECT_EQ(nanort_dtype_size(NANORT_U32), 4u);
   EXPECT_EQ(nanort_dtype_size(NANORT_U64), 8u);
-  EXPECT_EQ(nanort_dtype_size(static_cast<nanort_dtype>(13)), 0u);
+  EXPECT_EQ(nanort_dtype_size(NANORT_F8E4M3FN), 1u);
+  EXPECT_EQ(nanort_dtype_size(NANORT_F8E5M2FNUZ), 1u);
+  EXPECT_EQ(nanort_dtype_size(static_cast<nanort_dtype>(17)), 0u);
   EXPECT_EQ(nanort_dtype_size(static_cast<nanort_dtype>(200)), 0u);
 }
 

@@ -1,6 +1,12 @@
 #include "compiler/codegen/cpu/loops.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/ir/float8.h"
 
 namespace nanoc::cpu {
 
@@ -75,6 +81,10 @@ llvm::Type* storageType(llvm::LLVMContext& ctx, DType dtype) {
     case DType::I8:
     case DType::U8:
     case DType::Bool:
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ:
       return llvm::Type::getInt8Ty(ctx);
     case DType::I16:
     case DType::U16:
@@ -103,7 +113,8 @@ void storeElement(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value, llvm::V
 }
 
 bool isFloat(DType dtype) {
-  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F64;
+  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 ||
+         dtype == DType::F64 || isFloat8(dtype);
 }
 
 bool isSigned(DType dtype) {
@@ -111,20 +122,104 @@ bool isSigned(DType dtype) {
 }
 
 llvm::Type* computeType(llvm::LLVMContext& ctx, DType dtype) {
-  if (dtype == DType::F16 || dtype == DType::BF16) return llvm::Type::getFloatTy(ctx);
+  if (dtype == DType::F16 || dtype == DType::BF16 || isFloat8(dtype))
+    return llvm::Type::getFloatTy(ctx);
   return storageType(ctx, dtype);
 }
 
+namespace {
+
+// A float8 code's value: a lookup in a 256-entry table, one internal constant
+// per format and module.
+llvm::Value* float8ToF32(llvm::IRBuilder<>& b, DType dtype, llvm::Value* code) {
+  llvm::Module& module = *b.GetInsertBlock()->getModule();
+  std::string name = "nanoc." + std::string(dtypeName(dtype)) + ".values";
+  llvm::GlobalVariable* table = module.getGlobalVariable(name, true);
+  llvm::Type* array = llvm::ArrayType::get(b.getFloatTy(), 256);
+  if (!table) {
+    std::vector<llvm::Constant*> values;
+    for (int c = 0; c < 256; ++c)
+      values.push_back(llvm::ConstantFP::get(
+          b.getFloatTy(), static_cast<float>(float8ToDouble(static_cast<uint8_t>(c), dtype))));
+    table = new llvm::GlobalVariable(
+        module, array, true, llvm::GlobalValue::InternalLinkage,
+        llvm::ConstantArray::get(llvm::cast<llvm::ArrayType>(array), values), name);
+    table->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  }
+  llvm::Value* index = b.CreateZExt(code, b.getInt64Ty());
+  return b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), table, index));
+}
+
+// doubleToFloat8 (compiler/ir/float8.cc) in IR, on an f32 value.
+llvm::Value* f32ToFloat8(llvm::IRBuilder<>& b, DType dtype, llvm::Value* x, bool saturate) {
+  const Float8Format& f = float8Format(dtype);
+  llvm::Type* i32 = b.getInt32Ty();
+  auto ki = [&](int64_t v) { return llvm::ConstantInt::get(i32, static_cast<uint64_t>(v), true); };
+  auto kf = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
+  llvm::Value* bits = b.CreateBitCast(x, i32);
+  llvm::Value* sign = b.CreateAnd(b.CreateLShr(bits, 24), ki(0x80));
+  llvm::Value* a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  // exp = max(floor(log2 a), 1 - bias), read from the exponent field (f32
+  // subnormals are far below every float8 and take the clamp).
+  llvm::Value* abits = b.CreateBitCast(a, i32);
+  llvm::Value* exp = b.CreateSub(b.CreateLShr(abits, 23), ki(127));
+  exp = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, exp, ki(1 - f.bias));
+  // q = roundeven(a * 2^(man_bits - exp)), exact scaling by a power of two.
+  llvm::Value* scale =
+      b.CreateBitCast(b.CreateShl(b.CreateSub(ki(127 + f.man_bits), exp), 23), b.getFloatTy());
+  llvm::Value* q = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b.CreateFMul(a, scale));
+  llvm::Value* unscale =
+      b.CreateBitCast(b.CreateShl(b.CreateAdd(exp, ki(127 - f.man_bits)), 23), b.getFloatTy());
+  llvm::Value* overflow = b.CreateFCmpUGT(b.CreateFMul(q, unscale), kf(f.max));  // inf too
+  llvm::Value* code = b.CreateAdd(b.CreateShl(b.CreateAdd(exp, ki(f.bias - 1)), f.man_bits),
+                                  b.CreateFPToSI(b.CreateSelect(overflow, kf(0), q), i32));
+  llvm::Value* over_code = saturate ? ki(f.max_code) : (f.has_inf ? ki(0x7c) : ki(f.nan_code));
+  bool over_signed = saturate || f.has_inf;
+  code = b.CreateSelect(overflow, over_code, code);
+  llvm::Value* signed_code = b.CreateOr(code, sign);
+  if (f.fnuz) signed_code = b.CreateSelect(b.CreateICmpEQ(code, ki(0)), ki(0), signed_code);
+  if (!over_signed) signed_code = b.CreateSelect(overflow, code, signed_code);
+  signed_code = b.CreateSelect(b.CreateFCmpUNO(x, x), ki(f.nan_code), signed_code);
+  return b.CreateTrunc(signed_code, b.getInt8Ty());
+}
+
+// f32 -> bf16 bits, rounding to nearest even, NaN kept quiet: integer
+// arithmetic on the bits, where fptrunc to bfloat is a library call on most
+// targets.
+llvm::Value* f32ToBf16Bits(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Value* bits = b.CreateBitCast(x, i32);
+  llvm::Value* lsb = b.CreateAnd(b.CreateLShr(bits, 16), llvm::ConstantInt::get(i32, 1));
+  llvm::Value* rounded =
+      b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(lsb, llvm::ConstantInt::get(i32, 0x7fff))), 16);
+  llvm::Value* nan = b.CreateOr(b.CreateLShr(bits, 16), llvm::ConstantInt::get(i32, 0x40));
+  llvm::Value* r = b.CreateSelect(b.CreateFCmpUNO(x, x), nan, rounded);
+  return b.CreateTrunc(r, b.getInt16Ty());
+}
+
+}  // namespace
+
 llvm::Value* loadCompute(llvm::IRBuilder<>& b, DType dtype, llvm::Value* base, llvm::Value* index) {
   llvm::Value* v = loadElement(b, dtype, base, index);
-  if (dtype == DType::F16 || dtype == DType::BF16) return b.CreateFPExt(v, b.getFloatTy());
+  if (isFloat8(dtype)) return float8ToF32(b, dtype, v);
+  if (dtype == DType::BF16) {
+    // bf16 is the top half of an f32: a shift, never a library call.
+    llvm::Value* bits =
+        b.CreateShl(b.CreateZExt(b.CreateBitCast(v, b.getInt16Ty()), b.getInt32Ty()), 16);
+    return b.CreateBitCast(bits, b.getFloatTy());
+  }
+  if (dtype == DType::F16) return b.CreateFPExt(v, b.getFloatTy());
   return v;
 }
 
 void storeCompute(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value, llvm::Value* base,
-                  llvm::Value* index) {
+                  llvm::Value* index, bool saturate) {
   llvm::Type* storage = storageType(b.getContext(), dtype);
-  if (dtype == DType::F16 || dtype == DType::BF16)
+  if (isFloat8(dtype))
+    value = f32ToFloat8(b, dtype, value, saturate);
+  else if (dtype == DType::BF16)
+    value = b.CreateBitCast(f32ToBf16Bits(b, value), storage);
+  else if (dtype == DType::F16)
     value = b.CreateFPTrunc(value, storage);
   else if (dtype == DType::Bool && value->getType()->isIntegerTy(1))
     value = b.CreateZExt(value, storage);

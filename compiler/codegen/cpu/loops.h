@@ -41,17 +41,20 @@ llvm::Value* loadElement(llvm::IRBuilder<>& b, DType dtype, llvm::Value* base, l
 void storeElement(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value, llvm::Value* base,
                   llvm::Value* index);
 
-// The type arithmetic on `dtype` is done in: f32 for f16, bf16 and f32 (so a
-// half-precision model computes like ONNX Runtime's reference kernels and
-// rounds once on store), f64 for f64, the storage type for the rest.
-bool isFloat(DType dtype);
+// The type arithmetic on `dtype` is done in: f32 for f16, bf16, the float8
+// types and f32 (so a half-precision model computes like ONNX Runtime's
+// reference kernels and rounds once on store), f64 for f64, the storage type
+// for the rest.
+bool isFloat(DType dtype);   // computes in a float type (float8 included)
 bool isSigned(DType dtype);  // signed integers (i8 .. i64)
 llvm::Type* computeType(llvm::LLVMContext& ctx, DType dtype);
 // Loads element `index` and widens it to computeType(dtype).
 llvm::Value* loadCompute(llvm::IRBuilder<>& b, DType dtype, llvm::Value* base, llvm::Value* index);
-// Narrows a computeType(dtype) value to storage and stores it (bool: != 0).
+// Narrows a computeType(dtype) value to storage and stores it (bool: != 0;
+// float8 rounds to nearest even and, past its range, saturates to its largest
+// finite value or, with `saturate` false, gives inf or NaN as ONNX's Cast).
 void storeCompute(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value, llvm::Value* base,
-                  llvm::Value* index);
+                  llvm::Value* index, bool saturate = true);
 // Converts between compute types: float<->float by extension or rounding,
 // float->int by truncation toward zero (saturating, NaN -> 0), int->float by
 // value, int->int by sign- or zero-extension or truncation, anything->bool as

@@ -549,6 +549,7 @@ Lowering makeElementwise(ScalarEmitter fn) {
     size_t k = layout.dims.size();
     size_t n = kb.node.inputs.size();
     const DType out = kb.node.outputs[0]->type.dtype;
+    const bool saturate = !kb.node.has("saturate") || kb.node.i("saturate") != 0;
     emitRowTasks(kb, tasks, [&](llvm::Value* row, llvm::Value* col_begin, llvm::Value* col_end) {
       // Each operand's offset at the start of this row: the row index split
       // into the outer collapsed dims (divisions by constants).
@@ -572,7 +573,7 @@ Lowering makeElementwise(ScalarEmitter fn) {
               args.in.push_back(dtype);
               args.v.push_back(loadCompute(b, dtype, kb.input(x), index));
             }
-            storeCompute(b, out, fn(args), kb.output(0), b.CreateAdd(out_base, col));
+            storeCompute(b, out, fn(args), kb.output(0), b.CreateAdd(out_base, col), saturate);
           },
           "col");
     });

@@ -163,8 +163,11 @@ void mapWhere(NodeImporter& n) {
                {n.requiredInput(0, "condition"), n.requiredInput(1, "X"), n.requiredInput(2, "Y")});
 }
 
+// `saturate` (opset 19) only matters for float8 results; default 1.
 void emitCast(NodeImporter& n, Value* x, DType to) {
-  n.emitResult("Cast", {x}, {{"to", static_cast<int64_t>(to)}});
+  n.emitResult(
+      "Cast", {x},
+      {{"to", static_cast<int64_t>(to)}, {"saturate", int64_t{n.intAttr("saturate", 1) != 0}}});
 }
 
 void mapCast(NodeImporter& n) {

@@ -41,6 +41,15 @@ std::optional<DType> dtypeFromOnnx(int32_t onnx_type) {
       return DType::U32;
     case onnx::TensorProto::UINT64:
       return DType::U64;
+    // Newer than this protobuf schema: ONNX's numbers for the float8 types.
+    case 17:
+      return DType::F8E4M3FN;
+    case 18:
+      return DType::F8E4M3FNUZ;
+    case 19:
+      return DType::F8E5M2;
+    case 20:
+      return DType::F8E5M2FNUZ;
     default:
       return std::nullopt;
   }
@@ -156,6 +165,12 @@ ConstantTensor decodeTensor(const onnx::TensorProto& tensor, const std::string& 
       break;
     case DType::U64:
       out.bytes = packTyped<uint64_t>(tensor.uint64_data(), numel, what, "uint64_data");
+      break;
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ:
+      out.bytes = packTyped<uint8_t>(tensor.int32_data(), numel, what, "int32_data");
       break;
   }
   return out;

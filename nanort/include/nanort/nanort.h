@@ -71,7 +71,11 @@ typedef enum nanort_dtype {
   NANORT_I16 = 9,
   NANORT_U16 = 10,
   NANORT_U32 = 11,
-  NANORT_U64 = 12
+  NANORT_U64 = 12,
+  NANORT_F8E4M3FN = 13,
+  NANORT_F8E4M3FNUZ = 14,
+  NANORT_F8E5M2 = 15,
+  NANORT_F8E5M2FNUZ = 16
 } nanort_dtype;
 
 /* "f32", "i64", ...; "?" for an unknown value. */

@@ -68,17 +68,13 @@ import expectations  # noqa: E402
 import report  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from run_e2e import file_safe  # noqa: E402  (the file name nanort-run gives a tensor)
 EXPECTATIONS = os.path.join(HERE, "expectations.txt")
 UPDATE_COMMAND = ("python3 tests/onnx_conformance/run.py --build build --update "
                   "--report docs/CONFORMANCE.md")
 REASON_CHARS = 150
 DETAIL_CHARS = 2000
-
-
-def file_safe(name: str) -> str:
-    """The file name nanort-run gives a tensor (tools/nanort_run.cc's rule):
-    every byte of the UTF-8 name outside [A-Za-z0-9_.-] becomes '_'."""
-    return re.sub(rb"[^A-Za-z0-9_.-]", b"_", name.encode()).decode()
 
 
 def c_identifier(name: str) -> str:

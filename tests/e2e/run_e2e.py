@@ -47,8 +47,9 @@ ONNX_TO_NUMPY = {
 
 
 def file_safe(name: str) -> str:
-    """The file-name form nanort-run uses for a tensor name."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+    """The file-name form nanort-run uses for a tensor name: every byte of the
+    UTF-8 name outside [A-Za-z0-9_.-] becomes '_'."""
+    return re.sub(rb"[^A-Za-z0-9_.-]", b"_", name.encode()).decode()
 
 
 def graph_inputs(m: onnx.ModelProto):

@@ -230,6 +230,7 @@ nanort_status_code CheckTensors(const fb::Program& program,
 nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& entry,
                                 const nanort_model_def& def, nanort_status* status) {
   const auto* buffers = program.buffers();
+  uint64_t arena_end = 0;  // what the arena buffers need
   for (uoffset_t b = 0; b < SizeOf(buffers); ++b) {
     const fb::Buffer& buffer = *buffers->Get(b);
     const char* name = NameOf(buffer.name());
@@ -259,6 +260,7 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
       case fb::BufferKind::Arena:
         limit = program.arena_size();
         space = "arena";
+        if (end > arena_end) arena_end = end;
         NANORT_CHECK_OR_RETURN(buffer.alignment() <= program.arena_alignment(), status,
                                NANORT_INVALID_PROGRAM,
                                "buffer %u ('%s'): alignment %u exceeds the arena's %u", b, name,
@@ -289,6 +291,12 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
                            static_cast<unsigned long long>(end), space,
                            static_cast<unsigned long long>(limit));
   }
+  // nanoc writes the exact arena: a larger one would only make sessions
+  // allocate what no thunk uses.
+  NANORT_CHECK_OR_RETURN(arena_end == program.arena_size(), status, NANORT_INVALID_PROGRAM,
+                         "arena of %llu bytes, its buffers need %llu",
+                         static_cast<unsigned long long>(program.arena_size()),
+                         static_cast<unsigned long long>(arena_end));
   return NANORT_OK;
 }
 
@@ -311,11 +319,21 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
                            "kernel %u ('%s') is a GPU kernel: GPU programs are not supported by "
                            "this build",
                            k, NameOf(kernel.name()));
+    // Every variant compiles the same node, so one signature serves all:
+    // CheckThunks matches thunks against variant 0's.
+    const nanort_kernel& first = def.kernels[k];
     for (uoffset_t v = 0; v < variants; ++v) {
-      NANORT_CHECK_OR_RETURN(def.kernels[v * SizeOf(kernels) + k] != nullptr, status,
-                             NANORT_INVALID_PROGRAM,
-                             "kernel %u ('%s') is NULL in the object file's kernel table "
-                             "(variant %u)",
+      const nanort_kernel& entry = def.kernels[v * SizeOf(kernels) + k];
+      bool same = entry.fn != nullptr && entry.num_args == first.num_args &&
+                  entry.num_outputs == first.num_outputs && entry.num_outputs <= entry.num_args &&
+                  entry.task_count == first.task_count &&
+                  (entry.num_args == 0 || entry.arg_bytes != nullptr);
+      for (uint32_t a = 0; same && a < entry.num_args; ++a) {
+        same = entry.arg_bytes[a] == first.arg_bytes[a];
+      }
+      NANORT_CHECK_OR_RETURN(same, status, NANORT_INVALID_PROGRAM,
+                             "kernel %u ('%s') of variant %u is NULL or its signature differs "
+                             "from variant 0's in the object file's kernel table",
                              k, NameOf(kernel.name()), v);
     }
   }
@@ -323,8 +341,8 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
 }
 
 nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entry,
-                               nanort_allocator allocator, ProgramTotals* totals,
-                               nanort_status* status) {
+                               const nanort_model_def& def, nanort_allocator allocator,
+                               ProgramTotals* totals, nanort_status* status) {
   const auto* buffers = program.buffers();
   const uoffset_t num_buffers = SizeOf(buffers);
   DefinednessTracker defined(program, entry, allocator);
@@ -339,15 +357,32 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
       CHECK_THUNK(kernel->kernel() < SizeOf(program.kernels()), NANORT_INVALID_PROGRAM,
                   "kernel %u out of range (%u kernels)", kernel->kernel(),
                   SizeOf(program.kernels()));
-      CHECK_THUNK(kernel->task_count() >= 1, NANORT_INVALID_PROGRAM, "task_count is 0");
-      CHECK_THUNK(kernel->num_outputs() <= num_args, NANORT_INVALID_PROGRAM,
-                  "%u outputs but only %u args", kernel->num_outputs(), num_args);
+      // The kernel's code was compiled for its signature and checks nothing
+      // at run: the thunk must call it exactly so (CheckKernels made every
+      // variant's signature equal variant 0's, and num_outputs <= num_args).
+      const nanort_kernel& signature = def.kernels[kernel->kernel()];
+      CHECK_THUNK(num_args == signature.num_args &&
+                      kernel->num_outputs() == signature.num_outputs &&
+                      kernel->task_count() == signature.task_count,
+                  NANORT_INVALID_PROGRAM,
+                  "%u args (%u outputs), %llu tasks do not match kernel %u ('%s'), compiled for "
+                  "%u args (%u outputs), %llu tasks",
+                  num_args, kernel->num_outputs(),
+                  static_cast<unsigned long long>(kernel->task_count()), kernel->kernel(),
+                  NameOf(program.kernels()->Get(kernel->kernel())->name()), signature.num_args,
+                  signature.num_outputs, static_cast<unsigned long long>(signature.task_count));
       const uoffset_t first_output = num_args - kernel->num_outputs();
       totals->slots += num_args;
       for (uoffset_t a = 0; a < num_args; ++a) {
         CHECK_THUNK(args->Get(a) < num_buffers, NANORT_INVALID_PROGRAM,
                     "arg %u names buffer %u (program has %u)", a, args->Get(a), num_buffers);
-        totals->patches += IsInTensor(buffers->Get(args->Get(a))->kind());
+        const fb::Buffer& buffer = *buffers->Get(args->Get(a));
+        CHECK_THUNK(buffer.size() == signature.arg_bytes[a], NANORT_INVALID_PROGRAM,
+                    "arg %u names buffer %u ('%s') of %llu bytes, kernel %u needs %llu", a,
+                    args->Get(a), NameOf(buffer.name()),
+                    static_cast<unsigned long long>(buffer.size()), kernel->kernel(),
+                    static_cast<unsigned long long>(signature.arg_bytes[a]));
+        totals->patches += IsInTensor(buffer.kind());
       }
       // Reads happen before writes, so an in-place kernel still needs its
       // operand defined.
@@ -461,6 +496,10 @@ nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
                            "%u.x)",
                            version.major, version.minor, NANORT_FORMAT_MAJOR);
   }
+  NANORT_CHECK_OR_RETURN(!version.shared, status, NANORT_INVALID_PROGRAM,
+                         "program of %llu bytes reaches some of its tables or vectors from many "
+                         "places (more than its size to walk)",
+                         static_cast<unsigned long long>(size));
   NANORT_CHECK_OR_RETURN(verified, status, NANORT_INVALID_PROGRAM,
                          "program of %llu bytes fails flatbuffers verification (corrupt or "
                          "truncated)",
@@ -490,8 +529,12 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
   NANORT_CHECK_OR_RETURN(def.constants_size == 0 || def.constants != nullptr, status,
                          NANORT_INVALID_PROGRAM, "model def has %llu bytes of constants at NULL",
                          static_cast<unsigned long long>(def.constants_size));
-  NANORT_CHECK_OR_RETURN(IsPowerOfTwo(program.arena_alignment()), status, NANORT_INVALID_PROGRAM,
-                         "arena alignment %u is not a power of two", program.arena_alignment());
+  // nanoc aligns the arena to 64 bytes; more than a page is never needed and
+  // would let a program make session creation ask for absurd alignments.
+  NANORT_CHECK_OR_RETURN(
+      IsPowerOfTwo(program.arena_alignment()) && program.arena_alignment() <= kMaxArenaAlignment,
+      status, NANORT_INVALID_PROGRAM, "arena alignment %u is not a power of two up to %u",
+      program.arena_alignment(), kMaxArenaAlignment);
   uint64_t rounded_arena;
   NANORT_CHECK_OR_RETURN(AlignUp(program.arena_size(), program.arena_alignment(), &rounded_arena) &&
                              rounded_arena <= SIZE_MAX / 2,
@@ -514,7 +557,7 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
   NANORT_RETURN_IF_ERROR(
       CheckTensors(program, entry.outputs(), fb::BufferKind::Output, "output", totals, status));
   NANORT_RETURN_IF_ERROR(CheckBuffers(program, entry, def, status));
-  return CheckThunks(program, entry, allocator, totals, status);
+  return CheckThunks(program, entry, def, allocator, totals, status);
 }
 
 }  // namespace nanort

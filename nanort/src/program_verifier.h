@@ -24,6 +24,9 @@ nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
 // place: the verifier checks alignment relative to the buffer.
 constexpr uint64_t kProgramAlignment = 8;
 
+// The largest arena alignment a program may ask for (nanoc asks for 64).
+constexpr uint32_t kMaxArenaAlignment = 4096;
+
 // What the invariant checks count on their way, for load and session
 // creation to size their tables by without walking the program again.
 struct ProgramTotals {

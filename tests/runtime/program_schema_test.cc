@@ -303,8 +303,9 @@ struct ExactBuffer {
   size_t size;
 };
 
+// By flatbuffers' rules alone (unbounded): what the differential tests compare.
 bool OursAccepts(const uint8_t* bytes, size_t size) {
-  return schema::VerifyProgramFlatbuffer(bytes, size);
+  return schema::VerifyProgramFlatbuffer(bytes, size, nullptr, /*bounded=*/false);
 }
 
 bool FlatbuffersAccepts(const uint8_t* bytes, size_t size) {
@@ -356,7 +357,8 @@ struct Answer {
 
 Answer OurAnswer(const uint8_t* bytes, size_t size) {
   Answer answer;
-  answer.accepted = schema::VerifyProgramFlatbuffer(bytes, size, &answer.version);
+  answer.accepted =
+      schema::VerifyProgramFlatbuffer(bytes, size, &answer.version, /*bounded=*/false);
   return answer;
 }
 
@@ -528,6 +530,11 @@ TEST(ProgramSchemaVerify, AMillionTableVisitsPassAndOneMoreFailsInBoth) {
   const std::vector<uint8_t> at_limit = ManyTableVisits(999, false);  // 1 + 999 * 1001 = 10^6
   EXPECT_TRUE(OursAccepts(at_limit.data(), at_limit.size()));
   EXPECT_TRUE(FlatbuffersAccepts(at_limit.data(), at_limit.size()));
+  // Bounded, as nanort verifies: a thousand entries naming one Entry, whose
+  // thunks name one Thunk, reach far more than the buffer holds.
+  schema::FormatVersion version;
+  EXPECT_FALSE(schema::VerifyProgramFlatbuffer(at_limit.data(), at_limit.size(), &version));
+  EXPECT_TRUE(version.shared);
   const std::vector<uint8_t> over = ManyTableVisits(999, true);
   EXPECT_FALSE(OursAccepts(over.data(), over.size()));
   EXPECT_FALSE(FlatbuffersAccepts(over.data(), over.size()));
@@ -670,6 +677,17 @@ TEST(ProgramSchemaVerify, DamagedProgramsGetTheSameAnswerAsFlatbuffers) {
       const ExactBuffer buffer(mutant.data(), mutant.size());
       const Answer ours = OurAnswer(buffer.bytes.get(), buffer.size);
       const Answer theirs = FlatbuffersAnswer(buffer.bytes.get(), buffer.size);
+      // Bounded, nanort's rule: the same answer, or a refusal that says the
+      // mutant reaches shared tables or vectors.
+      schema::FormatVersion bounded_version;
+      const bool bounded =
+          schema::VerifyProgramFlatbuffer(buffer.bytes.get(), buffer.size, &bounded_version);
+      if (bounded != ours.accepted && !(ours.accepted && bounded_version.shared)) {
+        ADD_FAILURE() << "NANORT_FUZZ_SEED=" << seed << ", program \"" << program.name
+                      << "\", mutant " << i << ": bounded " << bounded << ", unbounded "
+                      << ours.accepted;
+        if (++differences == kMaxReported) return;
+      }
       ++(theirs.accepted ? accepted : theirs.version.read ? version_only : neither);
       if (ours == theirs) continue;
       std::string what;

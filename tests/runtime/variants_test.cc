@@ -37,12 +37,13 @@ struct VariantModel {
     ProgramSpec spec = ChainSpec();
     spec.variants = std::move(variants);
     chain = std::make_unique<ChainModel>(spec);
-    table[0] = &AddF32, table[1] = &ScaleF32, table[2] = &AddF32, table[3] = &ScaleTwiceF32;
+    table[0] = AddF32Entry(), table[1] = ScaleF32Entry(), table[2] = AddF32Entry();
+    table[3] = ChainEntry(&ScaleTwiceF32, true);
     chain->def.kernels = table;
     chain->def.num_kernels = 2 * static_cast<uint32_t>(spec.variants.size());
   }
   std::unique_ptr<ChainModel> chain;
-  nanort_kernel_fn table[4];
+  nanort_kernel table[4];
 };
 
 // Loads and runs the chain on x = {1, 2, 3, 4}; returns y[0] and the CPU name.

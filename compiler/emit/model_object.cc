@@ -49,9 +49,9 @@ void addModelDefinition(llvm::Module& module, const std::string& name,
   llvm::GlobalVariable* arg_bytes = nullptr;
   if (!all_bytes.empty()) {
     auto* init = llvm::ConstantDataArray::get(ctx, llvm::ArrayRef<uint64_t>(all_bytes));
-    arg_bytes = new llvm::GlobalVariable(module, init->getType(), true,
-                                         llvm::GlobalValue::InternalLinkage, init,
-                                         name + "_arg_bytes");
+    arg_bytes =
+        new llvm::GlobalVariable(module, init->getType(), true, llvm::GlobalValue::InternalLinkage,
+                                 init, name + "_arg_bytes");
     arg_bytes->setAlignment(llvm::Align(8));
   }
 

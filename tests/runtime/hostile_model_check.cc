@@ -215,12 +215,11 @@ int Main(const char* path, const char* name) {
         // shape): then the call is legal, and must run safely.
         mt.kernel = k;
         const nanort_kernel* table = object->kernels;
-        const bool same = k < base.kernels.size() &&
-                          table[k].num_args == table[thunk.kernel].num_args &&
-                          table[k].task_count == table[thunk.kernel].task_count &&
-                          table[k].num_outputs == table[thunk.kernel].num_outputs &&
-                          memcmp(table[k].arg_bytes, table[thunk.kernel].arg_bytes,
-                                 8 * table[k].num_args) == 0;
+        const bool same =
+            k < base.kernels.size() && table[k].num_args == table[thunk.kernel].num_args &&
+            table[k].task_count == table[thunk.kernel].task_count &&
+            table[k].num_outputs == table[thunk.kernel].num_outputs &&
+            memcmp(table[k].arg_bytes, table[thunk.kernel].arg_bytes, 8 * table[k].num_args) == 0;
         Check(*object, m, !same, at + " kernel " + std::to_string(k), &counts);
       }
       mt = thunk;
@@ -284,8 +283,8 @@ int Main(const char* path, const char* name) {
       Check(*object, m, false, at + " index " + std::to_string(index), &counts);
     }
     mb = buffer;
-    for (uint64_t size : {uint64_t{0}, buffer.size - 4, buffer.size + 4, buffer.size * 2,
-                          buffer.size + 4096}) {
+    for (uint64_t size :
+         {uint64_t{0}, buffer.size - 4, buffer.size + 4, buffer.size * 2, buffer.size + 4096}) {
       if (size == buffer.size) continue;
       mb.size = size;
       Check(*object, m, false, at + " size " + std::to_string(size), &counts);

@@ -41,20 +41,17 @@ class ByteRangeSet {
     count_ = 0;
   }
 
+  // Binary searches: a thunk's check costs O(log ranges), not O(ranges).
   bool Covers(size_t begin, size_t end) const {
     if (begin == end) return true;
-    for (size_t i = 0; i < count_; ++i) {
-      if (ranges_[i].begin > begin) break;
-      if (ranges_[i].end >= end) return true;
-    }
-    return false;
+    const size_t i = CountBelow(begin + 1, false);  // the last range starting at or before begin
+    return i != 0 && ranges_[i - 1].end >= end;
   }
 
   // False only if the capacity bound above was wrong.
   bool Insert(size_t begin, size_t end) {
     if (begin == end) return true;
-    size_t first = 0;
-    while (first < count_ && ranges_[first].end < begin) ++first;
+    size_t first = CountBelow(begin, true);
     size_t last = first;  // one past the last range that overlaps or touches
     for (; last < count_ && ranges_[last].begin <= end; ++last) {
       if (ranges_[last].begin < begin) begin = ranges_[last].begin;
@@ -69,6 +66,21 @@ class ByteRangeSet {
   }
 
  private:
+  // How many ranges begin (or, with `ends`, end) below `key`; both are sorted
+  // since the ranges are disjoint and sorted.
+  size_t CountBelow(size_t key, bool ends) const {
+    size_t low = 0, high = count_;
+    while (low < high) {
+      const size_t mid = (low + high) / 2;
+      if ((ends ? ranges_[mid].end : ranges_[mid].begin) < key) {
+        low = mid + 1;
+      } else {
+        high = mid;
+      }
+    }
+    return low;
+  }
+
   Range* ranges_ = nullptr;
   size_t capacity_ = 0;
   size_t count_ = 0;

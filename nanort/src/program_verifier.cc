@@ -1,5 +1,6 @@
 #include "program_verifier.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include <new>
@@ -168,6 +169,11 @@ class DefinednessTracker {
   ByteRangeSet* sets_ = nullptr;
 };
 
+// nanort_kernel's signature fields (arg_bytes to the end), which the verifier
+// compares across variants as one block of bytes.
+constexpr size_t kSignatureBytes = sizeof(nanort_kernel) - offsetof(nanort_kernel, arg_bytes);
+static_assert(kSignatureBytes == sizeof(void*) + 16, "nanort_kernel has no padding");
+
 bool IsWritable(fb::BufferKind kind) {
   return kind == fb::BufferKind::Arena || kind == fb::BufferKind::Output;
 }
@@ -331,22 +337,19 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
                            "kernel %u ('%s') is a GPU kernel: GPU programs are not supported by "
                            "this build",
                            k, NameOf(kernel.name()));
-    // Every variant compiles the same node, so one signature serves all:
-    // CheckThunks matches thunks against variant 0's.
+    // Every variant compiles the same node, so one signature serves all
+    // (nanort.h: the entries share one arg_bytes array): CheckThunks matches
+    // thunks against variant 0's.
     const nanort_kernel& first = def.kernels[k];
     for (uoffset_t v = 0; v < variants; ++v) {
       const nanort_kernel& entry = def.kernels[v * SizeOf(kernels) + k];
-      bool same = entry.fn != nullptr && entry.num_args == first.num_args &&
-                  entry.num_outputs == first.num_outputs && entry.num_outputs <= entry.num_args &&
-                  entry.task_count == first.task_count &&
-                  (entry.num_args == 0 || entry.arg_bytes != nullptr);
-      for (uint32_t a = 0; same && a < entry.num_args; ++a) {
-        same = entry.arg_bytes[a] == first.arg_bytes[a];
-      }
+      const bool same = entry.fn != nullptr && first.num_outputs <= first.num_args &&
+                        (first.num_args == 0 || first.arg_bytes != nullptr) &&
+                        BytesEqual(&entry.arg_bytes, &first.arg_bytes, kSignatureBytes);
       NANORT_CHECK_OR_RETURN(same, status, NANORT_INVALID_PROGRAM,
-                             "kernel %u ('%s') of variant %u is NULL or its signature differs "
-                             "from variant 0's in the object file's kernel table",
-                             k, NameOf(kernel.name()), v);
+                             "kernel %u of variant %u is NULL or differs from variant 0's in the "
+                             "object file's kernel table",
+                             k, v);
     }
   }
   return NANORT_OK;
@@ -377,12 +380,9 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
                       kernel->num_outputs() == signature.num_outputs &&
                       kernel->task_count() == signature.task_count,
                   NANORT_INVALID_PROGRAM,
-                  "%u args (%u outputs), %llu tasks do not match kernel %u ('%s'), compiled for "
-                  "%u args (%u outputs), %llu tasks",
-                  num_args, kernel->num_outputs(),
-                  static_cast<unsigned long long>(kernel->task_count()), kernel->kernel(),
-                  NameOf(program.kernels()->Get(kernel->kernel())->name()), signature.num_args,
-                  signature.num_outputs, static_cast<unsigned long long>(signature.task_count));
+                  "does not match kernel %u, compiled for %u args (%u outputs) and %llu tasks",
+                  kernel->kernel(), signature.num_args, signature.num_outputs,
+                  static_cast<unsigned long long>(signature.task_count));
       const uoffset_t first_output = num_args - kernel->num_outputs();
       totals->slots += num_args;
       for (uoffset_t a = 0; a < num_args; ++a) {
@@ -390,9 +390,8 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
                     "arg %u names buffer %u (program has %u)", a, args->Get(a), num_buffers);
         const fb::Buffer& buffer = *buffers->Get(args->Get(a));
         CHECK_THUNK(buffer.size() == signature.arg_bytes[a], NANORT_INVALID_PROGRAM,
-                    "arg %u names buffer %u ('%s') of %llu bytes, kernel %u needs %llu", a,
-                    args->Get(a), NameOf(buffer.name()),
-                    static_cast<unsigned long long>(buffer.size()), kernel->kernel(),
+                    "arg %u names buffer %u of %llu bytes, the kernel takes %llu", a, args->Get(a),
+                    static_cast<unsigned long long>(buffer.size()),
                     static_cast<unsigned long long>(signature.arg_bytes[a]));
         totals->patches += IsInTensor(buffer.kind());
       }
@@ -508,14 +507,11 @@ nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
                            "%u.x)",
                            version.major, version.minor, NANORT_FORMAT_MAJOR);
   }
-  NANORT_CHECK_OR_RETURN(!version.shared, status, NANORT_INVALID_PROGRAM,
-                         "program of %llu bytes reaches some of its tables or vectors from many "
-                         "places (more than its size to walk)",
-                         static_cast<unsigned long long>(size));
-  NANORT_CHECK_OR_RETURN(verified, status, NANORT_INVALID_PROGRAM,
-                         "program of %llu bytes fails flatbuffers verification (corrupt or "
-                         "truncated)",
-                         static_cast<unsigned long long>(size));
+  NANORT_CHECK_OR_RETURN(
+      verified, status, NANORT_INVALID_PROGRAM,
+      "program of %llu bytes fails flatbuffers verification (%s)",
+      static_cast<unsigned long long>(size),
+      version.shared ? "names some table or vector from many places" : "corrupt or truncated");
   *out_program = fb::GetProgram(bytes);
   return NANORT_OK;
 }

@@ -18,13 +18,12 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "guarded_block.h"
 #include "nanort/nanort.h"
 #include "test_program.h"
 
@@ -83,37 +82,6 @@ ProgramSpec ReadSpec(const fb::Program& p) {
   spec.constants_size = p.constants_size();
   return spec;
 }
-
-// `size` bytes ending `align`-rounded at a page boundary, the next page
-// PROT_NONE: any access past the rounded end faults.
-class GuardedBlock {
- public:
-  GuardedBlock(size_t size, size_t align) {
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    const size_t rounded = (size + align - 1) / align * align;
-    mapped_ = (rounded + page - 1) / page * page + page;
-    base_ = static_cast<uint8_t*>(
-        mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    if (base_ == MAP_FAILED) {
-      base_ = nullptr;
-      return;
-    }
-    mprotect(base_ + mapped_ - page, page, PROT_NONE);
-    data_ = base_ + mapped_ - page - rounded;
-    memset(data_, 0x5a, rounded);
-  }
-  ~GuardedBlock() {
-    if (base_ != nullptr) munmap(base_, mapped_);
-  }
-  GuardedBlock(const GuardedBlock&) = delete;
-  GuardedBlock& operator=(const GuardedBlock&) = delete;
-  uint8_t* data() const { return data_; }
-
- private:
-  uint8_t* base_ = nullptr;
-  uint8_t* data_ = nullptr;
-  size_t mapped_ = 0;
-};
 
 struct Counts {
   int mutants = 0, refused = 0, ran = 0, failures = 0;

@@ -102,7 +102,7 @@ TEST(ModelLoad, RefusesANullKernel) {
   chain.kernels[1].fn = nullptr;
   const LoadResult result = LoadDef(chain.def);
   EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
-  EXPECT_THAT(result.message, HasSubstr("kernel 1 ('scale_f32') of variant 0 is NULL"));
+  EXPECT_THAT(result.message, HasSubstr("kernel 1 of variant 0 is NULL"));
 }
 
 TEST(ModelLoad, RefusesAnArenaSliceOutOfRange) {
@@ -281,36 +281,37 @@ TEST(ModelLoad, RefusesAnArgOutOfRange) {
 }
 
 TEST(ModelLoad, RefusesAThunkThatDoesNotMatchItsKernelsSignature) {
+  const std::string add =
+      "thunk 0 (node 'add0', op 'Add'): does not match kernel 0, compiled "
+      "for 3 args (1 outputs) and 4 tasks";
   ProgramSpec spec = ChainSpec();
   spec.thunks[0].task_count = 0;
-  EXPECT_EQ(LoadSpec(spec).message,
-            "thunk 0 (node 'add0', op 'Add'): 3 args (1 outputs), 0 tasks do not match kernel 0 "
-            "('add_f32'), compiled for 3 args (1 outputs), 4 tasks");
-  spec = ChainSpec();
+  EXPECT_EQ(LoadSpec(spec).message, add);
   spec.thunks[0].task_count = 5;
-  EXPECT_THAT(LoadSpec(spec).message, HasSubstr("5 tasks do not match kernel 0"));
+  EXPECT_EQ(LoadSpec(spec).message, add);
   spec = ChainSpec();
   spec.thunks[0].num_outputs = 4;
-  EXPECT_THAT(LoadSpec(spec).message, HasSubstr("3 args (4 outputs), 4 tasks do not match"));
-  spec = ChainSpec();
+  EXPECT_EQ(LoadSpec(spec).message, add);
   spec.thunks[0].num_outputs = 2;
-  EXPECT_THAT(LoadSpec(spec).message, HasSubstr("3 args (2 outputs), 4 tasks do not match"));
+  EXPECT_EQ(LoadSpec(spec).message, add);
   spec = ChainSpec();
-  spec.thunks[1].args.push_back(5);
-  EXPECT_THAT(LoadSpec(spec).message, HasSubstr("4 args (1 outputs), 4 tasks do not match"));
+  spec.thunks[0].args.push_back(4);
+  EXPECT_EQ(LoadSpec(spec).message, add);
+  spec.thunks[0].args.resize(2);
+  EXPECT_EQ(LoadSpec(spec).message, add);
   // The add kernel called where the scale kernel was compiled (kernel index
   // swapped): its second argument is the 4-byte scale, not 16 bytes.
   spec = ChainSpec();
   spec.thunks[1].kernel = 0;
   EXPECT_EQ(LoadSpec(spec).message,
-            "thunk 1 (node 'mul0', op 'Mul'): arg 1 names buffer 3 ('s') of 4 bytes, kernel 0 "
-            "needs 16");
+            "thunk 1 (node 'mul0', op 'Mul'): arg 1 names buffer 3 of 4 bytes, the kernel takes "
+            "16");
   // An output pointed at a smaller buffer.
   spec = ChainSpec();
   spec.buffers.push_back({fb::BufferKind::Arena, 0, 0, 8, "small"});
   spec.thunks[0].args[2] = 6;
   EXPECT_THAT(LoadSpec(spec).message,
-              HasSubstr("arg 2 names buffer 6 ('small') of 8 bytes, kernel 0 needs 16"));
+              HasSubstr("arg 2 names buffer 6 of 8 bytes, the kernel takes 16"));
 }
 
 TEST(ModelLoad, RefusesAnArenaOtherThanItsBuffersNeed) {
@@ -328,11 +329,10 @@ TEST(ModelLoad, RefusesAnArenaOtherThanItsBuffersNeed) {
   EXPECT_EQ(LoadSpec(spec).code, NANORT_OK);
 }
 
-TEST(ModelLoad, RefusesAKernelTableWhoseVariantsDisagree) {
+TEST(ModelLoad, RefusesAProgramAgainstAKernelCompiledOtherwise) {
   ChainModel chain;
   chain.kernels[1].task_count = 3;
-  // One variant: its own signature is the reference, so the program mismatches.
-  EXPECT_THAT(LoadDef(chain.def).message, HasSubstr("compiled for 3 args (1 outputs), 3 tasks"));
+  EXPECT_THAT(LoadDef(chain.def).message, HasSubstr("compiled for 3 args (1 outputs) and 3 tasks"));
 }
 
 TEST(ModelLoad, RefusesAnUnknownThunkKind) {

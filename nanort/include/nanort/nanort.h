@@ -116,7 +116,9 @@ typedef void (*nanort_kernel_fn)(const nanort_kernel_args* args, uint64_t task_b
  * every thunk that names the kernel must match its signature (argument count,
  * outputs, the bytes of each argument's buffer, task count) or the program is
  * refused (NANORT_INVALID_PROGRAM): the program bytes are not trusted, the
- * compiled object is. */
+ * compiled object is. In an artifact of several CPU variants, a kernel's
+ * entries in every variant hold the same signature and the same arg_bytes
+ * pointer. */
 typedef struct nanort_kernel {
   nanort_kernel_fn fn;
   const uint64_t* arg_bytes; /* num_args entries: the bytes of each argument's buffer */

@@ -49,8 +49,8 @@ constexpr uint32_t kMaxTables = 1000000;
 
 class Walker {
  public:
-  Walker(const uint8_t* bytes, size_t size, bool bounded)
-      : buf_(bytes), size_(size), budget_(bounded ? size : SIZE_MAX) {}
+  Walker(const uint8_t* bytes, size_t size, size_t budget)
+      : buf_(bytes), size_(size), budget_(budget) {}
 
   // Verifier::VerifyBuffer: minimum size, identifier, root offset, root table.
   bool Buffer() {
@@ -81,8 +81,8 @@ class Walker {
   }
 
   // Adds `bytes` to what the walk has reached; false past the budget. Each
-  // charge is under 2^31 and the total stops past the budget (< 2^31 when
-  // bounded), so size_t holds it on 32-bit targets too.
+  // charge is under 2^31 and the total stops past the budget (< 2^31 when it
+  // is the buffer's size), so size_t holds it on 32-bit targets too.
   bool Charge(size_t bytes) {
     charged_ += bytes;
     if (charged_ <= budget_) return true;
@@ -195,8 +195,8 @@ const uint8_t* TableFields(TableId table, size_t* count) {
 }
 
 bool VerifyProgramFlatbuffer(const uint8_t* bytes, size_t size, FormatVersion* version,
-                             bool bounded) {
-  Walker walker(bytes, size, bounded);
+                             size_t budget) {
+  Walker walker(bytes, size, budget);
   const bool ok = walker.Buffer();
   if (version != nullptr) *version = walker.version();
   return ok;

@@ -174,6 +174,14 @@ class DefinednessTracker {
 constexpr size_t kSignatureBytes = sizeof(nanort_kernel) - offsetof(nanort_kernel, arg_bytes);
 static_assert(kSignatureBytes == sizeof(void*) + 16, "nanort_kernel has no padding");
 
+// Whether `entry` (a kernel of some variant) is bound and holds `first`'s
+// signature (the same kernel of variant 0), which is well formed.
+bool IsSignatureOf(const nanort_kernel& entry, const nanort_kernel& first) {
+  return entry.fn != nullptr && first.num_outputs <= first.num_args &&
+         (first.num_args == 0 || first.arg_bytes != nullptr) &&
+         BytesEqual(&entry.arg_bytes, &first.arg_bytes, kSignatureBytes);
+}
+
 bool IsWritable(fb::BufferKind kind) {
   return kind == fb::BufferKind::Arena || kind == fb::BufferKind::Output;
 }
@@ -248,7 +256,9 @@ nanort_status_code CheckTensors(const fb::Program& program,
 nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& entry,
                                 const nanort_model_def& def, nanort_status* status) {
   const auto* buffers = program.buffers();
-  uint64_t arena_end = 0;  // what the arena buffers need
+  // Whether an arena buffer ends at the arena's end (none need to when it is
+  // empty); the checks below keep every one from ending past it.
+  bool arena_used = program.arena_size() == 0;
   for (uoffset_t b = 0; b < SizeOf(buffers); ++b) {
     const fb::Buffer& buffer = *buffers->Get(b);
     const char* name = NameOf(buffer.name());
@@ -278,7 +288,7 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
       case fb::BufferKind::Arena:
         limit = program.arena_size();
         space = "arena";
-        if (end > arena_end) arena_end = end;
+        arena_used |= end == limit;
         NANORT_CHECK_OR_RETURN(buffer.alignment() <= program.arena_alignment(), status,
                                NANORT_INVALID_PROGRAM,
                                "buffer %u ('%s'): alignment %u exceeds the arena's %u", b, name,
@@ -311,10 +321,9 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
   }
   // nanoc writes the exact arena: a larger one would only make sessions
   // allocate what no thunk uses.
-  NANORT_CHECK_OR_RETURN(arena_end == program.arena_size(), status, NANORT_INVALID_PROGRAM,
-                         "arena of %llu bytes, its buffers need %llu",
-                         static_cast<unsigned long long>(program.arena_size()),
-                         static_cast<unsigned long long>(arena_end));
+  NANORT_CHECK_OR_RETURN(arena_used, status, NANORT_INVALID_PROGRAM,
+                         "arena of %llu bytes, more than its buffers need",
+                         static_cast<unsigned long long>(program.arena_size()));
   return NANORT_OK;
 }
 
@@ -327,9 +336,6 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
                          status, NANORT_INVALID_PROGRAM,
                          "program has %u kernels (x%u variants), its object file binds %u",
                          SizeOf(kernels), variants, def.num_kernels);
-  NANORT_CHECK_OR_RETURN(def.num_kernels == 0 || def.kernels != nullptr, status,
-                         NANORT_INVALID_PROGRAM, "model def has %u kernels but a NULL kernel table",
-                         def.num_kernels);
   for (uoffset_t k = 0; k < SizeOf(kernels); ++k) {
     const fb::Kernel& kernel = *kernels->Get(k);
     NANORT_CHECK_OR_RETURN(kernel.device() == fb::DeviceKind::Cpu, status,
@@ -340,12 +346,9 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
     // Every variant compiles the same node, so one signature serves all
     // (nanort.h: the entries share one arg_bytes array): CheckThunks matches
     // thunks against variant 0's.
-    const nanort_kernel& first = def.kernels[k];
     for (uoffset_t v = 0; v < variants; ++v) {
-      const nanort_kernel& entry = def.kernels[v * SizeOf(kernels) + k];
-      const bool same = entry.fn != nullptr && first.num_outputs <= first.num_args &&
-                        (first.num_args == 0 || first.arg_bytes != nullptr) &&
-                        BytesEqual(&entry.arg_bytes, &first.arg_bytes, kSignatureBytes);
+      const bool same = def.kernels != nullptr &&
+                        IsSignatureOf(def.kernels[v * SizeOf(kernels) + k], def.kernels[k]);
       NANORT_CHECK_OR_RETURN(same, status, NANORT_INVALID_PROGRAM,
                              "kernel %u of variant %u is NULL or differs from variant 0's in the "
                              "object file's kernel table",
@@ -386,13 +389,13 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
       const uoffset_t first_output = num_args - kernel->num_outputs();
       totals->slots += num_args;
       for (uoffset_t a = 0; a < num_args; ++a) {
-        CHECK_THUNK(args->Get(a) < num_buffers, NANORT_INVALID_PROGRAM,
-                    "arg %u names buffer %u (program has %u)", a, args->Get(a), num_buffers);
-        const fb::Buffer& buffer = *buffers->Get(args->Get(a));
-        CHECK_THUNK(buffer.size() == signature.arg_bytes[a], NANORT_INVALID_PROGRAM,
-                    "arg %u names buffer %u of %llu bytes, the kernel takes %llu", a, args->Get(a),
-                    static_cast<unsigned long long>(buffer.size()),
-                    static_cast<unsigned long long>(signature.arg_bytes[a]));
+        const uint32_t b = args->Get(a);
+        CHECK_THUNK(b < num_buffers && buffers->Get(b)->size() == signature.arg_bytes[a],
+                    NANORT_INVALID_PROGRAM,
+                    "arg %u names buffer %u, not one of the program's %u buffers of the %llu "
+                    "bytes the kernel takes",
+                    a, b, num_buffers, static_cast<unsigned long long>(signature.arg_bytes[a]));
+        const fb::Buffer& buffer = *buffers->Get(b);
         totals->patches += IsInTensor(buffer.kind());
       }
       // Reads happen before writes, so an in-place kernel still needs its
@@ -497,7 +500,8 @@ nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
   // verified: a newer major may not verify against this schema, and deserves
   // to be called newer rather than corrupt.
   schema::FormatVersion version;
-  const bool verified = schema::VerifyProgramFlatbuffer(bytes, static_cast<size_t>(size), &version);
+  const bool verified = schema::VerifyProgramFlatbuffer(bytes, static_cast<size_t>(size), &version,
+                                                        static_cast<size_t>(size));
   if (version.read) {
     NANORT_CHECK_OR_RETURN(version.major <= NANORT_FORMAT_MAJOR, status, NANORT_UNSUPPORTED_VERSION,
                            "program format %u.%u, this runtime reads %u.x", version.major,
@@ -539,10 +543,11 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
                          static_cast<unsigned long long>(def.constants_size));
   // nanoc aligns the arena to 64 bytes; more than a page is never needed and
   // would let a program make session creation ask for absurd alignments.
-  NANORT_CHECK_OR_RETURN(
-      IsPowerOfTwo(program.arena_alignment()) && program.arena_alignment() <= kMaxArenaAlignment,
-      status, NANORT_INVALID_PROGRAM, "arena alignment %u is not a power of two up to %u",
-      program.arena_alignment(), kMaxArenaAlignment);
+  NANORT_CHECK_OR_RETURN(program.arena_alignment() - 1u < kMaxArenaAlignment &&
+                             IsPowerOfTwo(program.arena_alignment()),
+                         status, NANORT_INVALID_PROGRAM,
+                         "arena alignment %u is not a power of two up to %u",
+                         program.arena_alignment(), kMaxArenaAlignment);
   uint64_t rounded_arena;
   NANORT_CHECK_OR_RETURN(AlignUp(program.arena_size(), program.arena_alignment(), &rounded_arena) &&
                              rounded_arena <= SIZE_MAX / 2,
@@ -552,11 +557,8 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
   totals->arena_rounded_size = static_cast<size_t>(rounded_arena);
 
   const auto* entries = program.entries();
-  NANORT_CHECK_OR_RETURN(SizeOf(entries) != 0, status, NANORT_INVALID_PROGRAM,
-                         "program has no entry");
   NANORT_CHECK_OR_RETURN(SizeOf(entries) == 1, status, NANORT_INVALID_PROGRAM,
-                         "program has %u entries: several entries not supported yet",
-                         SizeOf(entries));
+                         "program has %u entries: nanort runs programs of one", SizeOf(entries));
   const fb::Entry& entry = *entries->Get(0);
 
   NANORT_RETURN_IF_ERROR(CheckKernels(program, def, status));

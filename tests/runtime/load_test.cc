@@ -277,7 +277,8 @@ TEST(ModelLoad, RefusesAnArgOutOfRange) {
   spec.thunks[0].args[1] = 99;
   const LoadResult result = LoadSpec(spec);
   EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
-  EXPECT_THAT(result.message, HasSubstr("arg 1 names buffer 99 (program has 6)"));
+  EXPECT_THAT(result.message, HasSubstr("arg 1 names buffer 99, not one of the program's 6 buffers "
+                                        "of the 16 bytes the kernel takes"));
 }
 
 TEST(ModelLoad, RefusesAThunkThatDoesNotMatchItsKernelsSignature) {
@@ -304,20 +305,21 @@ TEST(ModelLoad, RefusesAThunkThatDoesNotMatchItsKernelsSignature) {
   spec = ChainSpec();
   spec.thunks[1].kernel = 0;
   EXPECT_EQ(LoadSpec(spec).message,
-            "thunk 1 (node 'mul0', op 'Mul'): arg 1 names buffer 3 of 4 bytes, the kernel takes "
-            "16");
+            "thunk 1 (node 'mul0', op 'Mul'): arg 1 names buffer 3, not one of the program's 6 "
+            "buffers of the 16 bytes the kernel takes");
   // An output pointed at a smaller buffer.
   spec = ChainSpec();
   spec.buffers.push_back({fb::BufferKind::Arena, 0, 0, 8, "small"});
   spec.thunks[0].args[2] = 6;
-  EXPECT_THAT(LoadSpec(spec).message,
-              HasSubstr("arg 2 names buffer 6 of 8 bytes, the kernel takes 16"));
+  EXPECT_THAT(
+      LoadSpec(spec).message,
+      HasSubstr("arg 2 names buffer 6, not one of the program's 7 buffers of the 16 bytes"));
 }
 
 TEST(ModelLoad, RefusesAnArenaOtherThanItsBuffersNeed) {
   ProgramSpec spec = ChainSpec();
   spec.arena_size = 81;
-  EXPECT_EQ(LoadSpec(spec).message, "arena of 81 bytes, its buffers need 80");
+  EXPECT_EQ(LoadSpec(spec).message, "arena of 81 bytes, more than its buffers need");
   spec.arena_size = uint64_t{1} << 40;
   EXPECT_EQ(LoadSpec(spec).code, NANORT_INVALID_PROGRAM);
   spec = ChainSpec();
@@ -348,11 +350,11 @@ TEST(ModelLoad, RefusesAnUnknownThunkKind) {
 TEST(ModelLoad, RefusesNoEntryAndSeveralEntries) {
   ProgramSpec spec = ChainSpec();
   spec.num_entries = 0;
-  EXPECT_EQ(LoadSpec(spec).message, "program has no entry");
+  EXPECT_EQ(LoadSpec(spec).message, "program has 0 entries: nanort runs programs of one");
   spec.num_entries = 2;
   const LoadResult result = LoadSpec(spec);
   EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
-  EXPECT_EQ(result.message, "program has 2 entries: several entries not supported yet");
+  EXPECT_EQ(result.message, "program has 2 entries: nanort runs programs of one");
 }
 
 TEST(ModelLoad, RefusesAProgramWithoutTarget) {

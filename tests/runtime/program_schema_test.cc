@@ -305,7 +305,7 @@ struct ExactBuffer {
 
 // By flatbuffers' rules alone (unbounded): what the differential tests compare.
 bool OursAccepts(const uint8_t* bytes, size_t size) {
-  return schema::VerifyProgramFlatbuffer(bytes, size, nullptr, /*bounded=*/false);
+  return schema::VerifyProgramFlatbuffer(bytes, size, nullptr, SIZE_MAX);
 }
 
 bool FlatbuffersAccepts(const uint8_t* bytes, size_t size) {
@@ -357,8 +357,7 @@ struct Answer {
 
 Answer OurAnswer(const uint8_t* bytes, size_t size) {
   Answer answer;
-  answer.accepted =
-      schema::VerifyProgramFlatbuffer(bytes, size, &answer.version, /*bounded=*/false);
+  answer.accepted = schema::VerifyProgramFlatbuffer(bytes, size, &answer.version, SIZE_MAX);
   return answer;
 }
 
@@ -502,7 +501,8 @@ TEST(ProgramSchemaVerify, ValidProgramsAreAcceptedByBothAndTheirVersionRead) {
     EXPECT_TRUE(FlatbuffersAccepts(buffer.bytes.get(), buffer.size));
     schema::FormatVersion version;
     version.major = version.minor = 99;
-    EXPECT_TRUE(schema::VerifyProgramFlatbuffer(buffer.bytes.get(), buffer.size, &version));
+    EXPECT_TRUE(
+        schema::VerifyProgramFlatbuffer(buffer.bytes.get(), buffer.size, &version, buffer.size));
     EXPECT_TRUE(version.read);
     EXPECT_EQ(version.major, program.format_major);
     EXPECT_EQ(version.minor, program.format_minor);
@@ -533,7 +533,8 @@ TEST(ProgramSchemaVerify, AMillionTableVisitsPassAndOneMoreFailsInBoth) {
   // Bounded, as nanort verifies: a thousand entries naming one Entry, whose
   // thunks name one Thunk, reach far more than the buffer holds.
   schema::FormatVersion version;
-  EXPECT_FALSE(schema::VerifyProgramFlatbuffer(at_limit.data(), at_limit.size(), &version));
+  EXPECT_FALSE(
+      schema::VerifyProgramFlatbuffer(at_limit.data(), at_limit.size(), &version, at_limit.size()));
   EXPECT_TRUE(version.shared);
   const std::vector<uint8_t> over = ManyTableVisits(999, true);
   EXPECT_FALSE(OursAccepts(over.data(), over.size()));
@@ -680,8 +681,8 @@ TEST(ProgramSchemaVerify, DamagedProgramsGetTheSameAnswerAsFlatbuffers) {
       // Bounded, nanort's rule: the same answer, or a refusal that says the
       // mutant reaches shared tables or vectors.
       schema::FormatVersion bounded_version;
-      const bool bounded =
-          schema::VerifyProgramFlatbuffer(buffer.bytes.get(), buffer.size, &bounded_version);
+      const bool bounded = schema::VerifyProgramFlatbuffer(buffer.bytes.get(), buffer.size,
+                                                           &bounded_version, buffer.size);
       if (bounded != ours.accepted && !(ours.accepted && bounded_version.shared)) {
         ADD_FAILURE() << "NANORT_FUZZ_SEED=" << seed << ", program \"" << program.name
                       << "\", mutant " << i << ": bounded " << bounded << ", unbounded "

@@ -1,9 +1,13 @@
 // Program verification: nothing in a program is trusted because it parsed.
 // After VerifyProgram succeeds, every buffer is a slice inside the constants
-// blob, the arena or one of the entry's tensors; every kernel index is bound;
-// every thunk reads only bytes an earlier thunk wrote (or inputs/constants);
-// and every output is written. Sessions and run rely on these facts for
-// memory safety and do not check them again.
+// blob, the arena or one of the entry's tensors; the arena is exactly what
+// its buffers need; every kernel index is bound and every kernel thunk
+// matches the signature its kernel was compiled for (the object's kernel
+// table: argument count, outputs, each argument's bytes, task count); every
+// thunk reads only bytes an earlier thunk wrote (or inputs/constants); and
+// every output is written. Sessions and run rely on these facts for memory
+// safety and do not check them again. docs/SAFETY.md has the whole list and
+// the time and memory bounds.
 #ifndef NANORT_SRC_PROGRAM_VERIFIER_H_
 #define NANORT_SRC_PROGRAM_VERIFIER_H_
 

@@ -81,6 +81,14 @@ TEST(ModelLoad, RefusesANewerKernelAbiInTheDef) {
   EXPECT_THAT(result.message, HasSubstr("kernel ABI 3"));
 }
 
+TEST(ModelLoad, RefusesAnObjectOfKernelAbi1WhoseKernelTableHasNoSignatures) {
+  ChainModel chain;
+  chain.def.kernel_abi = 1;
+  const LoadResult result = LoadDef(chain.def);
+  EXPECT_EQ(result.code, NANORT_UNSUPPORTED_VERSION);
+  EXPECT_EQ(result.message, "model was compiled for kernel ABI 1, this runtime calls ABI 2");
+}
+
 TEST(ModelLoad, RefusesAKernelIndexOutOfRange) {
   ProgramSpec spec = ChainSpec();
   spec.thunks[1].kernel = 7;

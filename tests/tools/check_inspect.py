@@ -72,7 +72,7 @@ def check_json(doc, path):
     check(arena["size"] == 128 and arena["alignment"] == 64, f"arena {arena}")
     check(arena["buffers"] == [
         {"buffer": 2, "begin": 0, "end": 24, "name": "t"},
-        {"buffer": 4, "begin": 64, "end": 72, "name": awkward}], f"arena plan {arena['buffers']}")
+        {"buffer": 4, "begin": 64, "end": 128, "name": awkward}], f"arena plan {arena['buffers']}")
     check(doc["kernels"] == [{"name": "tiny_add_0", "device": "cpu"}], "kernels")
     check(doc["file"] == path, "file")
 

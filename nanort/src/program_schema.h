@@ -63,7 +63,7 @@ struct FormatVersion {
   // when the rest no longer verifies against this schema. Absent fields are 0.
   bool read = false;
   // Whether the walk stopped because the buffer shares tables or vectors
-  // (see VerifyProgramFlatbuffer's `bounded`).
+  // (see VerifyProgramFlatbuffer's `budget`).
   bool shared = false;
 };
 

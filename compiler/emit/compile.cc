@@ -69,8 +69,21 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
       if (v == 0) spec.kernel_symbols.push_back(symbol);
     }
   }
+  // Each kernel's signature, from the same slices the program's thunk names.
+  std::vector<KernelSignature> signatures;
+  for (const ThunkSpec& thunk : spec.thunks) {
+    if (thunk.kind != ThunkSpec::Kind::Kernel) continue;
+    KernelSignature s;
+    for (const Value* in : thunk.node->inputs)
+      if (in) s.arg_bytes.push_back(out.plan.at(in).size);
+    for (const Value* o : thunk.node->outputs) s.arg_bytes.push_back(out.plan.at(o).size);
+    s.num_outputs = static_cast<uint32_t>(thunk.node->outputs.size());
+    s.task_count = thunk.task_count;
+    signatures.push_back(std::move(s));
+  }
   out.program = buildProgram(graph, out.plan, spec);
-  addModelDefinition(*out.module, options.name, out.program, out.plan.constants, kernels);
+  addModelDefinition(*out.module, options.name, out.program, out.plan.constants, kernels,
+                     signatures);
 
   std::string errors;
   llvm::raw_string_ostream es(errors);

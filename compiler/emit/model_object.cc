@@ -3,6 +3,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalVariable.h>
 
+#include "compiler/ir/error.h"
 #include "nanort/nanort.h"
 
 namespace nanoc {
@@ -26,7 +27,8 @@ llvm::Constant* byteArray(llvm::Module& module, const std::string& symbol,
 
 void addModelDefinition(llvm::Module& module, const std::string& name,
                         const std::vector<uint8_t>& program, const std::vector<uint8_t>& constants,
-                        const std::vector<llvm::Function*>& kernels) {
+                        const std::vector<llvm::Function*>& kernels,
+                        const std::vector<KernelSignature>& signatures) {
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
   llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
@@ -37,12 +39,50 @@ void addModelDefinition(llvm::Module& module, const std::string& name,
   // 16 bytes covers every type in the schema.
   llvm::Constant* program_ptr = byteArray(module, name + "_program", program, 16, kProgramSection);
 
+  // Every signature's argument sizes in one array; entry k points at its own.
+  std::vector<uint64_t> all_bytes;
+  std::vector<size_t> first_arg;
+  for (const KernelSignature& s : signatures) {
+    first_arg.push_back(all_bytes.size());
+    all_bytes.insert(all_bytes.end(), s.arg_bytes.begin(), s.arg_bytes.end());
+  }
+  llvm::GlobalVariable* arg_bytes = nullptr;
+  if (!all_bytes.empty()) {
+    auto* init = llvm::ConstantDataArray::get(ctx, llvm::ArrayRef<uint64_t>(all_bytes));
+    arg_bytes =
+        new llvm::GlobalVariable(module, init->getType(), true, llvm::GlobalValue::InternalLinkage,
+                                 init, name + "_arg_bytes");
+    arg_bytes->setAlignment(llvm::Align(8));
+  }
+
+  // struct nanort_kernel (nanort.h): fn, arg_bytes, task_count, num_args,
+  // num_outputs.
+  auto* kernel_type = llvm::StructType::create(ctx, {ptr, ptr, i64, i32, i32}, "nanort_kernel");
   llvm::Constant* kernels_ptr = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx));
   if (!kernels.empty()) {
-    std::vector<llvm::Constant*> fns(kernels.begin(), kernels.end());
-    auto* type = llvm::ArrayType::get(ptr, fns.size());
-    auto* table = new llvm::GlobalVariable(module, type, true, llvm::GlobalValue::InternalLinkage,
-                                           llvm::ConstantArray::get(type, fns), name + "_kernels");
+    if (signatures.empty() || kernels.size() % signatures.size() != 0)
+      throw CompileError("internal error: " + std::to_string(kernels.size()) + " kernels but " +
+                         std::to_string(signatures.size()) + " signatures");
+    std::vector<llvm::Constant*> entries;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const size_t k = i % signatures.size();
+      const KernelSignature& s = signatures[k];
+      llvm::Constant* bytes_ptr = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx));
+      if (!s.arg_bytes.empty())
+        bytes_ptr = llvm::ConstantExpr::getInBoundsGetElementPtr(
+            arg_bytes->getValueType(), arg_bytes,
+            llvm::ArrayRef<llvm::Constant*>{llvm::ConstantInt::get(i64, 0),
+                                            llvm::ConstantInt::get(i64, first_arg[k])});
+      entries.push_back(llvm::ConstantStruct::get(
+          kernel_type, {kernels[i], bytes_ptr, llvm::ConstantInt::get(i64, s.task_count),
+                        llvm::ConstantInt::get(i32, s.arg_bytes.size()),
+                        llvm::ConstantInt::get(i32, s.num_outputs)}));
+    }
+    auto* type = llvm::ArrayType::get(kernel_type, entries.size());
+    auto* table =
+        new llvm::GlobalVariable(module, type, true, llvm::GlobalValue::InternalLinkage,
+                                 llvm::ConstantArray::get(type, entries), name + "_kernels");
+    table->setAlignment(llvm::Align(8));
     kernels_ptr = table;
   }
 

@@ -15,10 +15,21 @@ namespace nanoc {
 // from an object or shared object without loading it.
 inline constexpr const char* kProgramSection = ".nanort.program";
 
+// What a kernel was compiled for, written beside its code in the kernel table
+// (nanort_kernel): nanort refuses a program whose thunk calls it otherwise.
+struct KernelSignature {
+  std::vector<uint64_t> arg_bytes;  // bytes of each argument's buffer, inputs first
+  uint32_t num_outputs = 0;         // the last arguments
+  uint64_t task_count = 1;
+};
+
 // Adds NAME_constants (64-byte aligned read-only data, used in place at run),
-// NAME_program, NAME_kernels and NAME_model to `module`.
+// NAME_program, NAME_kernels (with NAME_arg_bytes) and NAME_model to `module`.
+// `kernels` is variant-major, `signatures` has one entry per kernel index and
+// serves every variant.
 void addModelDefinition(llvm::Module& module, const std::string& name,
                         const std::vector<uint8_t>& program, const std::vector<uint8_t>& constants,
-                        const std::vector<llvm::Function*>& kernels);
+                        const std::vector<llvm::Function*>& kernels,
+                        const std::vector<KernelSignature>& signatures);
 
 }  // namespace nanoc

@@ -31,7 +31,9 @@ std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& shape,
     size_t s = shape.size() - 1 - i;
     size_t o = out.size() - 1 - i;
     strides[o] = shape[s] == 1 ? 0 : stride;
-    stride *= shape[s];
+    // Zero dims count as one: strides past a zero dim must not overflow.
+    if (shape[s] < 0 || __builtin_mul_overflow(stride, shape[s] == 0 ? 1 : shape[s], &stride))
+      throw CompileError("shape " + dimsStr(shape) + ": the product of its dims overflows");
   }
   return strides;
 }

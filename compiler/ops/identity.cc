@@ -13,7 +13,9 @@ OpSchema makeIdentitySchema() {
   schema.infer = [](const Node& node) { return std::vector<TensorType>{inputType(node, 0)}; };
   schema.reference = [](const Node& node, const std::vector<const void*>& in,
                         const std::vector<void*>& out) {
-    std::memcpy(out[0], in[0], node.outputs[0]->type.bytes());
+    // A zero-element constant may have no storage (in[0] NULL): memcpy's
+    // pointers must be valid even for 0 bytes.
+    if (const uint64_t bytes = node.outputs[0]->type.bytes()) std::memcpy(out[0], in[0], bytes);
   };
   return schema;
 }

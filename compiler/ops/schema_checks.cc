@@ -60,8 +60,14 @@ std::string dimsStr(const std::vector<int64_t>& dims) {
 }
 
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t i = begin; i < end; ++i) n *= dims[i];
+  // Zero dims count as one in the overflow check: a zero-element tensor must
+  // not hide dims whose product (a flattened size, a stride) overflows.
+  int64_t n = 1, span = 1;
+  for (size_t i = begin; i < end; ++i) {
+    if (dims[i] < 0 || __builtin_mul_overflow(span, dims[i] == 0 ? 1 : dims[i], &span))
+      throw CompileError("shape " + dimsStr(dims) + ": the product of its dims overflows");
+    n *= dims[i];
+  }
   return n;
 }
 

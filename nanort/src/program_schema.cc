@@ -49,7 +49,8 @@ constexpr uint32_t kMaxTables = 1000000;
 
 class Walker {
  public:
-  Walker(const uint8_t* bytes, size_t size) : buf_(bytes), size_(size) {}
+  Walker(const uint8_t* bytes, size_t size, size_t budget)
+      : buf_(bytes), size_(size), budget_(budget) {}
 
   // Verifier::VerifyBuffer: minimum size, identifier, root offset, root table.
   bool Buffer() {
@@ -79,18 +80,29 @@ class Walker {
     return pos + offset;
   }
 
+  // Adds `bytes` to what the walk has reached; false past the budget. Each
+  // charge is under 2^31 and the total stops past the budget (< 2^31 when it
+  // is the buffer's size), so size_t holds it on 32-bit targets too.
+  bool Charge(size_t bytes) {
+    charged_ += bytes;
+    if (charged_ <= budget_) return true;
+    version_.shared = true;
+    return false;
+  }
+
   // Verifier::VerifyVectorOrString; *end is the byte after the elements.
-  bool Vector(size_t pos, size_t element_size, uint32_t* count, size_t* end) const {
+  // Strings (element_size 1) are not charged: checking one costs O(1).
+  bool Vector(size_t pos, size_t element_size, uint32_t* count, size_t* end) {
     if (!Scalar(pos, 4)) return false;
     *count = U32(pos);
     if (*count >= kMaxBufferSize / element_size) return false;
     const size_t bytes = 4 + element_size * *count;
     *end = pos + bytes;
-    return In(pos, bytes);
+    return In(pos, bytes) && (element_size == 1 || Charge(bytes));
   }
 
   // Verifier::VerifyString: a vector of bytes followed by a 0.
-  bool String(size_t pos) const {
+  bool String(size_t pos) {
     uint32_t count;
     size_t end;
     return Vector(pos, 1, &count, &end) && In(end, 1) && buf_[end] == 0;
@@ -101,7 +113,7 @@ class Walker {
     if (!Scalar(pos, 4)) return false;
     const int32_t to_vtable = LoadUnaligned<int32_t>(buf_ + pos);
     *vtable = pos - static_cast<size_t>(to_vtable);
-    if (++tables_ > kMaxTables || !Scalar(*vtable, 2)) return false;
+    if (++tables_ > kMaxTables || !Charge(4) || !Scalar(*vtable, 2)) return false;
     *vtable_size = U16(*vtable);
     return (*vtable_size & 1) == 0 && In(*vtable, *vtable_size);
   }
@@ -169,6 +181,8 @@ class Walker {
 
   const uint8_t* buf_;
   size_t size_;
+  size_t budget_;
+  size_t charged_ = 0;
   uint32_t tables_ = 0;
   FormatVersion version_;
 };
@@ -180,8 +194,9 @@ const uint8_t* TableFields(TableId table, size_t* count) {
   return kFields + kFirstField[table];
 }
 
-bool VerifyProgramFlatbuffer(const uint8_t* bytes, size_t size, FormatVersion* version) {
-  Walker walker(bytes, size);
+bool VerifyProgramFlatbuffer(const uint8_t* bytes, size_t size, FormatVersion* version,
+                             size_t budget) {
+  Walker walker(bytes, size, budget);
   const bool ok = walker.Buffer();
   if (version != nullptr) *version = walker.version();
   return ok;

@@ -62,6 +62,9 @@ struct FormatVersion {
   // verified, so that a program of a newer major version is recognised even
   // when the rest no longer verifies against this schema. Absent fields are 0.
   bool read = false;
+  // Whether the walk stopped because the buffer shares tables or vectors
+  // (see VerifyProgramFlatbuffer's `budget`).
+  bool shared = false;
 };
 
 // True when `bytes[0..size)` (size < 2^31) is a well-formed Program
@@ -69,7 +72,21 @@ struct FormatVersion {
 // alignment: alignment is checked relative to the buffer, as flatbuffers
 // does; callers that read scalars in place align the buffer themselves.
 // `version`, when given, receives the format version, whatever the answer.
-bool VerifyProgramFlatbuffer(const uint8_t* bytes, size_t size, FormatVersion* version = nullptr);
+//
+// `budget` adds one rule to flatbuffers': the walk charges every table it
+// reaches 4 bytes (its vtable offset) and every vector 4 bytes plus its
+// elements, and refuses the buffer (setting version->shared) when the charges
+// exceed `budget`. nanort passes the buffer's size. Distinct tables and
+// vectors occupy distinct bytes, so a buffer in which none is reached twice
+// (what FlatBufferBuilder writes: it shares only vtables and, on request,
+// strings, which are not charged) always passes; a buffer that names one
+// table or vector from many places, which could make the walk and everything
+// sized by it (dims, thunk arguments, thunks) grow with the square of its
+// size or worse, fails. It bounds the walk's time, and each count the
+// runtime allocates by, linearly in `size`. SIZE_MAX (flatbuffers' answer
+// exactly) is for tests.
+bool VerifyProgramFlatbuffer(const uint8_t* bytes, size_t size, FormatVersion* version,
+                             size_t budget);
 
 }  // namespace nanort::schema
 

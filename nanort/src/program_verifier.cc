@@ -1,5 +1,6 @@
 #include "program_verifier.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include <new>
@@ -41,20 +42,17 @@ class ByteRangeSet {
     count_ = 0;
   }
 
+  // Binary searches: a thunk's check costs O(log ranges), not O(ranges).
   bool Covers(size_t begin, size_t end) const {
     if (begin == end) return true;
-    for (size_t i = 0; i < count_; ++i) {
-      if (ranges_[i].begin > begin) break;
-      if (ranges_[i].end >= end) return true;
-    }
-    return false;
+    const size_t i = CountBelow(begin + 1, false);  // the last range starting at or before begin
+    return i != 0 && ranges_[i - 1].end >= end;
   }
 
   // False only if the capacity bound above was wrong.
   bool Insert(size_t begin, size_t end) {
     if (begin == end) return true;
-    size_t first = 0;
-    while (first < count_ && ranges_[first].end < begin) ++first;
+    size_t first = CountBelow(begin, true);
     size_t last = first;  // one past the last range that overlaps or touches
     for (; last < count_ && ranges_[last].begin <= end; ++last) {
       if (ranges_[last].begin < begin) begin = ranges_[last].begin;
@@ -69,6 +67,21 @@ class ByteRangeSet {
   }
 
  private:
+  // How many ranges begin (or, with `ends`, end) below `key`; both are sorted
+  // since the ranges are disjoint and sorted.
+  size_t CountBelow(size_t key, bool ends) const {
+    size_t low = 0, high = count_;
+    while (low < high) {
+      const size_t mid = (low + high) / 2;
+      if ((ends ? ranges_[mid].end : ranges_[mid].begin) < key) {
+        low = mid + 1;
+      } else {
+        high = mid;
+      }
+    }
+    return low;
+  }
+
   Range* ranges_ = nullptr;
   size_t capacity_ = 0;
   size_t count_ = 0;
@@ -156,6 +169,19 @@ class DefinednessTracker {
   ByteRangeSet* sets_ = nullptr;
 };
 
+// nanort_kernel's signature fields (arg_bytes to the end), which the verifier
+// compares across variants as one block of bytes.
+constexpr size_t kSignatureBytes = sizeof(nanort_kernel) - offsetof(nanort_kernel, arg_bytes);
+static_assert(kSignatureBytes == sizeof(void*) + 16, "nanort_kernel has no padding");
+
+// Whether `entry` (a kernel of some variant) is bound and holds `first`'s
+// signature (the same kernel of variant 0), which is well formed.
+bool IsSignatureOf(const nanort_kernel& entry, const nanort_kernel& first) {
+  return entry.fn != nullptr && first.num_outputs <= first.num_args &&
+         (first.num_args == 0 || first.arg_bytes != nullptr) &&
+         BytesEqual(&entry.arg_bytes, &first.arg_bytes, kSignatureBytes);
+}
+
 bool IsWritable(fb::BufferKind kind) {
   return kind == fb::BufferKind::Arena || kind == fb::BufferKind::Output;
 }
@@ -230,6 +256,9 @@ nanort_status_code CheckTensors(const fb::Program& program,
 nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& entry,
                                 const nanort_model_def& def, nanort_status* status) {
   const auto* buffers = program.buffers();
+  // Whether an arena buffer ends at the arena's end (none need to when it is
+  // empty); the checks below keep every one from ending past it.
+  bool arena_used = program.arena_size() == 0;
   for (uoffset_t b = 0; b < SizeOf(buffers); ++b) {
     const fb::Buffer& buffer = *buffers->Get(b);
     const char* name = NameOf(buffer.name());
@@ -259,6 +288,7 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
       case fb::BufferKind::Arena:
         limit = program.arena_size();
         space = "arena";
+        arena_used |= end == limit;
         NANORT_CHECK_OR_RETURN(buffer.alignment() <= program.arena_alignment(), status,
                                NANORT_INVALID_PROGRAM,
                                "buffer %u ('%s'): alignment %u exceeds the arena's %u", b, name,
@@ -289,6 +319,11 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
                            static_cast<unsigned long long>(end), space,
                            static_cast<unsigned long long>(limit));
   }
+  // nanoc writes the exact arena: a larger one would only make sessions
+  // allocate what no thunk uses.
+  NANORT_CHECK_OR_RETURN(arena_used, status, NANORT_INVALID_PROGRAM,
+                         "arena of %llu bytes, more than its buffers need",
+                         static_cast<unsigned long long>(program.arena_size()));
   return NANORT_OK;
 }
 
@@ -301,9 +336,6 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
                          status, NANORT_INVALID_PROGRAM,
                          "program has %u kernels (x%u variants), its object file binds %u",
                          SizeOf(kernels), variants, def.num_kernels);
-  NANORT_CHECK_OR_RETURN(def.num_kernels == 0 || def.kernels != nullptr, status,
-                         NANORT_INVALID_PROGRAM, "model def has %u kernels but a NULL kernel table",
-                         def.num_kernels);
   for (uoffset_t k = 0; k < SizeOf(kernels); ++k) {
     const fb::Kernel& kernel = *kernels->Get(k);
     NANORT_CHECK_OR_RETURN(kernel.device() == fb::DeviceKind::Cpu, status,
@@ -311,20 +343,24 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
                            "kernel %u ('%s') is a GPU kernel: GPU programs are not supported by "
                            "this build",
                            k, NameOf(kernel.name()));
+    // Every variant compiles the same node, so one signature serves all
+    // (nanort.h: the entries share one arg_bytes array): CheckThunks matches
+    // thunks against variant 0's.
     for (uoffset_t v = 0; v < variants; ++v) {
-      NANORT_CHECK_OR_RETURN(def.kernels[v * SizeOf(kernels) + k] != nullptr, status,
-                             NANORT_INVALID_PROGRAM,
-                             "kernel %u ('%s') is NULL in the object file's kernel table "
-                             "(variant %u)",
-                             k, NameOf(kernel.name()), v);
+      const bool same = def.kernels != nullptr &&
+                        IsSignatureOf(def.kernels[v * SizeOf(kernels) + k], def.kernels[k]);
+      NANORT_CHECK_OR_RETURN(same, status, NANORT_INVALID_PROGRAM,
+                             "kernel %u of variant %u is NULL or differs from variant 0's in the "
+                             "object file's kernel table",
+                             k, v);
     }
   }
   return NANORT_OK;
 }
 
 nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entry,
-                               nanort_allocator allocator, ProgramTotals* totals,
-                               nanort_status* status) {
+                               const nanort_model_def& def, nanort_allocator allocator,
+                               ProgramTotals* totals, nanort_status* status) {
   const auto* buffers = program.buffers();
   const uoffset_t num_buffers = SizeOf(buffers);
   DefinednessTracker defined(program, entry, allocator);
@@ -339,15 +375,28 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
       CHECK_THUNK(kernel->kernel() < SizeOf(program.kernels()), NANORT_INVALID_PROGRAM,
                   "kernel %u out of range (%u kernels)", kernel->kernel(),
                   SizeOf(program.kernels()));
-      CHECK_THUNK(kernel->task_count() >= 1, NANORT_INVALID_PROGRAM, "task_count is 0");
-      CHECK_THUNK(kernel->num_outputs() <= num_args, NANORT_INVALID_PROGRAM,
-                  "%u outputs but only %u args", kernel->num_outputs(), num_args);
+      // The kernel's code was compiled for its signature and checks nothing
+      // at run: the thunk must call it exactly so (CheckKernels made every
+      // variant's signature equal variant 0's, and num_outputs <= num_args).
+      const nanort_kernel& signature = def.kernels[kernel->kernel()];
+      CHECK_THUNK(num_args == signature.num_args &&
+                      kernel->num_outputs() == signature.num_outputs &&
+                      kernel->task_count() == signature.task_count,
+                  NANORT_INVALID_PROGRAM,
+                  "does not match kernel %u, compiled for %u args (%u outputs) and %llu tasks",
+                  kernel->kernel(), signature.num_args, signature.num_outputs,
+                  static_cast<unsigned long long>(signature.task_count));
       const uoffset_t first_output = num_args - kernel->num_outputs();
       totals->slots += num_args;
       for (uoffset_t a = 0; a < num_args; ++a) {
-        CHECK_THUNK(args->Get(a) < num_buffers, NANORT_INVALID_PROGRAM,
-                    "arg %u names buffer %u (program has %u)", a, args->Get(a), num_buffers);
-        totals->patches += IsInTensor(buffers->Get(args->Get(a))->kind());
+        const uint32_t b = args->Get(a);
+        CHECK_THUNK(b < num_buffers && buffers->Get(b)->size() == signature.arg_bytes[a],
+                    NANORT_INVALID_PROGRAM,
+                    "arg %u names buffer %u, not one of the program's %u buffers of the %llu "
+                    "bytes the kernel takes",
+                    a, b, num_buffers, static_cast<unsigned long long>(signature.arg_bytes[a]));
+        const fb::Buffer& buffer = *buffers->Get(b);
+        totals->patches += IsInTensor(buffer.kind());
       }
       // Reads happen before writes, so an in-place kernel still needs its
       // operand defined.
@@ -451,7 +500,8 @@ nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
   // verified: a newer major may not verify against this schema, and deserves
   // to be called newer rather than corrupt.
   schema::FormatVersion version;
-  const bool verified = schema::VerifyProgramFlatbuffer(bytes, static_cast<size_t>(size), &version);
+  const bool verified = schema::VerifyProgramFlatbuffer(bytes, static_cast<size_t>(size), &version,
+                                                        static_cast<size_t>(size));
   if (version.read) {
     NANORT_CHECK_OR_RETURN(version.major <= NANORT_FORMAT_MAJOR, status, NANORT_UNSUPPORTED_VERSION,
                            "program format %u.%u, this runtime reads %u.x", version.major,
@@ -461,10 +511,11 @@ nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
                            "%u.x)",
                            version.major, version.minor, NANORT_FORMAT_MAJOR);
   }
-  NANORT_CHECK_OR_RETURN(verified, status, NANORT_INVALID_PROGRAM,
-                         "program of %llu bytes fails flatbuffers verification (corrupt or "
-                         "truncated)",
-                         static_cast<unsigned long long>(size));
+  NANORT_CHECK_OR_RETURN(
+      verified, status, NANORT_INVALID_PROGRAM,
+      "program of %llu bytes fails flatbuffers verification (%s)",
+      static_cast<unsigned long long>(size),
+      version.shared ? "names some table or vector from many places" : "corrupt or truncated");
   *out_program = fb::GetProgram(bytes);
   return NANORT_OK;
 }
@@ -490,8 +541,13 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
   NANORT_CHECK_OR_RETURN(def.constants_size == 0 || def.constants != nullptr, status,
                          NANORT_INVALID_PROGRAM, "model def has %llu bytes of constants at NULL",
                          static_cast<unsigned long long>(def.constants_size));
-  NANORT_CHECK_OR_RETURN(IsPowerOfTwo(program.arena_alignment()), status, NANORT_INVALID_PROGRAM,
-                         "arena alignment %u is not a power of two", program.arena_alignment());
+  // nanoc aligns the arena to 64 bytes; more than a page is never needed and
+  // would let a program make session creation ask for absurd alignments.
+  NANORT_CHECK_OR_RETURN(program.arena_alignment() - 1u < kMaxArenaAlignment &&
+                             IsPowerOfTwo(program.arena_alignment()),
+                         status, NANORT_INVALID_PROGRAM,
+                         "arena alignment %u is not a power of two up to %u",
+                         program.arena_alignment(), kMaxArenaAlignment);
   uint64_t rounded_arena;
   NANORT_CHECK_OR_RETURN(AlignUp(program.arena_size(), program.arena_alignment(), &rounded_arena) &&
                              rounded_arena <= SIZE_MAX / 2,
@@ -501,11 +557,8 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
   totals->arena_rounded_size = static_cast<size_t>(rounded_arena);
 
   const auto* entries = program.entries();
-  NANORT_CHECK_OR_RETURN(SizeOf(entries) != 0, status, NANORT_INVALID_PROGRAM,
-                         "program has no entry");
   NANORT_CHECK_OR_RETURN(SizeOf(entries) == 1, status, NANORT_INVALID_PROGRAM,
-                         "program has %u entries: several entries not supported yet",
-                         SizeOf(entries));
+                         "program has %u entries: nanort runs programs of one", SizeOf(entries));
   const fb::Entry& entry = *entries->Get(0);
 
   NANORT_RETURN_IF_ERROR(CheckKernels(program, def, status));
@@ -514,7 +567,7 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
   NANORT_RETURN_IF_ERROR(
       CheckTensors(program, entry.outputs(), fb::BufferKind::Output, "output", totals, status));
   NANORT_RETURN_IF_ERROR(CheckBuffers(program, entry, def, status));
-  return CheckThunks(program, entry, allocator, totals, status);
+  return CheckThunks(program, entry, def, allocator, totals, status);
 }
 
 }  // namespace nanort

@@ -1,9 +1,13 @@
 // Program verification: nothing in a program is trusted because it parsed.
 // After VerifyProgram succeeds, every buffer is a slice inside the constants
-// blob, the arena or one of the entry's tensors; every kernel index is bound;
-// every thunk reads only bytes an earlier thunk wrote (or inputs/constants);
-// and every output is written. Sessions and run rely on these facts for
-// memory safety and do not check them again.
+// blob, the arena or one of the entry's tensors; the arena is exactly what
+// its buffers need; every kernel index is bound and every kernel thunk
+// matches the signature its kernel was compiled for (the object's kernel
+// table: argument count, outputs, each argument's bytes, task count); every
+// thunk reads only bytes an earlier thunk wrote (or inputs/constants); and
+// every output is written. Sessions and run rely on these facts for memory
+// safety and do not check them again. docs/SAFETY.md has the whole list and
+// the time and memory bounds.
 #ifndef NANORT_SRC_PROGRAM_VERIFIER_H_
 #define NANORT_SRC_PROGRAM_VERIFIER_H_
 
@@ -23,6 +27,9 @@ nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
 // The alignment at which a program's scalars (up to 8 bytes) can be read in
 // place: the verifier checks alignment relative to the buffer.
 constexpr uint64_t kProgramAlignment = 8;
+
+// The largest arena alignment a program may ask for (nanoc asks for 64).
+constexpr uint32_t kMaxArenaAlignment = 4096;
 
 // What the invariant checks count on their way, for load and session
 // creation to size their tables by without walking the program again.

@@ -209,7 +209,7 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
       const auto* args = kernel->args();
       const uint32_t num_args = args != nullptr ? args->size() : 0;
       for (uint32_t a = 0; a < num_args; ++a) bind(args->Get(a));
-      exec.kernel = model->def.kernels[kernel->kernel()];
+      exec.kernel = model->def.kernels[kernel->kernel()].fn;
       exec.args.num_buffers = num_args;
       exec.count = kernel->task_count();
     } else {

@@ -14,7 +14,8 @@ void AddOne(const nanort_kernel_args* args, uint64_t task_begin, uint64_t task_e
   for (uint64_t i = task_begin; i < task_end && i < kLength; ++i) y[i] = x[i] + 1.0f;
 }
 
-const nanort_kernel_fn kKernels[] = {&AddOne};
+const uint64_t kArgBytes[] = {16, 16};
+const nanort_kernel kKernels[] = {{&AddOne, kArgBytes, kLength, 2, 1}};
 
 // nanoc embeds the program as read-only data; building it at load time here
 // keeps the test free of a generated binary fixture.

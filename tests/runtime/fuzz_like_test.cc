@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "guarded_block.h"
 #include "test_util.h"
 
 namespace nanort::test {
@@ -23,14 +24,18 @@ bool IsCleanRefusal(nanort_status_code code) {
          code == NANORT_UNSUPPORTED_TARGET;
 }
 
-// Runs a model that loaded, on tensors of exactly the sizes it declares.
+// Runs a model that loaded, its arena and tensors each ending at a guard page
+// (guarded_block.h), so that a kernel overrun faults here.
 void RunLoaded(nanort_model* model) {
   // A damaged arena size may ask for more than a test should allocate.
   if (nanort_model_arena_size(model) > (1u << 24)) return;
+  const size_t arena_size = nanort_model_arena_size(model);
+  GuardedBlock arena(arena_size, nanort_model_arena_alignment(model));
   nanort_session* session = nullptr;
-  ASSERT_EQ(nanort_session_create(model, nullptr, 0, nanort_allocator_system(), &session, nullptr),
+  ASSERT_EQ(nanort_session_create(model, arena.data(), arena_size, nanort_allocator_system(),
+                                  &session, nullptr),
             NANORT_OK);
-  std::vector<std::unique_ptr<uint8_t[]>> storage;
+  std::vector<std::unique_ptr<GuardedBlock>> storage;
   std::vector<nanort_tensor> tensors[2];
   for (int side = 0; side < 2; ++side) {
     const size_t count =
@@ -44,9 +49,9 @@ void RunLoaded(nanort_model* model) {
         nanort_session_release(session);
         return;  // a damaged shape may ask for more than a test should give
       }
-      storage.emplace_back(new uint8_t[info.size_bytes + 1]());
+      storage.emplace_back(new GuardedBlock(info.size_bytes, nanort_dtype_size(info.dtype)));
       tensors[side].push_back(
-          nanort_tensor{storage.back().get(), info.dtype, info.rank, info.dims});
+          nanort_tensor{storage.back()->data(), info.dtype, info.rank, info.dims});
     }
   }
   nanort_status status;
@@ -74,8 +79,9 @@ TEST(DamagedProgram, EveryTruncationFailsCleanly) {
   }
 }
 
-TEST(DamagedProgram, EveryByteChangeFailsCleanlyOrRunsSafely) {
-  ChainModel chain;
+// Every single-byte change of `chain`'s program (its def kept) fails cleanly
+// or loads and runs without touching memory outside its buffers.
+void EveryByteChangeFailsCleanlyOrRunsSafely(ChainModel& chain) {
   const std::vector<uint8_t> full = chain.program;
   int loaded = 0, refused = 0;
   for (size_t at = 0; at < full.size(); ++at) {
@@ -103,6 +109,23 @@ TEST(DamagedProgram, EveryByteChangeFailsCleanlyOrRunsSafely) {
   // Both outcomes occur: names and padding can change freely, offsets cannot.
   EXPECT_GT(loaded, 0);
   EXPECT_GT(refused, 0);
+}
+
+TEST(DamagedProgram, EveryByteChangeFailsCleanlyOrRunsSafely) {
+  ChainModel chain;
+  EveryByteChangeFailsCleanlyOrRunsSafely(chain);
+}
+
+// The same for a two-variant artifact: every variant's kernels carry the
+// signature a damaged thunk is held to.
+TEST(DamagedProgram, EveryByteChangeOfATwoVariantProgramFailsCleanlyOrRunsSafely) {
+  ProgramSpec spec = ChainSpec();
+  spec.variants = {{"base", {}}, {"copy", {}}};
+  ChainModel chain(spec);
+  const nanort_kernel table[4] = {AddF32Entry(), ScaleF32Entry(), AddF32Entry(), ScaleF32Entry()};
+  chain.def.kernels = table;
+  chain.def.num_kernels = 4;
+  EveryByteChangeFailsCleanlyOrRunsSafely(chain);
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ TEST(ModelLoad, ReportsTheEntrySignatureAndArena) {
   EXPECT_STREQ(info.name, "y");
   EXPECT_EQ(nanort_model_input_info(model, 1, &info), NANORT_INVALID_ARGUMENT);
   EXPECT_EQ(nanort_model_output_info(model, 0, nullptr), NANORT_INVALID_ARGUMENT);
-  EXPECT_EQ(nanort_model_arena_size(model), 128u);
+  EXPECT_EQ(nanort_model_arena_size(model), 80u);
   EXPECT_EQ(nanort_model_arena_alignment(model), 64u);
   nanort_model_release(model);
 }
@@ -78,7 +78,15 @@ TEST(ModelLoad, RefusesANewerKernelAbiInTheDef) {
   chain.def.kernel_abi = NANORT_KERNEL_ABI_VERSION + 1;
   const LoadResult result = LoadDef(chain.def);
   EXPECT_EQ(result.code, NANORT_UNSUPPORTED_VERSION);
-  EXPECT_THAT(result.message, HasSubstr("kernel ABI 2"));
+  EXPECT_THAT(result.message, HasSubstr("kernel ABI 3"));
+}
+
+TEST(ModelLoad, RefusesAnObjectOfKernelAbi1WhoseKernelTableHasNoSignatures) {
+  ChainModel chain;
+  chain.def.kernel_abi = 1;
+  const LoadResult result = LoadDef(chain.def);
+  EXPECT_EQ(result.code, NANORT_UNSUPPORTED_VERSION);
+  EXPECT_EQ(result.message, "model was compiled for kernel ABI 1, this runtime calls ABI 2");
 }
 
 TEST(ModelLoad, RefusesAKernelIndexOutOfRange) {
@@ -99,10 +107,10 @@ TEST(ModelLoad, RefusesAKernelTableOfAnotherSize) {
 
 TEST(ModelLoad, RefusesANullKernel) {
   ChainModel chain;
-  chain.kernels[1] = nullptr;
+  chain.kernels[1].fn = nullptr;
   const LoadResult result = LoadDef(chain.def);
   EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
-  EXPECT_THAT(result.message, HasSubstr("kernel 1 ('scale_f32') is NULL"));
+  EXPECT_THAT(result.message, HasSubstr("kernel 1 of variant 0 is NULL"));
 }
 
 TEST(ModelLoad, RefusesAnArenaSliceOutOfRange) {
@@ -110,7 +118,7 @@ TEST(ModelLoad, RefusesAnArenaSliceOutOfRange) {
   spec.buffers[5].offset = 128;
   const LoadResult result = LoadSpec(spec);
   EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
-  EXPECT_EQ(result.message, "buffer 5 ('t1'): bytes [128, 144) outside the arena (128 bytes)");
+  EXPECT_EQ(result.message, "buffer 5 ('t1'): bytes [128, 144) outside the arena (80 bytes)");
 }
 
 TEST(ModelLoad, RefusesASliceWhoseEndOverflows) {
@@ -237,11 +245,11 @@ TEST(ModelLoad, AcceptsAnAliasOfWrittenArenaBytes) {
 TEST(ModelLoad, RefusesAPartlyWrittenArenaRead) {
   ProgramSpec spec = ChainSpec();
   spec.buffers.push_back({K::Arena, 0, 64, 32, "t1_and_more"});
-  spec.buffers.push_back({K::Output, 0, 0, 16, "y_again"});
+  spec.buffers.push_back({K::Arena, 0, 128, 32, "t2"});
+  spec.arena_size = 160;
   ThunkSpec copy = spec.thunks[2];
   spec.thunks[2].src = 6;  // reads [64, 80) of a 32-byte buffer: defined
-  copy.kind = fb::ThunkKind::KernelThunk;
-  copy.kernel = 0, copy.args = {6, 2, 7}, copy.task_count = 4, copy.num_outputs = 1;
+  copy.src = 6, copy.dst = 7, copy.size = 32;
   spec.thunks.push_back(copy);  // reads all of [64, 96): not defined
   const LoadResult result = LoadSpec(spec);
   EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
@@ -266,10 +274,10 @@ TEST(ModelLoad, RefusesAThunkThatWritesAnInputOrConstant) {
   EXPECT_EQ(input.message,
             "thunk 0 (node 'add0', op 'Add'): writes buffer 0 ('x'), which is an input or "
             "constant");
-  spec.thunks[0].args = {0, 2, 3};
+  spec.thunks[0].args = {0, 2, 2};
   const LoadResult constant = LoadSpec(spec);
   EXPECT_EQ(constant.code, NANORT_INVALID_PROGRAM);
-  EXPECT_THAT(constant.message, HasSubstr("writes buffer 3 ('s'), which is an input or constant"));
+  EXPECT_THAT(constant.message, HasSubstr("writes buffer 2 ('w'), which is an input or constant"));
 }
 
 TEST(ModelLoad, RefusesAnArgOutOfRange) {
@@ -277,16 +285,64 @@ TEST(ModelLoad, RefusesAnArgOutOfRange) {
   spec.thunks[0].args[1] = 99;
   const LoadResult result = LoadSpec(spec);
   EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
-  EXPECT_THAT(result.message, HasSubstr("arg 1 names buffer 99 (program has 6)"));
+  EXPECT_THAT(result.message, HasSubstr("arg 1 names buffer 99, not one of the program's 6 buffers "
+                                        "of the 16 bytes the kernel takes"));
 }
 
-TEST(ModelLoad, RefusesZeroTasksAndMoreOutputsThanArgs) {
+TEST(ModelLoad, RefusesAThunkThatDoesNotMatchItsKernelsSignature) {
+  const std::string add =
+      "thunk 0 (node 'add0', op 'Add'): does not match kernel 0, compiled "
+      "for 3 args (1 outputs) and 4 tasks";
   ProgramSpec spec = ChainSpec();
   spec.thunks[0].task_count = 0;
-  EXPECT_THAT(LoadSpec(spec).message, HasSubstr("task_count is 0"));
+  EXPECT_EQ(LoadSpec(spec).message, add);
+  spec.thunks[0].task_count = 5;
+  EXPECT_EQ(LoadSpec(spec).message, add);
   spec = ChainSpec();
   spec.thunks[0].num_outputs = 4;
-  EXPECT_THAT(LoadSpec(spec).message, HasSubstr("4 outputs but only 3 args"));
+  EXPECT_EQ(LoadSpec(spec).message, add);
+  spec.thunks[0].num_outputs = 2;
+  EXPECT_EQ(LoadSpec(spec).message, add);
+  spec = ChainSpec();
+  spec.thunks[0].args.push_back(4);
+  EXPECT_EQ(LoadSpec(spec).message, add);
+  spec.thunks[0].args.resize(2);
+  EXPECT_EQ(LoadSpec(spec).message, add);
+  // The add kernel called where the scale kernel was compiled (kernel index
+  // swapped): its second argument is the 4-byte scale, not 16 bytes.
+  spec = ChainSpec();
+  spec.thunks[1].kernel = 0;
+  EXPECT_EQ(LoadSpec(spec).message,
+            "thunk 1 (node 'mul0', op 'Mul'): arg 1 names buffer 3, not one of the program's 6 "
+            "buffers of the 16 bytes the kernel takes");
+  // An output pointed at a smaller buffer.
+  spec = ChainSpec();
+  spec.buffers.push_back({fb::BufferKind::Arena, 0, 0, 8, "small"});
+  spec.thunks[0].args[2] = 6;
+  EXPECT_THAT(
+      LoadSpec(spec).message,
+      HasSubstr("arg 2 names buffer 6, not one of the program's 7 buffers of the 16 bytes"));
+}
+
+TEST(ModelLoad, RefusesAnArenaOtherThanItsBuffersNeed) {
+  ProgramSpec spec = ChainSpec();
+  spec.arena_size = 81;
+  EXPECT_EQ(LoadSpec(spec).message, "arena of 81 bytes, more than its buffers need");
+  spec.arena_size = uint64_t{1} << 40;
+  EXPECT_EQ(LoadSpec(spec).code, NANORT_INVALID_PROGRAM);
+  spec = ChainSpec();
+  spec.arena_alignment = 1u << 31;
+  EXPECT_EQ(LoadSpec(spec).message, "arena alignment 2147483648 is not a power of two up to 4096");
+  spec.arena_alignment = 8192;
+  EXPECT_EQ(LoadSpec(spec).code, NANORT_INVALID_PROGRAM);
+  spec.arena_alignment = 4096;
+  EXPECT_EQ(LoadSpec(spec).code, NANORT_OK);
+}
+
+TEST(ModelLoad, RefusesAProgramAgainstAKernelCompiledOtherwise) {
+  ChainModel chain;
+  chain.kernels[1].task_count = 3;
+  EXPECT_THAT(LoadDef(chain.def).message, HasSubstr("compiled for 3 args (1 outputs) and 3 tasks"));
 }
 
 TEST(ModelLoad, RefusesAnUnknownThunkKind) {
@@ -302,11 +358,11 @@ TEST(ModelLoad, RefusesAnUnknownThunkKind) {
 TEST(ModelLoad, RefusesNoEntryAndSeveralEntries) {
   ProgramSpec spec = ChainSpec();
   spec.num_entries = 0;
-  EXPECT_EQ(LoadSpec(spec).message, "program has no entry");
+  EXPECT_EQ(LoadSpec(spec).message, "program has 0 entries: nanort runs programs of one");
   spec.num_entries = 2;
   const LoadResult result = LoadSpec(spec);
   EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
-  EXPECT_EQ(result.message, "program has 2 entries: several entries not supported yet");
+  EXPECT_EQ(result.message, "program has 2 entries: nanort runs programs of one");
 }
 
 TEST(ModelLoad, RefusesAProgramWithoutTarget) {

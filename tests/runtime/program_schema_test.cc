@@ -303,8 +303,9 @@ struct ExactBuffer {
   size_t size;
 };
 
+// By flatbuffers' rules alone (unbounded): what the differential tests compare.
 bool OursAccepts(const uint8_t* bytes, size_t size) {
-  return schema::VerifyProgramFlatbuffer(bytes, size);
+  return schema::VerifyProgramFlatbuffer(bytes, size, nullptr, SIZE_MAX);
 }
 
 bool FlatbuffersAccepts(const uint8_t* bytes, size_t size) {
@@ -356,7 +357,7 @@ struct Answer {
 
 Answer OurAnswer(const uint8_t* bytes, size_t size) {
   Answer answer;
-  answer.accepted = schema::VerifyProgramFlatbuffer(bytes, size, &answer.version);
+  answer.accepted = schema::VerifyProgramFlatbuffer(bytes, size, &answer.version, SIZE_MAX);
   return answer;
 }
 
@@ -500,7 +501,8 @@ TEST(ProgramSchemaVerify, ValidProgramsAreAcceptedByBothAndTheirVersionRead) {
     EXPECT_TRUE(FlatbuffersAccepts(buffer.bytes.get(), buffer.size));
     schema::FormatVersion version;
     version.major = version.minor = 99;
-    EXPECT_TRUE(schema::VerifyProgramFlatbuffer(buffer.bytes.get(), buffer.size, &version));
+    EXPECT_TRUE(
+        schema::VerifyProgramFlatbuffer(buffer.bytes.get(), buffer.size, &version, buffer.size));
     EXPECT_TRUE(version.read);
     EXPECT_EQ(version.major, program.format_major);
     EXPECT_EQ(version.minor, program.format_minor);
@@ -528,6 +530,12 @@ TEST(ProgramSchemaVerify, AMillionTableVisitsPassAndOneMoreFailsInBoth) {
   const std::vector<uint8_t> at_limit = ManyTableVisits(999, false);  // 1 + 999 * 1001 = 10^6
   EXPECT_TRUE(OursAccepts(at_limit.data(), at_limit.size()));
   EXPECT_TRUE(FlatbuffersAccepts(at_limit.data(), at_limit.size()));
+  // Bounded, as nanort verifies: a thousand entries naming one Entry, whose
+  // thunks name one Thunk, reach far more than the buffer holds.
+  schema::FormatVersion version;
+  EXPECT_FALSE(
+      schema::VerifyProgramFlatbuffer(at_limit.data(), at_limit.size(), &version, at_limit.size()));
+  EXPECT_TRUE(version.shared);
   const std::vector<uint8_t> over = ManyTableVisits(999, true);
   EXPECT_FALSE(OursAccepts(over.data(), over.size()));
   EXPECT_FALSE(FlatbuffersAccepts(over.data(), over.size()));
@@ -670,6 +678,17 @@ TEST(ProgramSchemaVerify, DamagedProgramsGetTheSameAnswerAsFlatbuffers) {
       const ExactBuffer buffer(mutant.data(), mutant.size());
       const Answer ours = OurAnswer(buffer.bytes.get(), buffer.size);
       const Answer theirs = FlatbuffersAnswer(buffer.bytes.get(), buffer.size);
+      // Bounded, nanort's rule: the same answer, or a refusal that says the
+      // mutant reaches shared tables or vectors.
+      schema::FormatVersion bounded_version;
+      const bool bounded = schema::VerifyProgramFlatbuffer(buffer.bytes.get(), buffer.size,
+                                                           &bounded_version, buffer.size);
+      if (bounded != ours.accepted && !(ours.accepted && bounded_version.shared)) {
+        ADD_FAILURE() << "NANORT_FUZZ_SEED=" << seed << ", program \"" << program.name
+                      << "\", mutant " << i << ": bounded " << bounded << ", unbounded "
+                      << ours.accepted;
+        if (++differences == kMaxReported) return;
+      }
       ++(theirs.accepted ? accepted : theirs.version.read ? version_only : neither);
       if (ours == theirs) continue;
       std::string what;

@@ -65,7 +65,7 @@ TEST_F(RunTest, RunsAgainWithNewInputs) {
 }
 
 TEST_F(RunTest, ComputesTheChainInTheCallersArena) {
-  alignas(64) uint8_t arena[128];
+  alignas(64) uint8_t arena[80];
   memset(arena, 0xcd, sizeof(arena));
   ASSERT_EQ(CreateSession(arena, sizeof(arena)), NANORT_OK) << status_.message;
   ASSERT_EQ(Run(F32Tensor(x_), F32Tensor(y_)), NANORT_OK) << status_.message;
@@ -78,10 +78,10 @@ TEST_F(RunTest, ComputesTheChainInTheCallersArena) {
 TEST_F(RunTest, RefusesAnArenaTooSmall) {
   // At exactly 64-byte alignment: a multiple of 64 that is not one of 128.
   alignas(128) uint8_t arena[256];
-  EXPECT_EQ(CreateSession(arena + 64, 96), NANORT_ARENA_TOO_SMALL);
+  EXPECT_EQ(CreateSession(arena + 64, 72), NANORT_ARENA_TOO_SMALL);
   EXPECT_EQ(session_, nullptr);
   EXPECT_STREQ(status_.message,
-               "arena of 96 bytes at alignment 64, model needs 128 bytes at "
+               "arena of 72 bytes at alignment 64, model needs 80 bytes at "
                "alignment 64");
 }
 
@@ -89,7 +89,7 @@ TEST_F(RunTest, RefusesAMisalignedArena) {
   alignas(64) uint8_t arena[256];
   EXPECT_EQ(CreateSession(arena + 16, 200), NANORT_ARENA_TOO_SMALL);
   EXPECT_STREQ(status_.message,
-               "arena of 200 bytes at alignment 16, model needs 128 bytes at "
+               "arena of 200 bytes at alignment 16, model needs 80 bytes at "
                "alignment 64");
 }
 
@@ -216,7 +216,7 @@ TEST(CppWrapper, LoadsCreatesAndRunsWithMoveOnlyOwners) {
   nanort::Model moved = std::move(model);
   EXPECT_FALSE(model);  // NOLINT: testing the moved-from state
   EXPECT_EQ(moved.input_count(), 1u);
-  EXPECT_EQ(moved.arena_size(), 128u);
+  EXPECT_EQ(moved.arena_size(), 80u);
   nanort::Session session;
   ASSERT_EQ(nanort::Session::Create(moved, &session, &status), NANORT_OK) << status.message;
   float x[4] = {1, 2, 3, 4}, y[4];

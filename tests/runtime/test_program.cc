@@ -104,6 +104,14 @@ void ScaleF32(const nanort_kernel_args* args, uint64_t task_begin, uint64_t task
   for (uint64_t i = task_begin; i < task_end && i < kChainLength; ++i) out[i] = x[i] * scale;
 }
 
+nanort_kernel ChainEntry(nanort_kernel_fn fn, bool scale) {
+  static const uint64_t kAddBytes[] = {16, 16, 16}, kScaleBytes[] = {16, 4, 16};
+  return nanort_kernel{fn, scale ? kScaleBytes : kAddBytes, kChainLength, 3, 1};
+}
+
+nanort_kernel AddF32Entry() { return ChainEntry(&AddF32, false); }
+nanort_kernel ScaleF32Entry() { return ChainEntry(&ScaleF32, true); }
+
 ProgramSpec ChainSpec() {
   using K = fb::BufferKind;
   ProgramSpec spec;
@@ -124,7 +132,7 @@ ProgramSpec ChainSpec() {
   copy.kind = fb::ThunkKind::CopyThunk, copy.src = 5, copy.dst = 1, copy.size = 16;
   copy.node = "y", copy.op = "Copy";
   spec.thunks = {add, scale, copy};
-  spec.arena_size = 128;
+  spec.arena_size = 80;  // exactly what t0 and t1 need
   spec.constants_size = sizeof(ChainModel::constants);
   return spec;
 }
@@ -135,8 +143,8 @@ ChainModel::ChainModel(const ProgramSpec& spec) {
   memset(constants, 0, sizeof(constants));
   constants[0] = 10, constants[1] = 20, constants[2] = 30, constants[3] = 40;
   constants[16] = 0.5f;  // s, at byte 64
-  kernels[0] = &AddF32;
-  kernels[1] = &ScaleF32;
+  kernels[0] = AddF32Entry();
+  kernels[1] = ScaleF32Entry();
   def.kernel_abi = NANORT_KERNEL_ABI_VERSION;
   def.num_kernels = 2;
   def.constants = reinterpret_cast<const uint8_t*>(constants);

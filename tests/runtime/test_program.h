@@ -90,6 +90,13 @@ constexpr uint64_t kChainLength = 4;
 void AddF32(const nanort_kernel_args* args, uint64_t task_begin, uint64_t task_end);
 void ScaleF32(const nanort_kernel_args* args, uint64_t task_begin, uint64_t task_end);
 
+// Kernel table entries for the chain's kernels, with the signatures they
+// assume (three args: two inputs, one output; kChainLength tasks).
+nanort_kernel AddF32Entry();
+nanort_kernel ScaleF32Entry();
+// The same signature as ScaleF32Entry's, with another function.
+nanort_kernel ChainEntry(nanort_kernel_fn fn, bool scale);
+
 // The chain program: y[1,4] = (x[1,4] + w) * s, through two arena buffers and
 // a final copy thunk:
 //   buffers: 0 x (input), 1 y (output), 2 w (constant @0), 3 s (constant @64),
@@ -105,7 +112,7 @@ struct ChainModel {
 
   std::vector<uint8_t> program;
   alignas(64) float constants[32];  // w at 0, s at byte 64
-  nanort_kernel_fn kernels[2];
+  nanort_kernel kernels[2];
   nanort_model_def def;
 };
 

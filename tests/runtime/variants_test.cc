@@ -37,12 +37,13 @@ struct VariantModel {
     ProgramSpec spec = ChainSpec();
     spec.variants = std::move(variants);
     chain = std::make_unique<ChainModel>(spec);
-    table[0] = &AddF32, table[1] = &ScaleF32, table[2] = &AddF32, table[3] = &ScaleTwiceF32;
+    table[0] = AddF32Entry(), table[1] = ScaleF32Entry(), table[2] = AddF32Entry();
+    table[3] = ChainEntry(&ScaleTwiceF32, true);
     chain->def.kernels = table;
     chain->def.num_kernels = 2 * static_cast<uint32_t>(spec.variants.size());
   }
   std::unique_ptr<ChainModel> chain;
-  nanort_kernel_fn table[4];
+  nanort_kernel table[4];
 };
 
 // Loads and runs the chain on x = {1, 2, 3, 4}; returns y[0] and the CPU name.
@@ -103,6 +104,39 @@ TEST(ModelVariants, RefusesWhenNoVariantRunsHereNamingWhatIsMissing) {
 TEST(ModelVariants, RefusesAKernelTableThatIsNotVariantsTimesKernels) {
   VariantModel m({{"base", {}}, {"better", {PresentFeature()}}});
   m.chain->def.num_kernels = 2;
+  float y0 = 0;
+  std::string cpu;
+  nanort_status status;
+  EXPECT_EQ(LoadAndRun(m.chain->def, &y0, &cpu, &status), NANORT_INVALID_PROGRAM);
+}
+
+TEST(ModelVariants, RefusesAKernelTableWhoseVariantsDisagreeOnASignature) {
+  for (int field = 0; field < 4; ++field) {
+    VariantModel m({{"base", {}}, {"better", {PresentFeature()}}});
+    nanort_kernel& scale_v1 = m.table[3];
+    static const uint64_t kOtherBytes[] = {16, 4, 16};  // equal sizes, another array
+    if (field == 0) scale_v1.task_count = 3;
+    if (field == 1) scale_v1.num_outputs = 2;
+    if (field == 2) scale_v1.arg_bytes = kOtherBytes;
+    if (field == 3) scale_v1.fn = nullptr;
+    float y0 = 0;
+    std::string cpu;
+    nanort_status status;
+    EXPECT_EQ(LoadAndRun(m.chain->def, &y0, &cpu, &status), NANORT_INVALID_PROGRAM) << field;
+    EXPECT_STREQ(status.message,
+                 "kernel 1 of variant 1 is NULL or differs from variant 0's in the object file's "
+                 "kernel table");
+  }
+}
+
+// Every variant's signature holds: a thunk that matches variant 0's kernel
+// matches the variant this CPU runs, which is checked against it.
+TEST(ModelVariants, AThunkOffItsKernelsSignatureIsRefusedWhicheverVariantRuns) {
+  ProgramSpec spec = ChainSpec();
+  spec.variants = {{"base", {}}, {"better", {PresentFeature()}}};
+  spec.thunks[1].task_count = 8;
+  VariantModel m(spec.variants);
+  m.chain->SetProgram(BuildProgram(spec));
   float y0 = 0;
   std::string cpu;
   nanort_status status;

@@ -46,7 +46,7 @@ def expect_invalid(tool, path, reason):
 
 def check_json(doc, path):
     check(doc["format_version"] == {"major": 1, "minor": 0}, "format_version")
-    check(doc["kernel_abi"] == 1, "kernel_abi")
+    check(doc["kernel_abi"] == 2, "kernel_abi")
     check(doc["model_name"] == "tiny", "model_name")
     t = doc["target"]
     check(t["device"] == "cpu" and t["triple"] == "riscv64-unknown-linux-gnu", f"target {t}")
@@ -72,7 +72,7 @@ def check_json(doc, path):
     check(arena["size"] == 128 and arena["alignment"] == 64, f"arena {arena}")
     check(arena["buffers"] == [
         {"buffer": 2, "begin": 0, "end": 24, "name": "t"},
-        {"buffer": 4, "begin": 64, "end": 72, "name": awkward}], f"arena plan {arena['buffers']}")
+        {"buffer": 4, "begin": 64, "end": 128, "name": awkward}], f"arena plan {arena['buffers']}")
     check(doc["kernels"] == [{"name": "tiny_add_0", "device": "cpu"}], "kernels")
     check(doc["file"] == path, "file")
 
@@ -85,7 +85,7 @@ def main():
     obj = os.path.join(fixtures, "tiny.o")
 
     text = expect_ok(tool, nrt)
-    for line in ("format version: 1.0", "kernel abi: 1", 'model: "tiny"',
+    for line in ("format version: 1.0", "kernel abi: 2", 'model: "tiny"',
                  'triple: "riscv64-unknown-linux-gnu"', 'input 0: "x" f32[2,3] buffer 0',
                  "arena: 128 bytes, alignment 64", "[0, 24) buffer 2", "copy src 2 dst 3 size 24"):
         check(line in text, f"text lacks {line!r}")

@@ -130,7 +130,7 @@ TEST(ProgramReport, TextShowsTheWholeProgram) {
   const std::string text = ProgramReportText("tiny.nrt", image, p);
   for (const char* line : {
            "format version: 1.0\n",
-           "kernel abi: 1\n",
+           "kernel abi: 2\n",
            "model: \"tiny\"\n",
            "  triple: \"riscv64-unknown-linux-gnu\"\n",
            "  cpu: \"generic-rv64\"\n",
@@ -143,7 +143,7 @@ TEST(ProgramReport, TextShowsTheWholeProgram) {
            "  1: constant index 0 offset 0 size 24 alignment 64 name \"w\"\n",
            "arena: 128 bytes, alignment 64\n",
            "  [0, 24) buffer 2 \"t\"\n",
-           "  [64, 72) buffer 4 \"t\\\"2\\\\tmp\\x01\\xff\\xc3\\xa9\"\n",
+           "  [64, 128) buffer 4 \"t\\\"2\\\\tmp\\x01\\xff\\xc3\\xa9\"\n",
            "  0: \"tiny_add_0\" cpu\n",
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << "missing: " << line << "in:\n" << text;

@@ -21,7 +21,9 @@ void AddKernel(const nanort_kernel_args* args, uint64_t task_begin, uint64_t tas
   }
 }
 
-const nanort_kernel_fn kKernels[] = {AddKernel};
+// Its signature: x, w and out of [2,3] f32, one task per row.
+const uint64_t kArgBytes[] = {24, 24, 24};
+const nanort_kernel kKernels[] = {{AddKernel, kArgBytes, 2, 3, 1}};
 
 std::vector<uint8_t>& ProgramBytes() {
   static std::vector<uint8_t> bytes;

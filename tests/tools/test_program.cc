@@ -41,7 +41,7 @@ std::vector<uint8_t> BuildTestProgram(const std::string& model_name, const TestT
       fb::CreateBufferDirect(b, fb::BufferKind::Constant, 0, 0, kBytes, 64, "w"),
       fb::CreateBufferDirect(b, fb::BufferKind::Arena, 0, 0, kBytes, 64, "t"),
       fb::CreateBufferDirect(b, fb::BufferKind::Output, 0, 0, kBytes, 64, "y"),
-      fb::CreateBufferDirect(b, fb::BufferKind::Arena, 0, 64, 8, 64, kAwkwardName),
+      fb::CreateBufferDirect(b, fb::BufferKind::Arena, 0, 64, 64, 64, kAwkwardName),
   };
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels = {
       fb::CreateKernelDirect(b, (model_name + "_add_0").c_str(), fb::DeviceKind::Cpu)};

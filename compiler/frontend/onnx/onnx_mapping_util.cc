@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "compiler/ir/error.h"
+
 namespace nanoc::onnx_import {
 
 std::string dimsStr(const std::vector<int64_t>& dims) {
@@ -19,8 +21,14 @@ int64_t normalizeAxis(const NodeImporter& n, int64_t axis, int64_t rank, bool in
 }
 
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= dims[i];  // bounded: dims of a typed value
+  // Zero dims count as one in the overflow check: a zero-element tensor must
+  // not hide dims whose product (a flattened size, a stride) overflows.
+  int64_t p = 1, span = 1;
+  for (size_t i = begin; i < end; ++i) {
+    if (dims[i] < 0 || __builtin_mul_overflow(span, dims[i] == 0 ? 1 : dims[i], &span))
+      throw CompileError("shape " + dimsStr(dims) + ": the product of its dims overflows");
+    p *= dims[i];
+  }
   return p;
 }
 

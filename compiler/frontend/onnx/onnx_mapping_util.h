@@ -26,7 +26,8 @@ std::string dimsStr(const std::vector<int64_t>& dims);
 int64_t normalizeAxis(const NodeImporter& n, int64_t axis, int64_t rank,
                       bool inclusive_end = false);
 
-// The product of dims[begin, end): bounded, since they are the dims of a typed value.
+// The product of dims[begin, end); throws CompileError when the product of
+// its nonzero dims overflows, whether or not a zero dim makes it 0.
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end);
 
 // The values of a constant 1-D int64 input (a shape, axes, pads, ...); fails

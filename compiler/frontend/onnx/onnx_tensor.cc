@@ -67,16 +67,19 @@ int64_t checkedNumel(const std::vector<int64_t>& dims, DType dtype, const std::s
   // 2^48 bytes is far beyond any deployable model and keeps every later
   // offset computation (bytes, strides) clear of int64 overflow.
   constexpr int64_t kMaxBytes = int64_t{1} << 48;
-  int64_t numel = 1;
+  int64_t numel = 1, span = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0)
       throw CompileError(what + " dim " + std::to_string(i) + " is negative (" +
                          std::to_string(dims[i]) + ")");
-    if (dims[i] != 0 && numel > kMaxBytes / dims[i])
-      throw CompileError(what + " is too large to address");
+    // Zero dims count as one here, so that a zero-element tensor cannot hide
+    // dims whose product (a stride, a flattened size) overflows downstream.
+    const int64_t factor = dims[i] == 0 ? 1 : dims[i];
+    if (span > kMaxBytes / factor) throw CompileError(what + " is too large to address");
+    span *= factor;
     numel *= dims[i];
   }
-  if (numel > kMaxBytes / dtypeSize(dtype)) throw CompileError(what + " is too large to address");
+  if (span > kMaxBytes / dtypeSize(dtype)) throw CompileError(what + " is too large to address");
   return numel;
 }
 

@@ -28,8 +28,10 @@ extern "C" {
  * major version is refused; a newer minor version is read. */
 #define NANORT_FORMAT_MAJOR 1u
 #define NANORT_FORMAT_MINOR 2u
-/* Calling convention of compiled kernels (nanort_kernel_fn below). */
-#define NANORT_KERNEL_ABI_VERSION 1u
+/* Calling convention of compiled kernels and layout of the object's kernel
+ * table (nanort_kernel_fn, nanort_kernel below). 2: every table entry carries
+ * its kernel's signature; an object of ABI 1 (no signatures) is refused. */
+#define NANORT_KERNEL_ABI_VERSION 2u
 
 /* ---- status ------------------------------------------------------------ */
 
@@ -113,6 +115,22 @@ typedef struct nanort_kernel_args {
 typedef void (*nanort_kernel_fn)(const nanort_kernel_args* args, uint64_t task_begin,
                                  uint64_t task_end);
 
+/* One entry of the object's kernel table: a kernel and the signature nanoc
+ * compiled it for. The kernel's code assumes exactly these sizes, so at load
+ * every thunk that names the kernel must match its signature (argument count,
+ * outputs, the bytes of each argument's buffer, task count) or the program is
+ * refused (NANORT_INVALID_PROGRAM): the program bytes are not trusted, the
+ * compiled object is. In an artifact of several CPU variants, a kernel's
+ * entries in every variant hold the same signature and the same arg_bytes
+ * pointer. */
+typedef struct nanort_kernel {
+  nanort_kernel_fn fn;
+  const uint64_t* arg_bytes; /* num_args entries: the bytes of each argument's buffer */
+  uint64_t task_count;       /* the size of its parallel iteration space */
+  uint32_t num_args;
+  uint32_t num_outputs; /* the last num_outputs arguments are written */
+} nanort_kernel;
+
 /* The one symbol a compiled model exports: `NAME_model`, declared in NAME.h.
  * All pointers point into the object's read-only data, which outlives any
  * model loaded from it. */
@@ -123,7 +141,7 @@ typedef struct nanort_model_def {
   uint64_t program_size;
   const uint8_t* constants; /* read-only constants blob, used in place */
   uint64_t constants_size;
-  const nanort_kernel_fn* kernels; /* num_kernels entries, by kernel index */
+  const nanort_kernel* kernels; /* num_kernels entries, by kernel index */
 } nanort_model_def;
 
 /* ---- models -------------------------------------------------------------- */
@@ -131,10 +149,15 @@ typedef struct nanort_model_def {
 typedef struct nanort_model nanort_model;
 
 /* Verifies def's program (flatbuffers verifier, then the program's own
- * invariants: every buffer inside its blob or the arena, every kernel index
- * bound, every thunk operand defined before use), checks that this machine can
- * run it (CPU features), and returns a model that borrows def's data.
- * On failure *out_model is NULL. */
+ * invariants: every buffer inside its blob or the arena, the arena exactly what
+ * its buffers need, every kernel index bound and every kernel thunk matching
+ * its kernel's signature, every thunk operand defined before use), checks that
+ * this machine can run it (CPU features), and returns a model that borrows
+ * def's data. On failure *out_model is NULL.
+ * Cost: time linear in program_size, and at most about 7 * program_size bytes
+ * from `allocator` here and at session creation (besides the arena): a
+ * program whose tables or vectors are shared so that they would count more
+ * than once is refused (docs/SAFETY.md). */
 nanort_status_code nanort_model_load(const nanort_model_def* def, nanort_allocator allocator,
                                      nanort_model** out_model, nanort_status* status);
 

@@ -1,12 +1,678 @@
-// CPU lowerings of the reductions operators.
+// CPU lowerings of the reduction family (compiler/ops/reduce.h).
+//
+// Reduce*: one lowering interprets the op's ReduceKind row. Through
+// ReduceGeometry the input is [outer, reduced..., inner]:
+//  - inner == 1 (the innermost axis is reduced): a task takes whole output
+//    elements, each a nest of loops whose innermost runs unit-stride over the
+//    last reduced run, accumulating in one register (vectorizable: the
+//    combine is marked reassociable).
+//  - inner > 1: a task takes strips of kStrip output columns of one outer
+//    index; the strip's accumulators live in a stack array and every reduced
+//    row is added to it by a unit-stride loop over the strip.
+// f16/bf16 accumulate in f32; Mean divides once at the end; LogSumExp takes
+// a first pass for the max, so no exp overflows.
+//
+// ArgMax/ArgMin, CumSum/CumProd: the same strip scheme over [outer, n, inner].
+// TopK: per (outer, inner) column, an insertion into the k outputs.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
+#include "compiler/codegen/cpu/math_functions.h"
+#include "compiler/codegen/cpu/operand_alias.h"
+#include "compiler/codegen/cpu/row_tasks.h"
+#include "compiler/ir/error.h"
+#include "compiler/ops/reduce.h"
 
 namespace nanoc::cpu {
+namespace {
 
-std::vector<std::pair<std::string, Lowering>> reductionLowerings() { return {}; }
+constexpr int64_t kStrip = 256;
+
+using llvm::Value;
+
+const ReduceKind& kindOf(const Node& node) {
+  const ReduceKind* kind = findReduceKind(node.op);
+  if (!kind) throw CompileError("node '" + node.name + "' (" + node.op + "): not a Reduce op");
+  return *kind;
+}
+
+// ---- scalar math (f32 and f64, no libm) ----
+
+bool isDouble(Value* v) { return v->getType()->getScalarType()->isDoubleTy(); }
+
+Value* fconst(llvm::IRBuilder<>& b, Value* like, double v) {
+  return llvm::ConstantFP::get(like->getType(), v);
+}
+
+// ln(x) by x = m 2^e, m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s) with
+// s = (m - 1) / (m + 1), |s| < 0.172: an odd series in s. NaN below 0 and
+// for NaN, -inf at 0, +inf at +inf; subnormals are scaled first.
+Value* emitLogAny(llvm::IRBuilder<>& b, Value* x) {
+  bool dbl = isDouble(x);
+  llvm::Type* ft = x->getType();
+  llvm::Type* it = dbl ? b.getInt64Ty() : b.getInt32Ty();
+  int mant = dbl ? 52 : 23;
+  int64_t bias = dbl ? 1023 : 127;
+  double min_normal = dbl ? std::numeric_limits<double>::min() : std::numeric_limits<float>::min();
+  int scale_bits = dbl ? 54 : 25;
+  Value* sub = b.CreateFCmpOLT(x, fconst(b, x, min_normal));
+  Value* xs = b.CreateSelect(sub, b.CreateFMul(x, fconst(b, x, std::ldexp(1.0, scale_bits))), x);
+  Value* bits = b.CreateBitCast(xs, it);
+  Value* e = b.CreateSub(b.CreateLShr(bits, mant), llvm::ConstantInt::get(it, bias));
+  e = b.CreateSub(e, b.CreateSelect(sub, llvm::ConstantInt::get(it, scale_bits),
+                                    llvm::ConstantInt::get(it, 0)));
+  uint64_t mant_mask = (uint64_t{1} << mant) - 1;
+  Value* m =
+      b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, llvm::ConstantInt::get(it, mant_mask)),
+                                 llvm::ConstantInt::get(it, static_cast<uint64_t>(bias) << mant)),
+                      ft);  // [1, 2)
+  Value* big = b.CreateFCmpOGT(m, fconst(b, x, 1.4142135623730951));
+  m = b.CreateSelect(big, b.CreateFMul(m, fconst(b, x, 0.5)), m);
+  e = b.CreateAdd(e, b.CreateZExt(big, it));
+  Value* s = b.CreateFDiv(b.CreateFSub(m, fconst(b, x, 1.0)), b.CreateFAdd(m, fconst(b, x, 1.0)));
+  Value* s2 = b.CreateFMul(s, s);
+  int terms = dbl ? 11 : 5;
+  Value* poly = fconst(b, x, 1.0 / (2 * terms + 1));
+  for (int n = terms - 1; n >= 0; --n)
+    poly = b.CreateFAdd(b.CreateFMul(poly, s2), fconst(b, x, 1.0 / (2 * n + 1)));
+  Value* log_m = b.CreateFMul(fconst(b, x, 2.0), b.CreateFMul(s, poly));
+  Value* ef = b.CreateSIToFP(e, ft);
+  constexpr double kLn2Hi = 6.93147180369123816490e-01, kLn2Lo = 1.90821492927058770002e-10;
+  Value* r = b.CreateFAdd(b.CreateFMul(ef, fconst(b, x, kLn2Hi)),
+                          b.CreateFAdd(b.CreateFMul(ef, fconst(b, x, kLn2Lo)), log_m));
+  double inf = std::numeric_limits<double>::infinity();
+  r = b.CreateSelect(b.CreateFCmpOEQ(x, fconst(b, x, 0.0)), fconst(b, x, -inf), r);
+  r = b.CreateSelect(b.CreateFCmpOEQ(x, fconst(b, x, inf)), x, r);
+  // x < 0 or NaN
+  return b.CreateSelect(b.CreateFCmpUGE(x, fconst(b, x, 0.0)), r,
+                        fconst(b, x, std::numeric_limits<double>::quiet_NaN()));
+}
+
+// e^x in f64: x = k ln2 + r, |r| <= ln2 / 2, e^r by its Taylor series to
+// r^13, scaled by 2^k in two halves so subnormal and overflowing results come
+// out right. f32 uses emitExp.
+Value* emitExpAny(llvm::IRBuilder<>& b, Value* x) {
+  if (!isDouble(x)) return emitExp(b, x);
+  Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, fconst(b, x, 710.0)), fconst(b, x, 710.0), x);
+  xc = b.CreateSelect(b.CreateFCmpOLT(xc, fconst(b, x, -746.0)), fconst(b, x, -746.0), xc);
+  Value* kf = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint,
+                                     b.CreateFMul(xc, fconst(b, x, 1.4426950408889634)));
+  constexpr double kLn2Hi = 6.93147180369123816490e-01, kLn2Lo = 1.90821492927058770002e-10;
+  Value* r = b.CreateFSub(b.CreateFSub(xc, b.CreateFMul(kf, fconst(b, x, kLn2Hi))),
+                          b.CreateFMul(kf, fconst(b, x, kLn2Lo)));
+  double fact = 1;
+  for (int n = 1; n <= 13; ++n) fact *= n;
+  Value* p = fconst(b, x, 1.0 / fact);
+  for (int n = 12; n >= 0; --n) {
+    fact /= (n + 1);
+    p = b.CreateFAdd(b.CreateFMul(p, r), fconst(b, x, 1.0 / fact));
+  }
+  Value* k = b.CreateFPToSI(kf, b.getInt64Ty());
+  Value* k1 = b.CreateAShr(k, 1);
+  Value* k2 = b.CreateSub(k, k1);
+  auto pow2 = [&](Value* e) {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, b.getInt64(1023)), 52), b.getDoubleTy());
+  };
+  Value* y = b.CreateFMul(b.CreateFMul(p, pow2(k1)), pow2(k2));
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
+}
+
+Value* reassoc(Value* v) {
+  if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v)) inst->setHasAllowReassoc(true);
+  return v;
+}
+
+// ---- one ReduceKind row, as IR ----
+
+struct ReduceEmitter {
+  const ReduceKind& kind;
+  DType dtype;
+  llvm::Type* ct;  // compute type
+  int64_t count;   // reduced_count
+
+  bool isFp() const { return isFloat(dtype); }
+  bool isSgn() const { return isSigned(dtype); }
+
+  Value* init(llvm::IRBuilder<>& b) const {
+    double inf = std::numeric_limits<double>::infinity();
+    switch (kind.combine) {
+      case ReduceCombine::Add:
+        return llvm::Constant::getNullValue(ct);
+      case ReduceCombine::Mul:
+        return isFp() ? llvm::ConstantFP::get(ct, 1.0) : llvm::ConstantInt::get(ct, 1);
+      case ReduceCombine::Max:
+        if (isFp()) return llvm::ConstantFP::get(ct, -inf);
+        if (dtype == DType::Bool) return llvm::ConstantInt::get(ct, 0);
+        return isSgn() ? llvm::ConstantInt::get(
+                             ct, llvm::APInt::getSignedMinValue(ct->getIntegerBitWidth()))
+                       : llvm::ConstantInt::get(ct, 0);
+      case ReduceCombine::Min:
+        if (isFp()) return llvm::ConstantFP::get(ct, inf);
+        if (dtype == DType::Bool) return llvm::ConstantInt::get(ct, 1);
+        return isSgn()
+                   ? llvm::ConstantInt::get(
+                         ct, llvm::APInt::getSignedMaxValue(ct->getIntegerBitWidth()))
+                   : llvm::ConstantInt::get(ct, llvm::APInt::getMaxValue(ct->getIntegerBitWidth()));
+    }
+    return llvm::Constant::getNullValue(ct);
+  }
+
+  Value* map(llvm::IRBuilder<>& b, Value* x, Value* shift) const {
+    switch (kind.map) {
+      case ReduceMap::Identity:
+        return x;
+      case ReduceMap::Abs:
+        if (isFp()) return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+        if (!isSgn()) return x;
+        return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse());
+      case ReduceMap::Square:
+        return isFp() ? b.CreateFMul(x, x) : b.CreateMul(x, x);
+      case ReduceMap::ExpShifted:
+        return emitExpAny(b, b.CreateFSub(x, shift));
+    }
+    return x;
+  }
+
+  Value* combine(llvm::IRBuilder<>& b, Value* acc, Value* v) const {
+    switch (kind.combine) {
+      case ReduceCombine::Add:
+        return isFp() ? reassoc(b.CreateFAdd(acc, v)) : b.CreateAdd(acc, v);
+      case ReduceCombine::Mul:
+        return isFp() ? reassoc(b.CreateFMul(acc, v)) : b.CreateMul(acc, v);
+      case ReduceCombine::Max:
+        return b.CreateBinaryIntrinsic(isFp()    ? llvm::Intrinsic::maximum
+                                       : isSgn() ? llvm::Intrinsic::smax
+                                                 : llvm::Intrinsic::umax,
+                                       acc, v);
+      case ReduceCombine::Min:
+        return b.CreateBinaryIntrinsic(isFp()    ? llvm::Intrinsic::minimum
+                                       : isSgn() ? llvm::Intrinsic::smin
+                                                 : llvm::Intrinsic::umin,
+                                       acc, v);
+    }
+    return acc;
+  }
+
+  Value* finish(llvm::IRBuilder<>& b, Value* acc, Value* shift) const {
+    switch (kind.finish) {
+      case ReduceFinish::None:
+        return acc;
+      case ReduceFinish::DivideByCount:
+        if (isFp()) return b.CreateFDiv(acc, llvm::ConstantFP::get(ct, static_cast<double>(count)));
+        if (count == 0) return llvm::Constant::getNullValue(ct);
+        {
+          // In i64: the count need not fit the element type.
+          Value* wide = b.CreateIntCast(acc, b.getInt64Ty(), isSgn());
+          Value* q = isSgn() ? b.CreateSDiv(wide, b.getInt64(count))
+                             : b.CreateUDiv(wide, b.getInt64(count));
+          return b.CreateTrunc(q, ct);
+        }
+      case ReduceFinish::Sqrt:
+        if (isFp()) return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, acc);
+        return convertCompute(b,
+                              b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt,
+                                                     convertCompute(b, acc, dtype, DType::F64)),
+                              DType::F64, dtype);
+      case ReduceFinish::Log:
+        return emitLogAny(b, acc);
+      case ReduceFinish::LogPlusShift:
+        return b.CreateFAdd(emitLogAny(b, acc), shift);
+    }
+    return acc;
+  }
+
+  // The shift of log-sum-exp: the max if finite, else 0 (all -inf gives
+  // log 0 + 0 = -inf; a +inf stays +inf).
+  Value* shiftOf(llvm::IRBuilder<>& b, Value* max) const {
+    Value* finite = b.CreateFCmpONE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, max),
+                                    llvm::ConstantFP::getInfinity(ct));
+    return b.CreateSelect(finite, max, llvm::ConstantFP::get(ct, 0.0));
+  }
+  Value* maxCombine(llvm::IRBuilder<>& b, Value* acc, Value* v) const {
+    return b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, acc, v);
+  }
+};
+
+// Emits loops over runs[from, to) (row-major), calling body(offset, acc)
+// with offset = base + sum(index_i * stride_i) and carrying acc (may be null).
+Value* emitRunNest(llvm::IRBuilder<>& b, const std::vector<ReduceRun>& runs, size_t from, size_t to,
+                   Value* base, Value* acc,
+                   const std::function<Value*(Value* offset, Value* acc)>& body) {
+  if (from == to) return body(base, acc);
+  const ReduceRun& run = runs[from];
+  return emitReduction(
+      b, b.getInt64(0), b.getInt64(run.size), acc,
+      [&](Value* i, Value* a) {
+        Value* off = b.CreateAdd(base, b.CreateMul(i, b.getInt64(run.stride), "", true, true), "",
+                                 true, true);
+        return emitRunNest(b, runs, from + 1, to, off, a, body);
+      },
+      "red");
+}
+
+// Input offset of outer index `o` over `runs` (constant divisors).
+Value* emitRunOffset(llvm::IRBuilder<>& b, const std::vector<ReduceRun>& runs, Value* o) {
+  Value* offset = b.getInt64(0);
+  for (size_t i = runs.size(); i-- > 0;) {
+    Value* size = b.getInt64(runs[i].size);
+    Value* idx = i == 0 ? o : b.CreateURem(o, size);
+    offset = b.CreateAdd(offset, b.CreateMul(idx, b.getInt64(runs[i].stride)));
+    if (i > 0) o = b.CreateUDiv(o, size);
+  }
+  return offset;
+}
+
+RowTasks reduceTasks(const ReduceGeometry& g) {
+  int64_t work = std::max<int64_t>(g.reduced_count, 1);
+  if (g.contiguous()) return splitRows(g.outer, 1, std::max<int64_t>(1, kTaskElements / work));
+  int64_t strips = (g.inner + kStrip - 1) / kStrip;
+  return splitRows(g.outer, strips, std::max<int64_t>(1, kTaskElements / (work * kStrip)));
+}
+
+// A stack array of kStrip elements of `type`, allocated once per call.
+Value* stripBuffer(KernelBuilder& kb, llvm::Type* type, const char* name) {
+  llvm::IRBuilder<> entry(&kb.fn->getEntryBlock(), kb.fn->getEntryBlock().begin());
+  return entry.CreateAlloca(llvm::ArrayType::get(type, kStrip), nullptr, name);
+}
+
+Value* bufAt(llvm::IRBuilder<>& b, llvm::Type* type, Value* buf, Value* j) {
+  return b.CreateInBoundsGEP(type, buf, j);
+}
+
+// j0 and width of strip `strip` over `inner` columns; the width is a
+// constant when one strip covers the row.
+std::pair<Value*, Value*> stripRange(llvm::IRBuilder<>& b, Value* strip, int64_t inner) {
+  if (inner <= kStrip) return {b.getInt64(0), b.getInt64(inner)};
+  Value* j0 = b.CreateMul(strip, b.getInt64(kStrip));
+  Value* width = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.getInt64(kStrip),
+                                         b.CreateSub(b.getInt64(inner), j0));
+  return {j0, width};
+}
+
+void emitReduceContiguous(KernelBuilder& kb, const ReduceGeometry& g, const ReduceEmitter& r,
+                          const RowTasks& tasks) {
+  llvm::IRBuilder<>& b = kb.b;
+  Value* x = kb.input(0);
+  Value* y = kb.output(0);
+  size_t last = g.reduced.size() - 1;
+  int64_t len = g.reduced.back().size;
+  auto reduceAll = [&](Value* base, Value* init, const auto& step) {
+    return emitRunNest(b, g.reduced, 0, last, base, init, [&](Value* off, Value* acc) {
+      return emitReduction(
+          b, b.getInt64(0), b.getInt64(len), acc,
+          [&](Value* i, Value* a) {
+            return step(a, loadCompute(b, r.dtype, x, b.CreateAdd(off, i, "", true, true)));
+          },
+          "r");
+    });
+  };
+  emitRowTasks(kb, tasks, [&](Value* o, Value*, Value*) {
+    Value* base = emitRunOffset(b, g.outer_kept, o);
+    Value* shift = nullptr;
+    if (r.kind.needsShift())
+      shift = r.shiftOf(b, reduceAll(base, llvm::ConstantFP::getInfinity(r.ct, true),
+                                     [&](Value* a, Value* v) { return r.maxCombine(b, a, v); }));
+    Value* acc = reduceAll(base, r.init(b),
+                           [&](Value* a, Value* v) { return r.combine(b, a, r.map(b, v, shift)); });
+    storeCompute(b, r.dtype, r.finish(b, acc, shift), y, o);
+  });
+}
+
+void emitReduceStrips(KernelBuilder& kb, const ReduceGeometry& g, const ReduceEmitter& r,
+                      const RowTasks& tasks) {
+  llvm::IRBuilder<>& b = kb.b;
+  Value* x = kb.input(0);
+  Value* y = kb.output(0);
+  Value* acc_buf = stripBuffer(kb, r.ct, "strip_acc");
+  Value* shift_buf = r.kind.needsShift() ? stripBuffer(kb, r.ct, "strip_shift") : nullptr;
+  emitRowTasks(kb, tasks, [&](Value* o, Value* strip_begin, Value* strip_end) {
+    Value* base = emitRunOffset(b, g.outer_kept, o);
+    emitLoop(
+        b, strip_begin, strip_end,
+        [&](Value* strip) {
+          auto [j0, width] = stripRange(b, strip, g.inner);
+          Value* row = b.CreateAdd(base, j0);
+          auto fill = [&](Value* buf, Value* v) {
+            emitLoop(
+                b, b.getInt64(0), width,
+                [&](Value* j) { b.CreateStore(v, bufAt(b, r.ct, buf, j)); }, "j");
+          };
+          // acc[j] = step(acc[j], x[row + offset + j]) for every reduced offset.
+          auto accumulate = [&](Value* buf, const auto& step) {
+            emitRunNest(b, g.reduced, 0, g.reduced.size(), row, nullptr,
+                        [&](Value* off, Value*) -> Value* {
+                          emitLoop(
+                              b, b.getInt64(0), width,
+                              [&](Value* j) {
+                                Value* p = bufAt(b, r.ct, buf, j);
+                                Value* v = loadCompute(b, r.dtype, x, b.CreateAdd(off, j));
+                                b.CreateStore(step(b.CreateLoad(r.ct, p), v, j), p);
+                              },
+                              "j");
+                          return nullptr;
+                        });
+          };
+          if (shift_buf) {
+            fill(shift_buf, llvm::ConstantFP::getInfinity(r.ct, true));
+            accumulate(shift_buf,
+                       [&](Value* a, Value* v, Value*) { return r.maxCombine(b, a, v); });
+            emitLoop(
+                b, b.getInt64(0), width,
+                [&](Value* j) {
+                  Value* p = bufAt(b, r.ct, shift_buf, j);
+                  b.CreateStore(r.shiftOf(b, b.CreateLoad(r.ct, p)), p);
+                },
+                "j");
+          }
+          auto shiftAt = [&](Value* j) -> Value* {
+            return shift_buf ? b.CreateLoad(r.ct, bufAt(b, r.ct, shift_buf, j)) : nullptr;
+          };
+          fill(acc_buf, r.init(b));
+          accumulate(acc_buf, [&](Value* a, Value* v, Value* j) {
+            return r.combine(b, a, r.map(b, v, shiftAt(j)));
+          });
+          Value* out_row = b.CreateAdd(b.CreateMul(o, b.getInt64(g.inner)), j0);
+          emitLoop(
+              b, b.getInt64(0), width,
+              [&](Value* j) {
+                Value* acc = b.CreateLoad(r.ct, bufAt(b, r.ct, acc_buf, j));
+                storeCompute(b, r.dtype, r.finish(b, acc, shiftAt(j)), y, b.CreateAdd(out_row, j));
+              },
+              "j");
+        },
+        "strip");
+  });
+}
+
+Lowering makeReduceLowering() {
+  Lowering lowering;
+  lowering.task_count = [](const Node& node) { return reduceTasks(reduceGeometry(node)).count(); };
+  lowering.emit = [](KernelBuilder& kb) {
+    const ReduceKind& kind = kindOf(kb.node);
+    ReduceGeometry g = reduceGeometry(kb.node);
+    DType dtype = kb.node.inputs[0]->type.dtype;
+    ReduceEmitter r{kind, dtype, computeType(kb.b.getContext(), dtype), g.reduced_count};
+    RowTasks tasks = reduceTasks(g);
+    if (g.outer > 0 && g.inner > 0) {
+      if (g.contiguous())
+        emitReduceContiguous(kb, g, r, tasks);
+      else
+        emitReduceStrips(kb, g, r, tasks);
+    }
+    addOperandAliasScopes(kb);
+  };
+  return lowering;
+}
+
+// ---- ArgMax / ArgMin ----
+
+RowTasks axisTasks(const AxisGeometry& g, int64_t per_element) {
+  int64_t strips = (g.inner + kStrip - 1) / kStrip;
+  int64_t work = std::max<int64_t>(1, per_element) * kStrip;
+  return splitRows(g.outer, strips, std::max<int64_t>(1, kTaskElements / work));
+}
+
+Value* emitBetter(llvm::IRBuilder<>& b, DType dtype, bool largest, bool or_equal, Value* v,
+                  Value* best) {
+  if (isFloat(dtype))
+    return b.CreateFCmp(largest ? (or_equal ? llvm::CmpInst::FCMP_OGE : llvm::CmpInst::FCMP_OGT)
+                                : (or_equal ? llvm::CmpInst::FCMP_OLE : llvm::CmpInst::FCMP_OLT),
+                        v, best);
+  bool sgn = isSigned(dtype);
+  llvm::CmpInst::Predicate p =
+      largest ? (or_equal ? (sgn ? llvm::CmpInst::ICMP_SGE : llvm::CmpInst::ICMP_UGE)
+                          : (sgn ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_UGT))
+              : (or_equal ? (sgn ? llvm::CmpInst::ICMP_SLE : llvm::CmpInst::ICMP_ULE)
+                          : (sgn ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT));
+  return b.CreateICmp(p, v, best);
+}
+
+Lowering makeArgLowering(bool largest) {
+  Lowering lowering;
+  lowering.task_count = [](const Node& node) {
+    AxisGeometry g = axisGeometry(node, node.i("axis"));
+    return axisTasks(g, g.n).count();
+  };
+  lowering.emit = [largest](KernelBuilder& kb) {
+    AxisGeometry g = axisGeometry(kb.node, kb.node.i("axis"));
+    bool last = kb.node.i("select_last_index") != 0;
+    DType dtype = kb.node.inputs[0]->type.dtype;
+    llvm::IRBuilder<>& b = kb.b;
+    llvm::Type* ct = computeType(b.getContext(), dtype);
+    Value* x = kb.input(0);
+    Value* y = kb.output(0);
+    if (g.outer > 0 && g.inner > 0 && g.n > 0) {
+      Value* best_buf = stripBuffer(kb, ct, "strip_best");
+      Value* index_buf = stripBuffer(kb, b.getInt64Ty(), "strip_index");
+      emitRowTasks(kb, axisTasks(g, g.n), [&](Value* o, Value* strip_begin, Value* strip_end) {
+        emitLoop(
+            b, strip_begin, strip_end,
+            [&](Value* strip) {
+              auto [j0, width] = stripRange(b, strip, g.inner);
+              Value* row = b.CreateAdd(b.CreateMul(o, b.getInt64(g.n * g.inner)), j0);
+              auto at = [&](Value* a, Value* j) {
+                return b.CreateAdd(row, b.CreateAdd(b.CreateMul(a, b.getInt64(g.inner)), j));
+              };
+              emitLoop(
+                  b, b.getInt64(0), width,
+                  [&](Value* j) {
+                    b.CreateStore(loadCompute(b, dtype, x, b.CreateAdd(row, j)),
+                                  bufAt(b, ct, best_buf, j));
+                    b.CreateStore(b.getInt64(0), bufAt(b, b.getInt64Ty(), index_buf, j));
+                  },
+                  "j");
+              emitLoop(
+                  b, b.getInt64(1), b.getInt64(g.n),
+                  [&](Value* a) {
+                    emitLoop(
+                        b, b.getInt64(0), width,
+                        [&](Value* j) {
+                          Value* pb = bufAt(b, ct, best_buf, j);
+                          Value* pi = bufAt(b, b.getInt64Ty(), index_buf, j);
+                          Value* v = loadCompute(b, dtype, x, at(a, j));
+                          Value* best = b.CreateLoad(ct, pb);
+                          Value* better = emitBetter(b, dtype, largest, last, v, best);
+                          b.CreateStore(b.CreateSelect(better, v, best), pb);
+                          b.CreateStore(b.CreateSelect(better, a, b.CreateLoad(b.getInt64Ty(), pi)),
+                                        pi);
+                        },
+                        "j");
+                  },
+                  "a");
+              Value* out_row = b.CreateAdd(b.CreateMul(o, b.getInt64(g.inner)), j0);
+              emitLoop(
+                  b, b.getInt64(0), width,
+                  [&](Value* j) {
+                    b.CreateStore(
+                        b.CreateLoad(b.getInt64Ty(), bufAt(b, b.getInt64Ty(), index_buf, j)),
+                        b.CreateInBoundsGEP(b.getInt64Ty(), y, b.CreateAdd(out_row, j)));
+                  },
+                  "j");
+            },
+            "strip");
+      });
+    }
+    addOperandAliasScopes(kb);
+  };
+  return lowering;
+}
+
+// ---- CumSum / CumProd ----
+
+Lowering makeCumulativeLowering(bool product) {
+  Lowering lowering;
+  lowering.task_count = [](const Node& node) {
+    AxisGeometry g = axisGeometry(node, node.i("axis"));
+    return axisTasks(g, g.n).count();
+  };
+  lowering.emit = [product](KernelBuilder& kb) {
+    AxisGeometry g = axisGeometry(kb.node, kb.node.i("axis"));
+    bool exclusive = kb.node.i("exclusive") != 0, reverse = kb.node.i("reverse") != 0;
+    DType dtype = kb.node.inputs[0]->type.dtype;
+    llvm::IRBuilder<>& b = kb.b;
+    llvm::Type* ct = computeType(b.getContext(), dtype);
+    bool fp = isFloat(dtype);
+    Value* x = kb.input(0);
+    Value* y = kb.output(0);
+    if (g.outer > 0 && g.inner > 0 && g.n > 0) {
+      Value* acc_buf = stripBuffer(kb, ct, "strip_acc");
+      Value* init = product ? (fp ? llvm::ConstantFP::get(ct, 1.0) : llvm::ConstantInt::get(ct, 1))
+                            : llvm::Constant::getNullValue(ct);
+      emitRowTasks(kb, axisTasks(g, g.n), [&](Value* o, Value* strip_begin, Value* strip_end) {
+        emitLoop(
+            b, strip_begin, strip_end,
+            [&](Value* strip) {
+              auto [j0, width] = stripRange(b, strip, g.inner);
+              Value* row = b.CreateAdd(b.CreateMul(o, b.getInt64(g.n * g.inner)), j0);
+              emitLoop(
+                  b, b.getInt64(0), width,
+                  [&](Value* j) { b.CreateStore(init, bufAt(b, ct, acc_buf, j)); }, "j");
+              emitLoop(
+                  b, b.getInt64(0), b.getInt64(g.n),
+                  [&](Value* s) {
+                    Value* a = reverse ? b.CreateSub(b.getInt64(g.n - 1), s) : s;
+                    Value* a_row = b.CreateAdd(row, b.CreateMul(a, b.getInt64(g.inner)));
+                    emitLoop(
+                        b, b.getInt64(0), width,
+                        [&](Value* j) {
+                          Value* p = bufAt(b, ct, acc_buf, j);
+                          Value* at = b.CreateAdd(a_row, j);
+                          Value* old = b.CreateLoad(ct, p);
+                          Value* v = loadCompute(b, dtype, x, at);
+                          Value* next = product ? (fp ? b.CreateFMul(old, v) : b.CreateMul(old, v))
+                                                : (fp ? b.CreateFAdd(old, v) : b.CreateAdd(old, v));
+                          b.CreateStore(next, p);
+                          storeCompute(b, dtype, exclusive ? old : next, y, at);
+                        },
+                        "j");
+                  },
+                  "a");
+            },
+            "strip");
+      });
+    }
+    addOperandAliasScopes(kb);
+  };
+  return lowering;
+}
+
+// ---- TopK ----
+
+// One task per group of (outer, inner) columns; each column is an insertion
+// of its n elements into its k sorted output slots (O(n k), fine for the
+// small k of top-k heads).
+RowTasks topKTasks(const AxisGeometry& g, int64_t k) {
+  int64_t work = std::max<int64_t>(1, g.n) * std::max<int64_t>(1, std::min<int64_t>(k, 16));
+  return splitRows(g.outer * g.inner, 1, std::max<int64_t>(1, kTaskElements / work));
+}
+
+Lowering makeTopKLowering() {
+  Lowering lowering;
+  lowering.task_count = [](const Node& node) {
+    return topKTasks(axisGeometry(node, node.i("axis")), node.i("k")).count();
+  };
+  lowering.emit = [](KernelBuilder& kb) {
+    AxisGeometry g = axisGeometry(kb.node, kb.node.i("axis"));
+    int64_t k = kb.node.i("k");
+    bool largest = kb.node.i("largest") != 0;
+    DType dtype = kb.node.inputs[0]->type.dtype;
+    llvm::IRBuilder<>& b = kb.b;
+    llvm::LLVMContext& ctx = b.getContext();
+    llvm::Type* i64 = b.getInt64Ty();
+    Value* x = kb.input(0);
+    Value* values = kb.output(0);
+    Value* indices = kb.output(1);
+    if (g.outer * g.inner > 0 && k > 0) {
+      llvm::IRBuilder<> entry(&kb.fn->getEntryBlock(), kb.fn->getEntryBlock().begin());
+      Value* count_slot = entry.CreateAlloca(i64, nullptr, "filled");
+      emitRowTasks(kb, topKTasks(g, k), [&](Value* column, Value*, Value*) {
+        Value* o = b.CreateUDiv(column, b.getInt64(g.inner));
+        Value* j = b.CreateURem(column, b.getInt64(g.inner));
+        Value* in_base = b.CreateAdd(b.CreateMul(o, b.getInt64(g.n * g.inner)), j);
+        Value* out_base = b.CreateAdd(b.CreateMul(o, b.getInt64(k * g.inner)), j);
+        auto outAt = [&](Value* slot) {
+          return b.CreateAdd(out_base, b.CreateMul(slot, b.getInt64(g.inner)));
+        };
+        b.CreateStore(b.getInt64(0), count_slot);
+        emitLoop(
+            b, b.getInt64(0), b.getInt64(g.n),
+            [&](Value* a) {
+              Value* v = loadCompute(b, dtype, x,
+                                     b.CreateAdd(in_base, b.CreateMul(a, b.getInt64(g.inner))));
+              Value* filled = b.CreateLoad(i64, count_slot);
+              // Walk p down from `filled` while v beats slot p - 1, moving
+              // each beaten slot one down (off the end when p == k).
+              llvm::Function* fn = kb.fn;
+              llvm::BasicBlock* pre = b.GetInsertBlock();
+              auto* header = llvm::BasicBlock::Create(ctx, "topk.header", fn);
+              auto* check = llvm::BasicBlock::Create(ctx, "topk.check", fn);
+              auto* move = llvm::BasicBlock::Create(ctx, "topk.move", fn);
+              auto* copy = llvm::BasicBlock::Create(ctx, "topk.copy", fn);
+              auto* next = llvm::BasicBlock::Create(ctx, "topk.next", fn);
+              auto* done = llvm::BasicBlock::Create(ctx, "topk.done", fn);
+              auto* place = llvm::BasicBlock::Create(ctx, "topk.place", fn);
+              auto* after = llvm::BasicBlock::Create(ctx, "topk.after", fn);
+              b.CreateBr(header);
+              b.SetInsertPoint(header);
+              llvm::PHINode* p = b.CreatePHI(i64, 2, "p");
+              p->addIncoming(filled, pre);
+              b.CreateCondBr(b.CreateICmpSGT(p, b.getInt64(0)), check, done);
+              b.SetInsertPoint(check);
+              Value* prev = b.CreateSub(p, b.getInt64(1));
+              Value* w = loadCompute(b, dtype, values, outAt(prev));
+              b.CreateCondBr(emitBetter(b, dtype, largest, false, v, w), move, done);
+              b.SetInsertPoint(move);
+              b.CreateCondBr(b.CreateICmpSLT(p, b.getInt64(k)), copy, next);
+              b.SetInsertPoint(copy);
+              storeElement(b, dtype, loadElement(b, dtype, values, outAt(prev)), values, outAt(p));
+              b.CreateStore(b.CreateLoad(i64, b.CreateInBoundsGEP(i64, indices, outAt(prev))),
+                            b.CreateInBoundsGEP(i64, indices, outAt(p)));
+              b.CreateBr(next);
+              b.SetInsertPoint(next);
+              p->addIncoming(prev, next);
+              b.CreateBr(header);
+              b.SetInsertPoint(done);
+              llvm::PHINode* at = b.CreatePHI(i64, 2, "slot");
+              at->addIncoming(p, header);
+              at->addIncoming(p, check);
+              b.CreateCondBr(b.CreateICmpSLT(at, b.getInt64(k)), place, after);
+              b.SetInsertPoint(place);
+              storeCompute(b, dtype, v, values, outAt(at));
+              b.CreateStore(a, b.CreateInBoundsGEP(i64, indices, outAt(at)));
+              b.CreateBr(after);
+              b.SetInsertPoint(after);
+              b.CreateStore(
+                  b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(filled, b.getInt64(1)),
+                                          b.getInt64(k)),
+                  count_slot);
+            },
+            "a");
+      });
+    }
+    addOperandAliasScopes(kb);
+  };
+  return lowering;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, Lowering>> reductionLowerings() {
+  std::vector<std::pair<std::string, Lowering>> list;
+  for (const ReduceKind& kind : reduceKinds())
+    list.emplace_back(std::string(kind.op), makeReduceLowering());
+  list.emplace_back("ArgMax", makeArgLowering(true));
+  list.emplace_back("ArgMin", makeArgLowering(false));
+  list.emplace_back("CumSum", makeCumulativeLowering(false));
+  list.emplace_back("CumProd", makeCumulativeLowering(true));
+  list.emplace_back("TopK", makeTopKLowering());
+  return list;
+}
 
 }  // namespace nanoc::cpu

@@ -318,6 +318,7 @@ void reduceTyped(const ReduceKind& kind, const ReduceGeometry& g, bool is_bool, 
       T v = static_cast<T>(acc);
       switch (kind.finish) {
         case ReduceFinish::DivideByCount:
+          if (g.reduced_count == 0) return 0;  // the kernels' choice: no trap
           if constexpr (std::is_signed_v<T>)
             return static_cast<T>(static_cast<int64_t>(v) / g.reduced_count);
           else

@@ -526,6 +526,8 @@ OpSchema makeTopKSchema() {
 
 }  // namespace
 
+std::vector<OpSchema> lossSchemas();  // losses.cc
+
 std::vector<OpSchema> reductionSchemas() {
   std::vector<OpSchema> schemas;
   for (const ReduceKind& kind : reduceKinds()) schemas.push_back(makeReduceSchema(kind));
@@ -534,6 +536,7 @@ std::vector<OpSchema> reductionSchemas() {
   schemas.push_back(makeCumulativeSchema("CumSum", false));
   schemas.push_back(makeCumulativeSchema("CumProd", true));
   schemas.push_back(makeTopKSchema());
+  for (OpSchema& schema : lossSchemas()) schemas.push_back(std::move(schema));
   return schemas;
 }
 

@@ -108,6 +108,8 @@ void mapTopK(NodeImporter& n) {
 
 }  // namespace
 
+MappingList lossMappings();  // onnx_map_loss.cc
+
 MappingList reductionMappings() {
   MappingList list;
   for (std::string_view op :
@@ -119,6 +121,7 @@ MappingList reductionMappings() {
   list.emplace_back("CumSum", mapCumulative);
   list.emplace_back("CumProd", mapCumulative);
   list.emplace_back("TopK", mapTopK);
+  for (const auto& entry : lossMappings()) list.push_back(entry);
   return list;
 }
 

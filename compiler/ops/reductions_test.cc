@@ -218,5 +218,77 @@ TEST(TopKOps, ValuesAndIndicesWithTiesInIndexOrder) {
   expectInferError("TopK", {DType::F32, {4}}, topk(0, -1, 1), "'k' is -1");
 }
 
+// ---- losses ----
+
+struct Loss {
+  Graph graph;
+  Node* node = nullptr;
+  // input [2, 2] = [[-1, -2], [-3, -4]], target [1, 0], weight [1, 3] if weighted.
+  Loss(const std::string& op, const std::string& reduction, int64_t ignore, bool weighted,
+       Dims target_dims = {2}) {
+    std::vector<Value*> in = {graph.addInput("x", {DType::F32, {2, 2}}),
+                              graph.addInput("t", {DType::I64, std::move(target_dims)})};
+    if (weighted) in.push_back(graph.addInput("w", {DType::F32, {2}}));
+    node = graph.addNode(op, "bad_node", in, static_cast<size_t>(findOp(op)->num_outputs));
+    node->attrs = {{"reduction", reduction}, {"ignore_index", ignore}};
+  }
+  std::vector<float> run(size_t output = 0) {
+    inferNode(*node);
+    std::vector<float> x = {-1, -2, -3, -4}, w = {1, 3};
+    std::vector<int64_t> t = {1, 0};
+    std::vector<std::vector<float>> outs;
+    std::vector<void*> ptrs;
+    for (const Value* v : node->outputs) {
+      outs.emplace_back(static_cast<size_t>(std::max<int64_t>(1, v->type.numel())));
+      ptrs.push_back(outs.back().data());
+    }
+    std::vector<const void*> in = {x.data(), t.data()};
+    if (node->inputs.size() > 2) in.push_back(w.data());
+    findOp(node->op)->reference(*node, in, ptrs);
+    outs[output].resize(static_cast<size_t>(node->outputs[output]->type.numel()));
+    return outs[output];
+  }
+};
+
+TEST(LossOps, NegativeLogLikelihoodByHand) {
+  const char* nll = "NegativeLogLikelihoodLoss";
+  EXPECT_EQ(Loss(nll, "none", -1, false).run(), (std::vector<float>{2, 3}));
+  EXPECT_EQ(Loss(nll, "sum", -1, false).run(), (std::vector<float>{5}));
+  EXPECT_EQ(Loss(nll, "mean", -1, false).run(), (std::vector<float>{2.5}));
+  EXPECT_EQ(Loss(nll, "none", -1, true).run(), (std::vector<float>{6, 3}));
+  EXPECT_EQ(Loss(nll, "mean", -1, true).run(), (std::vector<float>{9.0f / 4}));
+  // Target 1 ignored: no loss and no weight.
+  EXPECT_EQ(Loss(nll, "none", 1, true).run(), (std::vector<float>{0, 3}));
+  EXPECT_EQ(Loss(nll, "mean", 1, true).run(), (std::vector<float>{3}));
+}
+
+TEST(LossOps, SoftmaxCrossEntropyIsNllOfLogSoftmax) {
+  Loss sce("SoftmaxCrossEntropyLoss", "none", -1, false);
+  std::vector<float> log_prob = sce.run(1);
+  // Both rows have scores one apart: log_softmax = [-l, -1 - l], l = log(1 + e^-1).
+  float l = std::log(1 + std::exp(-1.0f));
+  EXPECT_FLOAT_EQ(log_prob[0], -l);
+  EXPECT_FLOAT_EQ(log_prob[1], -1 - l);
+  EXPECT_EQ(sce.node->outputs[1]->type, (TensorType{DType::F32, {2, 2}}));
+  std::vector<float> loss = Loss("SoftmaxCrossEntropyLoss", "none", -1, false).run(0);
+  EXPECT_FLOAT_EQ(loss[0], 1 + l);  // target 1 of row [-1, -2]
+  EXPECT_FLOAT_EQ(loss[1], l);      // target 0 of row [-3, -4]
+}
+
+TEST(LossOps, ShapeErrors) {
+  const char* nll = "NegativeLogLikelihoodLoss";
+  Loss bad_target(nll, "none", -1, false, {3});
+  EXPECT_THROW(bad_target.run(), CompileError);
+  Loss bad_reduction(nll, "max", -1, false);
+  try {
+    bad_reduction.run();
+    FAIL();
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'bad_node' (NegativeLogLikelihoodLoss)"),
+              std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("'reduction'"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace nanoc

@@ -109,25 +109,36 @@ struct Range {
 // Compiles the node's kernel, runs it in uneven task chunks and compares each
 // output with the reference: floats by tolerance (looser for f16/bf16, whose
 // kernels accumulate in f32 and round once), everything else bit for bit.
-void expectMatches(const std::string& op, TensorType input, Attrs attrs, uint64_t seed,
-                   Range range = {}) {
-  std::string what = testing::describe(op, {input});
+void expectMatches(const std::string& op, const std::vector<TensorType>& inputs, Attrs attrs,
+                   uint64_t seed, const std::vector<Range>& ranges) {
+  std::string what = testing::describe(op, inputs);
   SCOPED_TRACE(what);
-  auto g = testing::makeSingleNodeGraph(op, {input}, attrs);
+  auto g = testing::makeSingleNodeGraph(op, inputs, attrs);
   const Node& node = *g->node;
   std::mt19937_64 rng(seed);
-  AlignedBuffer x(input.bytes());
-  std::uniform_real_distribution<double> dist(range.lo, range.hi);
-  for (int64_t i = 0; i < input.numel(); ++i) {
-    double v = dist(rng);
-    if (range.whole || !isFloatType(input.dtype)) v = std::round(v);
-    if (input.dtype == DType::F16 || input.dtype == DType::BF16) v = std::round(v * 8) / 8;
-    if (input.dtype == DType::Bool) v = v > 0 ? 1 : 0;
-    set(x, input.dtype, i, v);
+  std::vector<AlignedBuffer> in;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const TensorType& input = inputs[k];
+    const Range& range = ranges[k];
+    in.emplace_back(input.bytes());
+    AlignedBuffer& x = in.back();
+    std::uniform_real_distribution<double> dist(range.lo, range.hi);
+    for (int64_t i = 0; i < input.numel(); ++i) {
+      double v = dist(rng);
+      if (range.whole || !isFloatType(input.dtype)) v = std::round(v);
+      if (input.dtype == DType::F16 || input.dtype == DType::BF16) v = std::round(v * 8) / 8;
+      if (input.dtype == DType::Bool) v = v > 0 ? 1 : 0;
+      set(x, input.dtype, i, v);
+    }
   }
   testing::JitKernel kernel = testing::compileKernel(node);
   ASSERT_GE(kernel.task_count, 1u);
-  std::vector<void*> buffers = {x.data()};
+  std::vector<void*> buffers;
+  std::vector<const void*> ref_in;
+  for (const AlignedBuffer& x : in) {
+    buffers.push_back(x.data());
+    ref_in.push_back(x.data());
+  }
   std::vector<AlignedBuffer> got, want;
   std::vector<void*> ref_out;
   for (const Value* out : node.outputs) {
@@ -137,7 +148,7 @@ void expectMatches(const std::string& op, TensorType input, Attrs attrs, uint64_
     buffers.push_back(got.back().data());
     ref_out.push_back(want.back().data());
   }
-  findOp(op)->reference(node, {x.data()}, ref_out);
+  findOp(op)->reference(node, ref_in, ref_out);
   testing::runKernel(kernel, buffers);
   for (size_t o = 0; o < node.outputs.size(); ++o) {
     const TensorType& t = node.outputs[o]->type;
@@ -157,6 +168,11 @@ void expectMatches(const std::string& op, TensorType input, Attrs attrs, uint64_
         ADD_FAILURE() << "output " << o << " element " << i << " is " << a << ", reference " << r;
     }
   }
+}
+
+void expectMatches(const std::string& op, TensorType input, Attrs attrs, uint64_t seed,
+                   Range range = {}) {
+  expectMatches(op, std::vector<TensorType>{input}, std::move(attrs), seed, {range});
 }
 
 Attrs reduceAttrs(Dims axes, int64_t keepdims = 1) {
@@ -341,6 +357,31 @@ TEST(TopKLowering, OtherDTypes) {
   uint64_t seed = 900;
   for (DType d : {DType::F16, DType::F64, DType::I32, DType::I64, DType::U64, DType::U8})
     expectMatches("TopK", {d, {4, 12}}, topKAttrs(1, 3, 1), seed++, {0, 6, true});
+}
+
+// ---- NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss ----
+
+TEST(LossLowering, EveryReductionWithAndWithoutWeightsAndIgnoredTargets) {
+  uint64_t seed = 1000;
+  for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"})
+    for (DType d : {DType::F32, DType::F64})
+      for (DType t : {DType::I64, DType::I32})
+        for (const char* reduction : {"none", "sum", "mean"})
+          for (bool weighted : {false, true})
+            for (Dims dims : {Dims{3, 5}, Dims{2, 4, 3, 5}}) {
+              Dims tdims = {dims[0]};
+              tdims.insert(tdims.end(), dims.begin() + 2, dims.end());
+              std::vector<TensorType> inputs = {{d, dims}, {t, tdims}};
+              // Targets in [-1, C]: -1 and C are out of range, 2 is ignored.
+              std::vector<Range> ranges = {{-3, 1}, {-1, static_cast<double>(dims[1]), true}};
+              if (weighted) {
+                inputs.push_back({d, {dims[1]}});
+                ranges.push_back({0.5, 2});
+              }
+              expectMatches(op, inputs,
+                            {{"reduction", std::string(reduction)}, {"ignore_index", int64_t{2}}},
+                            seed++, ranges);
+            }
 }
 
 }  // namespace

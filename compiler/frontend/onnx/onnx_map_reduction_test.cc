@@ -73,6 +73,12 @@ class Model {
   onnx::ModelProto model_;
 };
 
+void attrString(onnx::NodeProto* n, const std::string& name, const std::string& v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
 void attr(onnx::NodeProto* n, const std::string& name, int64_t v) {
   onnx::AttributeProto* a = n->add_attribute();
   a->set_name(name);
@@ -227,6 +233,39 @@ TEST(OnnxTopK, KLargerThanTheAxisIsAnError) {
   m.input("x", {3, 5}).ints("k", {6});
   m.node("TopK", {"x", "k"}, {"values", "indices"});
   EXPECT_NE(m.error().find("'k' is 6"), std::string::npos) << m.error();
+}
+
+TEST(OnnxLoss, NllDefaultsToMeanAndNoIgnoredIndex) {
+  Model m(13);
+  m.input("x", {3, 5}).input("t", {3}, onnx::TensorProto::INT64);
+  m.node("NegativeLogLikelihoodLoss", {"x", "t"});
+  auto g = m.import();
+  const Node& n = only(*g, "NegativeLogLikelihoodLoss");
+  EXPECT_EQ(n.s("reduction"), "mean");
+  EXPECT_EQ(n.i("ignore_index"), -1);
+  EXPECT_EQ(g->outputs[0]->type, (TensorType{DType::F32, {}}));
+}
+
+TEST(OnnxLoss, SoftmaxCrossEntropyHasLossAndLogProbOutputs) {
+  Model m(13);
+  m.input("x", {3, 5, 2}).input("t", {3, 2}, onnx::TensorProto::INT64);
+  onnx::NodeProto* p = m.node("SoftmaxCrossEntropyLoss", {"x", "t"}, {"loss", "log_prob"});
+  attrString(p, "reduction", "none");
+  attr(p, "ignore_index", 4);
+  auto g = m.import();
+  const Node& n = only(*g, "SoftmaxCrossEntropyLoss");
+  EXPECT_EQ(n.i("ignore_index"), 4);
+  ASSERT_EQ(g->outputs.size(), 2u);
+  EXPECT_EQ(g->outputs[0]->type, (TensorType{DType::F32, {3, 2}}));
+  EXPECT_EQ(g->outputs[1]->name, "log_prob");
+  EXPECT_EQ(g->outputs[1]->type, (TensorType{DType::F32, {3, 5, 2}}));
+}
+
+TEST(OnnxLoss, UnknownReductionIsAnError) {
+  Model m(13);
+  m.input("x", {3, 5}).input("t", {3}, onnx::TensorProto::INT64);
+  attrString(m.node("NegativeLogLikelihoodLoss", {"x", "t"}), "reduction", "max");
+  EXPECT_NE(m.error().find("reduction 'max'"), std::string::npos) << m.error();
 }
 
 }  // namespace

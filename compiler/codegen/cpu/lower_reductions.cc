@@ -35,6 +35,8 @@ namespace nanoc::cpu {
 namespace {
 
 constexpr int64_t kStrip = 256;
+// TopK's vector filter width, in elements.
+constexpr unsigned kTopKBlock = 16;
 
 using llvm::Value;
 
@@ -521,59 +523,94 @@ Lowering makeTopKLowering() {
           return b.CreateAdd(out_base, b.CreateMul(slot, b.getInt64(g.inner)));
         };
         b.CreateStore(b.getInt64(0), count_slot);
-        emitLoop(
-            b, b.getInt64(0), b.getInt64(g.n),
-            [&](Value* a) {
-              Value* v = loadCompute(b, dtype, x,
-                                     b.CreateAdd(in_base, b.CreateMul(a, b.getInt64(g.inner))));
-              Value* filled = b.CreateLoad(i64, count_slot);
-              // Walk p down from `filled` while v beats slot p - 1, moving
-              // each beaten slot one down (off the end when p == k).
-              llvm::Function* fn = kb.fn;
-              llvm::BasicBlock* pre = b.GetInsertBlock();
-              auto* header = llvm::BasicBlock::Create(ctx, "topk.header", fn);
-              auto* check = llvm::BasicBlock::Create(ctx, "topk.check", fn);
-              auto* move = llvm::BasicBlock::Create(ctx, "topk.move", fn);
-              auto* copy = llvm::BasicBlock::Create(ctx, "topk.copy", fn);
-              auto* next = llvm::BasicBlock::Create(ctx, "topk.next", fn);
-              auto* done = llvm::BasicBlock::Create(ctx, "topk.done", fn);
-              auto* place = llvm::BasicBlock::Create(ctx, "topk.place", fn);
-              auto* after = llvm::BasicBlock::Create(ctx, "topk.after", fn);
-              b.CreateBr(header);
-              b.SetInsertPoint(header);
-              llvm::PHINode* p = b.CreatePHI(i64, 2, "p");
-              p->addIncoming(filled, pre);
-              b.CreateCondBr(b.CreateICmpSGT(p, b.getInt64(0)), check, done);
-              b.SetInsertPoint(check);
-              Value* prev = b.CreateSub(p, b.getInt64(1));
-              Value* w = loadCompute(b, dtype, values, outAt(prev));
-              b.CreateCondBr(emitBetter(b, dtype, largest, false, v, w), move, done);
-              b.SetInsertPoint(move);
-              b.CreateCondBr(b.CreateICmpSLT(p, b.getInt64(k)), copy, next);
-              b.SetInsertPoint(copy);
-              storeElement(b, dtype, loadElement(b, dtype, values, outAt(prev)), values, outAt(p));
-              b.CreateStore(b.CreateLoad(i64, b.CreateInBoundsGEP(i64, indices, outAt(prev))),
-                            b.CreateInBoundsGEP(i64, indices, outAt(p)));
-              b.CreateBr(next);
-              b.SetInsertPoint(next);
-              p->addIncoming(prev, next);
-              b.CreateBr(header);
-              b.SetInsertPoint(done);
-              llvm::PHINode* at = b.CreatePHI(i64, 2, "slot");
-              at->addIncoming(p, header);
-              at->addIncoming(p, check);
-              b.CreateCondBr(b.CreateICmpSLT(at, b.getInt64(k)), place, after);
-              b.SetInsertPoint(place);
-              storeCompute(b, dtype, v, values, outAt(at));
-              b.CreateStore(a, b.CreateInBoundsGEP(i64, indices, outAt(at)));
-              b.CreateBr(after);
-              b.SetInsertPoint(after);
-              b.CreateStore(
-                  b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(filled, b.getInt64(1)),
-                                          b.getInt64(k)),
-                  count_slot);
-            },
-            "a");
+        // Inserts element `a` (value v) into the sorted slots filled so far.
+        auto insert = [&](Value* v, Value* a) {
+          Value* filled = b.CreateLoad(i64, count_slot);
+          // Walk p down from `filled` while v beats slot p - 1, moving
+          // each beaten slot one down (off the end when p == k).
+          llvm::Function* fn = kb.fn;
+          llvm::BasicBlock* pre = b.GetInsertBlock();
+          auto* header = llvm::BasicBlock::Create(ctx, "topk.header", fn);
+          auto* check = llvm::BasicBlock::Create(ctx, "topk.check", fn);
+          auto* move = llvm::BasicBlock::Create(ctx, "topk.move", fn);
+          auto* copy = llvm::BasicBlock::Create(ctx, "topk.copy", fn);
+          auto* next = llvm::BasicBlock::Create(ctx, "topk.next", fn);
+          auto* done = llvm::BasicBlock::Create(ctx, "topk.done", fn);
+          auto* place = llvm::BasicBlock::Create(ctx, "topk.place", fn);
+          auto* after = llvm::BasicBlock::Create(ctx, "topk.after", fn);
+          b.CreateBr(header);
+          b.SetInsertPoint(header);
+          llvm::PHINode* p = b.CreatePHI(i64, 2, "p");
+          p->addIncoming(filled, pre);
+          b.CreateCondBr(b.CreateICmpSGT(p, b.getInt64(0)), check, done);
+          b.SetInsertPoint(check);
+          Value* prev = b.CreateSub(p, b.getInt64(1));
+          Value* w = loadCompute(b, dtype, values, outAt(prev));
+          b.CreateCondBr(emitBetter(b, dtype, largest, false, v, w), move, done);
+          b.SetInsertPoint(move);
+          b.CreateCondBr(b.CreateICmpSLT(p, b.getInt64(k)), copy, next);
+          b.SetInsertPoint(copy);
+          storeElement(b, dtype, loadElement(b, dtype, values, outAt(prev)), values, outAt(p));
+          b.CreateStore(b.CreateLoad(i64, b.CreateInBoundsGEP(i64, indices, outAt(prev))),
+                        b.CreateInBoundsGEP(i64, indices, outAt(p)));
+          b.CreateBr(next);
+          b.SetInsertPoint(next);
+          p->addIncoming(prev, next);
+          b.CreateBr(header);
+          b.SetInsertPoint(done);
+          llvm::PHINode* at = b.CreatePHI(i64, 2, "slot");
+          at->addIncoming(p, header);
+          at->addIncoming(p, check);
+          b.CreateCondBr(b.CreateICmpSLT(at, b.getInt64(k)), place, after);
+          b.SetInsertPoint(place);
+          storeCompute(b, dtype, v, values, outAt(at));
+          b.CreateStore(a, b.CreateInBoundsGEP(i64, indices, outAt(at)));
+          b.CreateBr(after);
+          b.SetInsertPoint(after);
+          b.CreateStore(b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                                b.CreateAdd(filled, b.getInt64(1)), b.getInt64(k)),
+                        count_slot);
+        };
+        auto insertAt = [&](Value* a) {
+          insert(
+              loadCompute(b, dtype, x, b.CreateAdd(in_base, b.CreateMul(a, b.getInt64(g.inner)))),
+              a);
+        };
+        int64_t blocks = g.inner == 1 ? (g.n - k) / kTopKBlock : 0;
+        if (blocks == 0) {
+          emitLoop(b, b.getInt64(0), b.getInt64(g.n), insertAt, "a");
+        } else {
+          // Contiguous rows: after the first k, most elements lose to the
+          // current k-th; a vector compare against it skips whole blocks.
+          emitLoop(b, b.getInt64(0), b.getInt64(k), insertAt, "a");
+          llvm::Type* storage = storageType(ctx, dtype);
+          auto* vec_type = llvm::FixedVectorType::get(storage, kTopKBlock);
+          llvm::Type* ct = computeType(ctx, dtype);
+          emitLoop(
+              b, b.getInt64(0), b.getInt64(blocks),
+              [&](Value* blk) {
+                Value* a0 = b.CreateAdd(b.getInt64(k), b.CreateMul(blk, b.getInt64(kTopKBlock)));
+                Value* vec =
+                    b.CreateAlignedLoad(vec_type, elementPtr(b, dtype, x, b.CreateAdd(in_base, a0)),
+                                        llvm::Align(dtypeSize(dtype)));
+                if (ct != storage)
+                  vec = b.CreateFPExt(vec, llvm::FixedVectorType::get(ct, kTopKBlock));
+                Value* worst = loadCompute(b, dtype, values, outAt(b.getInt64(k - 1)));
+                Value* any = b.CreateOrReduce(emitBetter(b, dtype, largest, false, vec,
+                                                         b.CreateVectorSplat(kTopKBlock, worst)));
+                llvm::BasicBlock* scan = llvm::BasicBlock::Create(ctx, "topk.scan", kb.fn);
+                llvm::BasicBlock* skip = llvm::BasicBlock::Create(ctx, "topk.skip", kb.fn);
+                b.CreateCondBr(any, scan, skip);
+                b.SetInsertPoint(scan);
+                emitLoop(
+                    b, b.getInt64(0), b.getInt64(kTopKBlock),
+                    [&](Value* e) { insertAt(b.CreateAdd(a0, e)); }, "e");
+                b.CreateBr(skip);
+                b.SetInsertPoint(skip);
+              },
+              "block");
+          emitLoop(b, b.getInt64(k + blocks * kTopKBlock), b.getInt64(g.n), insertAt, "a");
+        }
       });
     }
     addOperandAliasScopes(kb);

@@ -349,14 +349,21 @@ TEST(TopKLowering, LargestAndSmallestWithTiesInIndexOrder) {
                                  {{20, 3}, 0, 4},
                                  {{2, 9, 4}, 1, 9},
                                  {{6, 7}, 1, 1},
-                                 {{6, 7}, 1, 0}})
+                                 {{6, 7}, 1, 0},
+                                 // Long contiguous rows: the vector block filter.
+                                 {{4, 300}, 1, 7},
+                                 {{3, 77}, 1, 1},
+                                 {{2, 40}, 1, 23}})
       expectMatches("TopK", {DType::F32, dims}, topKAttrs(axis, k, largest), seed++, {-4, 4, true});
 }
 
 TEST(TopKLowering, OtherDTypes) {
   uint64_t seed = 900;
   for (DType d : {DType::F16, DType::F64, DType::I32, DType::I64, DType::U64, DType::U8})
-    expectMatches("TopK", {d, {4, 12}}, topKAttrs(1, 3, 1), seed++, {0, 6, true});
+    for (int64_t largest : {0, 1}) {
+      expectMatches("TopK", {d, {4, 12}}, topKAttrs(1, 3, largest), seed++, {0, 6, true});
+      expectMatches("TopK", {d, {3, 150}}, topKAttrs(1, 4, largest), seed++, {0, 60, true});
+    }
 }
 
 // ---- NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss ----

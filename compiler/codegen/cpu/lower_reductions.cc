@@ -356,6 +356,69 @@ Value* emitBetter(llvm::IRBuilder<>& b, DType dtype, bool largest, bool or_equal
   return b.CreateICmp(p, v, best);
 }
 
+// Contiguous rows, in two passes: the extreme value by a vectorizable
+// reduction (maxnum/minnum skip NaNs), then a scan for its first (or last)
+// index. Same result as comparing in order from element 0 as the strips do
+// (and ONNX Runtime does): a NaN at element 0 wins, later NaNs never do.
+void emitArgContiguous(KernelBuilder& kb, const AxisGeometry& g, DType dtype, bool largest,
+                       bool last) {
+  llvm::IRBuilder<>& b = kb.b;
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::Type* ct = computeType(ctx, dtype);
+  Value* x = kb.input(0);
+  Value* y = kb.output(0);
+  bool fp = isFloat(dtype), sgn = isSigned(dtype);
+  unsigned bits = fp ? 0 : ct->getIntegerBitWidth();
+  Value* init =
+      fp ? llvm::ConstantFP::getInfinity(ct, largest)
+         : llvm::ConstantInt::get(
+               ct,
+               largest
+                   ? (sgn ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getMinValue(bits))
+                   : (sgn ? llvm::APInt::getSignedMaxValue(bits) : llvm::APInt::getMaxValue(bits)));
+  llvm::Intrinsic::ID pick = fp ? (largest ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum)
+                                : (largest ? (sgn ? llvm::Intrinsic::smax : llvm::Intrinsic::umax)
+                                           : (sgn ? llvm::Intrinsic::smin : llvm::Intrinsic::umin));
+  emitRowTasks(kb, axisTasks(g, g.n), [&](Value* o, Value*, Value*) {
+    Value* row = b.CreateMul(o, b.getInt64(g.n));
+    Value* extreme = emitReduction(
+        b, b.getInt64(0), b.getInt64(g.n), init,
+        [&](Value* i, Value* acc) {
+          return reassoc(
+              b.CreateBinaryIntrinsic(pick, acc, loadCompute(b, dtype, x, b.CreateAdd(row, i))));
+        },
+        "ext");
+    // Scan from the chosen end until an element equals the extreme (found
+    // unless every element is NaN; then x[0] is NaN and 0 is the answer).
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(ctx, "arg.scan", kb.fn);
+    auto* body = llvm::BasicBlock::Create(ctx, "arg.test", kb.fn);
+    auto* exit = llvm::BasicBlock::Create(ctx, "arg.found", kb.fn);
+    b.CreateBr(header);
+    b.SetInsertPoint(header);
+    llvm::PHINode* step = b.CreatePHI(b.getInt64Ty(), 2, "step");
+    step->addIncoming(b.getInt64(0), pre);
+    b.CreateCondBr(b.CreateICmpSLT(step, b.getInt64(g.n)), body, exit);
+    b.SetInsertPoint(body);
+    Value* i = last ? b.CreateSub(b.getInt64(g.n - 1), step) : step;
+    Value* v = loadCompute(b, dtype, x, b.CreateAdd(row, i));
+    Value* hit = fp ? b.CreateFCmpOEQ(v, extreme) : b.CreateICmpEQ(v, extreme);
+    Value* next = b.CreateAdd(step, b.getInt64(1));
+    step->addIncoming(next, body);
+    b.CreateCondBr(hit, exit, header);
+    b.SetInsertPoint(exit);
+    llvm::PHINode* found = b.CreatePHI(b.getInt64Ty(), 2, "found");
+    found->addIncoming(b.getInt64(0), header);
+    found->addIncoming(i, body);
+    Value* index = found;
+    if (fp) {
+      Value* x0 = loadCompute(b, dtype, x, row);
+      index = b.CreateSelect(b.CreateFCmpUNO(x0, x0), b.getInt64(0), found);
+    }
+    b.CreateStore(index, b.CreateInBoundsGEP(b.getInt64Ty(), y, o));
+  });
+}
+
 Lowering makeArgLowering(bool largest) {
   Lowering lowering;
   lowering.task_count = [](const Node& node) {
@@ -370,7 +433,9 @@ Lowering makeArgLowering(bool largest) {
     llvm::Type* ct = computeType(b.getContext(), dtype);
     Value* x = kb.input(0);
     Value* y = kb.output(0);
-    if (g.outer > 0 && g.inner > 0 && g.n > 0) {
+    if (g.outer > 0 && g.n > 0 && g.inner == 1) {
+      emitArgContiguous(kb, g, dtype, largest, last);
+    } else if (g.outer > 0 && g.inner > 0 && g.n > 0) {
       Value* best_buf = stripBuffer(kb, ct, "strip_best");
       Value* index_buf = stripBuffer(kb, b.getInt64Ty(), "strip_index");
       emitRowTasks(kb, axisTasks(g, g.n), [&](Value* o, Value* strip_begin, Value* strip_end) {

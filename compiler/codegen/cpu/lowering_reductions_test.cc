@@ -311,6 +311,32 @@ TEST(ArgLowering, OtherDTypes) {
       }
 }
 
+std::vector<int64_t> runArg(const std::string& op, const TensorType& type,
+                            const std::vector<float>& data, const Attrs& attrs) {
+  auto g = testing::makeSingleNodeGraph(op, {type}, attrs);
+  testing::JitKernel kernel = testing::compileKernel(*g->node);
+  AlignedBuffer x(type.bytes());
+  std::memcpy(x.data(), data.data(), type.bytes());
+  std::vector<int64_t> y(static_cast<size_t>(g->node->outputs[0]->type.numel()));
+  testing::runKernel(kernel, {x.data(), y.data()});
+  return y;
+}
+
+TEST(ArgLowering, NaNWinsOnlyAtElementZeroLikeOnnxRuntime) {
+  float nan = NAN;
+  std::vector<float> rows = {nan, 1, 2, 1, nan, 0, nan, nan, nan};
+  // Contiguous rows (axis 1) and strips (axis 0 of the transpose) agree.
+  std::vector<float> cols = {nan, 1, nan, 1, nan, nan, 2, 0, nan};
+  EXPECT_EQ(runArg("ArgMax", {DType::F32, {3, 3}}, rows, argAttrs(1, 0, 0)),
+            (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(runArg("ArgMin", {DType::F32, {3, 3}}, rows, argAttrs(1, 0, 0)),
+            (std::vector<int64_t>{0, 2, 0}));
+  EXPECT_EQ(runArg("ArgMax", {DType::F32, {3, 3}}, cols, argAttrs(0, 0, 0)),
+            (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(runArg("ArgMin", {DType::F32, {3, 3}}, cols, argAttrs(0, 0, 0)),
+            (std::vector<int64_t>{0, 2, 0}));
+}
+
 // ---- CumSum / CumProd ----
 
 TEST(CumulativeLowering, ExclusiveAndReverseOnEveryAxis) {

@@ -178,10 +178,9 @@ uint16_t floatToBf16(float f) {
 // Runs `body` with a typed pointer tag for `dtype`: f16/bf16 buffers are
 // widened to f32 around the call, so bodies see float, double or integers.
 template <typename Body>
-void withHostType(DType dtype, const std::vector<const void*>& in, size_t in_count,
-                  int64_t in_numel, const std::vector<void*>& out,
-                  const std::vector<int64_t>& out_numel, const std::vector<bool>& out_is_value,
-                  Body&& body) {
+void withHostType(DType dtype, const std::vector<const void*>& in, int64_t in_numel,
+                  const std::vector<void*>& out, const std::vector<int64_t>& out_numel,
+                  const std::vector<bool>& out_is_value, Body&& body) {
   auto run = [&](auto tag) { body(tag, in, out); };
   switch (dtype) {
     case DType::F32:
@@ -214,7 +213,6 @@ void withHostType(DType dtype, const std::vector<const void*>& in, size_t in_cou
         x[i] = half ? halfToFloat(src[i]) : bf16ToFloat(src[i]);
       std::vector<const void*> wide_in = in;
       wide_in[0] = x.data();
-      (void)in_count;
       std::vector<std::vector<float>> outs(out.size());
       std::vector<void*> wide_out = out;
       for (size_t i = 0; i < out.size(); ++i)
@@ -368,7 +366,7 @@ OpSchema makeReduceSchema(const ReduceKind& kind) {
                              const std::vector<void*>& out) {
     ReduceGeometry g = reduceGeometry(node);
     const TensorType& x = node.inputs[0]->type;
-    withHostType(x.dtype, in, 1, x.numel(), out, {node.outputs[0]->type.numel()}, {true},
+    withHostType(x.dtype, in, x.numel(), out, {node.outputs[0]->type.numel()}, {true},
                  [&](auto tag, const std::vector<const void*>& i, const std::vector<void*>& o) {
                    using T = decltype(tag);
                    reduceTyped<T>(kind, g, x.dtype == DType::Bool, static_cast<const T*>(i[0]),
@@ -404,7 +402,7 @@ OpSchema makeArgSchema(const char* op, bool largest) {
     const TensorType& x = node.inputs[0]->type;
     AxisGeometry g = axisGeometry(node, node.i("axis"));
     bool last = node.i("select_last_index") != 0;
-    withHostType(x.dtype, in, 1, x.numel(), out, {0}, {false},
+    withHostType(x.dtype, in, x.numel(), out, {0}, {false},
                  [&](auto tag, const std::vector<const void*>& i, const std::vector<void*>& o) {
                    using T = decltype(tag);
                    const T* xs = static_cast<const T*>(i[0]);
@@ -446,7 +444,7 @@ OpSchema makeCumulativeSchema(const char* op, bool product) {
     const TensorType& x = node.inputs[0]->type;
     AxisGeometry g = axisGeometry(node, node.i("axis"));
     bool exclusive = node.i("exclusive") != 0, reverse = node.i("reverse") != 0;
-    withHostType(x.dtype, in, 1, x.numel(), out, {x.numel()}, {true},
+    withHostType(x.dtype, in, x.numel(), out, {x.numel()}, {true},
                  [&](auto tag, const std::vector<const void*>& i, const std::vector<void*>& o) {
                    using T = decltype(tag);
                    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
@@ -498,7 +496,7 @@ OpSchema makeTopKSchema() {
     AxisGeometry g = axisGeometry(node, node.i("axis"));
     int64_t k = node.i("k");
     bool largest = node.i("largest") != 0;
-    withHostType(x.dtype, in, 1, x.numel(), out, {node.outputs[0]->type.numel(), 0}, {true, false},
+    withHostType(x.dtype, in, x.numel(), out, {node.outputs[0]->type.numel(), 0}, {true, false},
                  [&](auto tag, const std::vector<const void*>& i, const std::vector<void*>& o) {
                    using T = decltype(tag);
                    const T* xs = static_cast<const T*>(i[0]);

@@ -12,8 +12,11 @@
 // f16/bf16 accumulate in f32; Mean divides once at the end; LogSumExp takes
 // a first pass for the max, so no exp overflows.
 //
-// ArgMax/ArgMin, CumSum/CumProd: the same strip scheme over [outer, n, inner].
-// TopK: per (outer, inner) column, an insertion into the k outputs.
+// ArgMax/ArgMin, CumSum/CumProd: the same strip scheme over [outer, n, inner];
+// ArgMax/ArgMin over contiguous rows find the extreme with a vector reduction
+// first, then scan for its index.
+// TopK: per (outer, inner) column, an insertion into the k outputs; on
+// contiguous rows a vector compare skips blocks that cannot enter.
 #include <algorithm>
 #include <cmath>
 #include <functional>

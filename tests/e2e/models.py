@@ -599,6 +599,72 @@ def identity():
     return single("identity", "Identity", [(3, 5)], (3, 5))
 
 
+# ---- reductions ------------------------------------------------------------
+
+
+@case()
+def reduce_mean_outer_and_inner_axes():
+    # Axes 0 and 2 of 3: a strided outer run and a contiguous inner one.
+    return single("reduce_mean_outer_and_inner_axes", "ReduceMean", [(4, 6, 33)], (1, 6, 1),
+                  axes=[0, -1])
+
+
+@case()
+def reduce_sum_axes_input_no_keepdims():
+    axes = init("axes", np.array([1], dtype=np.int64))
+    return single("reduce_sum_axes_input_no_keepdims", "ReduceSum", [(3, 300, 5)], (3, 5),
+                  initializers=[axes], keepdims=0)
+
+
+@case()
+def reduce_logsumexp_and_l2_opset18():
+    axes = init("axes", np.array([-1], dtype=np.int64))
+    nodes = [
+        helper.make_node("ReduceLogSumExp", ["x", "axes"], ["lse"], name="lse_0"),
+        helper.make_node("ReduceL2", ["x", "axes"], ["l2"], name="l2_0", keepdims=0),
+        helper.make_node("ReduceMax", ["x", "axes"], ["max"], name="max_0"),
+    ]
+    return model("reduce_logsumexp_and_l2_opset18", nodes, [vi("x", (8, 40))],
+                 [vi("lse", (8, 1)), vi("l2", (8,)), vi("max", (8, 1))], [axes], opset=18)
+
+
+@case()
+def argmax_argmin_both_axes():
+    nodes = [
+        helper.make_node("ArgMax", ["x"], ["amax"], name="argmax_0", axis=-1, keepdims=0),
+        helper.make_node("ArgMin", ["x"], ["amin"], name="argmin_0", axis=0,
+                         select_last_index=1),
+    ]
+    return model("argmax_argmin_both_axes", nodes, [vi("x", (5, 70))],
+                 [vi("amax", (5,), TensorProto.INT64), vi("amin", (1, 70), TensorProto.INT64)])
+
+
+@case()
+def topk_values_and_indices():
+    k = init("k", np.array([6], dtype=np.int64))
+    node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], name="topk_0")
+    return model("topk_values_and_indices", [node], [vi("x", (4, 200))],
+                 [vi("values", (4, 6)), vi("indices", (4, 6), TensorProto.INT64)], [k])
+
+
+@case()
+def cumsum_reverse_exclusive():
+    axis = init("axis", np.array(1, dtype=np.int32))
+    return single("cumsum_reverse_exclusive", "CumSum", [(3, 9, 4)], (3, 9, 4),
+                  initializers=[axis], exclusive=1, reverse=1)
+
+
+@case()
+def softmax_cross_entropy_mean_weighted():
+    rng = rng_for("softmax_cross_entropy_mean_weighted")
+    labels = init("labels", rng.integers(0, 5, (6, 3)).astype(np.int64))
+    w = init("w", rng.uniform(0.5, 1.5, (5,)).astype(np.float32))
+    node = helper.make_node("SoftmaxCrossEntropyLoss", ["x", "labels", "w"], ["loss", "log_prob"],
+                            name="sce_0", reduction="mean", ignore_index=2)
+    return model("softmax_cross_entropy_mean_weighted", [node], [vi("x", (6, 5, 3))],
+                 [vi("loss", ()), vi("log_prob", (6, 5, 3))], [labels, w])
+
+
 # ---- whole graphs ----------------------------------------------------------
 
 

@@ -6,7 +6,8 @@
 //      (shifting by the row's first element keeps E[d^2] - E[d]^2 from
 //      cancelling when the mean is large against the spread), in f32 with
 //      reassociation allowed, so the loop vectorizes;
-//   2. y = x * a + b, with a and b per row element (LayerNormalization's
+//   2. y = (d - E[d]) * a + b (d again, which keeps the small E[d] exact where
+//      the mean itself would round), with a and b per row element (LayerNormalization's
 //      Scale and B) or per channel segment of the row (Instance- and
 //      GroupNormalization), hoisted out of the unit-stride inner loop.
 // A task takes whole rows, about kTaskElements elements of them.
@@ -218,7 +219,8 @@ void emitRowNorm(KernelBuilder& kb, const RowNormShape& s) {
           [&](llvm::Value* seg) {
             llvm::Value* c = b.CreateAdd(b.CreateMul(group, b.getInt64(s.segments)), seg);
             llvm::Value* a = b.CreateFMul(loadF32(b, kb.input(1), c), inv_std);
-            llvm::Value* shift_c = b.CreateFSub(loadF32(b, kb.input(2), c), b.CreateFMul(mean, a));
+            llvm::Value* shift_c =
+                b.CreateFSub(loadF32(b, kb.input(2), c), b.CreateFMul(mean_d, a));
             llvm::Value* seg_base = b.CreateAdd(base, b.CreateMul(seg, b.getInt64(s.segment_len)));
             emitLoop(
                 b, b.getInt64(0), b.getInt64(s.segment_len),
@@ -226,7 +228,7 @@ void emitRowNorm(KernelBuilder& kb, const RowNormShape& s) {
                   llvm::Value* at = b.CreateAdd(seg_base, k);
                   storeF32(b,
                            b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f32},
-                                             {loadF32(b, x, at), a, shift_c}),
+                                             {b.CreateFSub(loadF32(b, x, at), shift), a, shift_c}),
                            y, at);
                 },
                 "k");
@@ -238,7 +240,8 @@ void emitRowNorm(KernelBuilder& kb, const RowNormShape& s) {
         b, b.getInt64(0), len,
         [&](llvm::Value* k) {
           llvm::Value* at = b.CreateAdd(base, k);
-          llvm::Value* v = b.CreateFMul(b.CreateFSub(loadF32(b, x, at), mean), inv_std);
+          llvm::Value* d = b.CreateFSub(b.CreateFSub(loadF32(b, x, at), shift), mean_d);
+          llvm::Value* v = b.CreateFMul(d, inv_std);
           if (s.affine == AffineKind::PerElement) {
             llvm::Value* scale =
                 loadF32(b, kb.input(1), broadcastIndex(b, k, row_dims, node.inputs[1]->type.dims));

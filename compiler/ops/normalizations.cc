@@ -17,8 +17,10 @@
 
 namespace nanoc {
 
-OpSchema makeLogSoftmaxSchema();  // softmax.cc
-OpSchema makeHardmaxSchema();     // softmax.cc
+OpSchema makeLogSoftmaxSchema();       // softmax.cc
+OpSchema makeHardmaxSchema();          // softmax.cc
+OpSchema makeAttentionSchema();        // attention.cc
+OpSchema makeAttentionScoresSchema();  // attention.cc
 
 namespace {
 
@@ -384,7 +386,9 @@ std::vector<OpSchema> normalizationSchemas() {
           makeLpNormalizationSchema(),
           makeLRNSchema(),
           makeLogSoftmaxSchema(),
-          makeHardmaxSchema()};
+          makeHardmaxSchema(),
+          makeAttentionSchema(),
+          makeAttentionScoresSchema()};
 }
 
 }  // namespace nanoc

@@ -26,7 +26,8 @@ namespace nanoc::cpu {
 Lowering makeLogSoftmaxLowering();  // lower_axis_ops.cc
 Lowering makeHardmaxLowering();
 Lowering makeLpNormalizationLowering();
-Lowering makeLRNLowering();  // lower_lrn.cc
+Lowering makeLRNLowering();        // lower_lrn.cc
+Lowering makeAttentionLowering();  // lower_attention.cc
 
 namespace {
 
@@ -279,7 +280,9 @@ std::vector<std::pair<std::string, Lowering>> normalizationLowerings() {
           {"LogSoftmax", makeLogSoftmaxLowering()},
           {"Hardmax", makeHardmaxLowering()},
           {"LpNormalization", makeLpNormalizationLowering()},
-          {"LRN", makeLRNLowering()}};
+          {"LRN", makeLRNLowering()},
+          {"Attention", makeAttentionLowering()},
+          {"AttentionScores", makeAttentionLowering()}};
 }
 
 }  // namespace nanoc::cpu

@@ -1,7 +1,8 @@
 // ONNX -> IR mappings of the normalization operators (LayerNormalization,
 // RMSNormalization, InstanceNormalization, GroupNormalization,
 // MeanVarianceNormalization, LpNormalization, LRN) and of LogSoftmax and
-// Hardmax, which follow Softmax's opset rules.
+// Hardmax, which follow Softmax's opset rules; Attention's is in
+// onnx_map_attention.cc.
 #include <algorithm>
 #include <numeric>
 
@@ -162,8 +163,11 @@ void mapSoftmaxLike(NodeImporter& n) {
 
 }  // namespace
 
+void mapAttention(NodeImporter& n);  // onnx_map_attention.cc
+
 MappingList normalizationMappings() {
   return {
+      {"Attention", mapAttention},
       {"GroupNormalization", mapGroupNormalization},
       {"Hardmax", mapSoftmaxLike},
       {"InstanceNormalization", mapInstanceNormalization},

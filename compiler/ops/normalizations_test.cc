@@ -232,5 +232,51 @@ TEST(Hardmax, MarksTheFirstLargestElement) {
   expectNear(reference("Hardmax", {x}, {{"axis", int64_t{0}}}), {0, 1, 1, 1, 0, 0});
 }
 
+// ---- Attention, AttentionScores ----
+
+Attrs attentionAttrs(double scale, int64_t causal = 0) {
+  return {{"scale", scale},
+          {"softcap", 0.0},
+          {"is_causal", causal},
+          {"past_len", int64_t{0}},
+          {"left_window", int64_t{-1}},
+          {"right_window", int64_t{-1}}};
+}
+
+TEST(Attention, ShapeRules) {
+  Attrs a = attentionAttrs(1.0);
+  EXPECT_EQ(infer("Attention", {f32({2, 6, 4, 8}), f32({2, 3, 5, 8}), f32({2, 3, 5, 10})}, a)[0],
+            f32({2, 6, 4, 10}));
+  Attrs scores = a;
+  scores["mode"] = int64_t{2};
+  EXPECT_EQ(infer("AttentionScores", {f32({2, 6, 4, 8}), f32({2, 3, 5, 8}), f32({2, 3, 5, 10})},
+                  scores)[0],
+            f32({2, 6, 4, 5}));
+  expectInferError("Attention", {f32({2, 4, 4, 8}), f32({2, 3, 5, 8}), f32({2, 3, 5, 8})}, a,
+                   "must be a multiple of the key heads");
+  expectInferError("Attention", {f32({2, 3, 4, 8}), f32({2, 3, 5, 7}), f32({2, 3, 5, 8})}, a,
+                   "do not agree");
+  expectInferError("Attention",
+                   {f32({2, 3, 4, 8}), f32({2, 3, 5, 8}), f32({2, 3, 5, 8}), f32({4, 6})}, a,
+                   "attn_mask f32[4,6] does not broadcast to [2,3,4,5]");
+  expectInferError(
+      "Attention",
+      {f32({2, 3, 4, 8}), f32({2, 3, 5, 8}), f32({2, 3, 5, 8}), std::nullopt, f32({2})}, a,
+      "nonpad_kv_seqlen must be i64[2]");
+}
+
+TEST(Attention, WeighsValuesBySoftmaxOfScaledScores) {
+  // One query [1, 0] against keys [1, 0] and [0, 1]: scores scale and 0.
+  Tensor q{f32({1, 1, 1, 2}), {1, 0}}, k{f32({1, 1, 2, 2}), {1, 0, 0, 1}};
+  Tensor v{f32({1, 1, 2, 1}), {10, 20}};
+  float p = 1 / (1 + std::exp(-std::log(3.0f)));  // e^s / (e^s + 1) with e^s = 3
+  expectNear(reference("Attention", {q, k, v}, attentionAttrs(std::log(3.0))),
+             {10 * p + 20 * (1 - p)});
+  // A causal mask leaves the first query only the first key.
+  Tensor q2{f32({1, 1, 2, 2}), {1, 0, 0, 1}};
+  expectNear(reference("Attention", {q2, k, v}, attentionAttrs(1.0, 1)),
+             {10, 10 / (1 + std::exp(1.0f)) + 20 / (1 + std::exp(-1.0f))});
+}
+
 }  // namespace
 }  // namespace nanoc

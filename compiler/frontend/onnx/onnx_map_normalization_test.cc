@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -249,6 +250,64 @@ TEST(OnnxNormalization, LogSoftmaxAndHardmaxFlattenBeforeOpset13) {
     ASSERT_EQ(ops(*g13), (std::vector<std::string>{op}));
     EXPECT_EQ(g13->nodes[0]->i("axis"), 0);
   }
+}
+
+TEST(OnnxNormalization, Attention3DSplitsHeadsAndMergesY) {
+  Model m(23);
+  m.input("q", {2, 4, 24});
+  m.input("k", {2, 6, 24});
+  m.input("v", {2, 6, 30});
+  onnx::NodeProto* a = m.node("Attention", {"q", "k", "v"}, {"y"}, "attn");
+  setInt(a, "q_num_heads", 3);
+  setInt(a, "kv_num_heads", 3);
+  m.output("y");
+  auto g = m.import();
+  const Node* attn = nullptr;
+  for (const auto& n : g->nodes)
+    if (n->op == "Attention") attn = n.get();
+  ASSERT_NE(attn, nullptr);
+  EXPECT_EQ(attn->inputs[0]->type.str(), "f32[2,3,4,8]");
+  EXPECT_EQ(attn->inputs[2]->type.str(), "f32[2,3,6,10]");
+  EXPECT_DOUBLE_EQ(attn->f("scale"), 1 / std::sqrt(8.0));
+  EXPECT_EQ(attn->i("is_causal"), 0);
+  EXPECT_EQ(g->outputs[0]->name, "y");
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[2,4,30]");
+  EXPECT_NO_THROW(verifyGraph(*g));
+}
+
+TEST(OnnxNormalization, AttentionCacheIsConcatenatedAndScoresAreASecondNode) {
+  Model m(23);
+  m.input("q", {1, 2, 3, 4});
+  m.input("k", {1, 2, 3, 4});
+  m.input("v", {1, 2, 3, 4});
+  m.input("pk", {1, 2, 5, 4});
+  m.input("pv", {1, 2, 5, 4});
+  onnx::NodeProto* a = m.node("Attention", {"q", "k", "v", "", "pk", "pv"},
+                              {"y", "present_k", "present_v", "qk"}, "attn");
+  setInt(a, "is_causal", 1);
+  setInt(a, "qk_matmul_output_mode", 3);
+  m.output("y");
+  m.output("present_k");
+  m.output("present_v");
+  m.output("qk");
+  auto g = m.import();
+  EXPECT_EQ(ops(*g),
+            (std::vector<std::string>{"Concat", "Concat", "AttentionScores", "Attention"}));
+  EXPECT_EQ(g->outputs[1]->name, "present_k");
+  EXPECT_EQ(g->outputs[1]->type.str(), "f32[1,2,8,4]");
+  EXPECT_EQ(g->outputs[3]->type.str(), "f32[1,2,3,8]");
+  EXPECT_EQ(g->nodes[2]->i("mode"), 3);
+  EXPECT_EQ(g->nodes[3]->i("past_len"), 5);
+  EXPECT_NO_THROW(verifyGraph(*g));
+
+  Model bad(23);
+  bad.input("q", {1, 2, 3, 4});
+  bad.input("k", {1, 2, 3, 4});
+  bad.input("v", {1, 2, 3, 4});
+  bad.input("pk", {1, 2, 5, 4});
+  bad.node("Attention", {"q", "k", "v", "", "pk"}, {"y"});
+  bad.output("y");
+  expectError(bad, "past_key and past_value must be given together");
 }
 
 }  // namespace

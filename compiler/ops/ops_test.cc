@@ -131,6 +131,8 @@ Attrs convAttrs(int64_t group, Dims kernel, Dims pads, Dims strides, Dims dilati
 
 TEST(OpTable, ListsEveryOpOfTheReadmeSorted) {
   std::vector<std::string> want = {"Add",
+                                   "Attention",
+                                   "AttentionScores",
                                    "AveragePool",
                                    "BatchNormalization",
                                    "Concat",

@@ -21,6 +21,7 @@ OpSchema makeLogSoftmaxSchema();       // softmax.cc
 OpSchema makeHardmaxSchema();          // softmax.cc
 OpSchema makeAttentionSchema();        // attention.cc
 OpSchema makeAttentionScoresSchema();  // attention.cc
+OpSchema makeRotaryEmbeddingSchema();  // rotary_embedding.cc
 
 namespace {
 
@@ -388,7 +389,8 @@ std::vector<OpSchema> normalizationSchemas() {
           makeLogSoftmaxSchema(),
           makeHardmaxSchema(),
           makeAttentionSchema(),
-          makeAttentionScoresSchema()};
+          makeAttentionScoresSchema(),
+          makeRotaryEmbeddingSchema()};
 }
 
 }  // namespace nanoc

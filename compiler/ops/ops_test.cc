@@ -155,6 +155,7 @@ TEST(OpTable, ListsEveryOpOfTheReadmeSorted) {
                                    "RMSNormalization",
                                    "Relu",
                                    "Reshape",
+                                   "RotaryEmbedding",
                                    "Sigmoid",
                                    "Softmax",
                                    "Sub",

@@ -26,8 +26,9 @@ namespace nanoc::cpu {
 Lowering makeLogSoftmaxLowering();  // lower_axis_ops.cc
 Lowering makeHardmaxLowering();
 Lowering makeLpNormalizationLowering();
-Lowering makeLRNLowering();        // lower_lrn.cc
-Lowering makeAttentionLowering();  // lower_attention.cc
+Lowering makeLRNLowering();              // lower_lrn.cc
+Lowering makeAttentionLowering();        // lower_attention.cc
+Lowering makeRotaryEmbeddingLowering();  // lower_rotary_embedding.cc
 
 namespace {
 
@@ -282,7 +283,8 @@ std::vector<std::pair<std::string, Lowering>> normalizationLowerings() {
           {"LpNormalization", makeLpNormalizationLowering()},
           {"LRN", makeLRNLowering()},
           {"Attention", makeAttentionLowering()},
-          {"AttentionScores", makeAttentionLowering()}};
+          {"AttentionScores", makeAttentionLowering()},
+          {"RotaryEmbedding", makeRotaryEmbeddingLowering()}};
 }
 
 }  // namespace nanoc::cpu

@@ -2,7 +2,8 @@
 // reference (compiler/ops/attention.cc) on random inputs, one feature at a
 // time and combined: grouped heads, float and bool masks (short ones padded),
 // causal with a cache offset, windows, nonpad_kv_seqlen, softcap, every
-// qk_matmul_output mode, and rows with every key masked.
+// qk_matmul_output mode, and rows with every key masked. Then RotaryEmbedding
+// (lower_rotary_embedding.cc), the other transformer-block op.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -99,6 +100,38 @@ TEST(AttentionLowering, NonpadKvSeqlenAndFullyMaskedRows) {
                          {6, 2});
   expectAttentionMatches({2, 2, 3, 8}, {2, 2, 6, 8}, 8, TensorType{DType::Bool, {2, 1, 3, 6}},
                          attentionAttrs(1), 13, {5, 3});
+}
+
+Attrs rotaryAttrs(int64_t interleaved, int64_t rot, int64_t heads_first) {
+  return {{"interleaved", interleaved}, {"rotary_dim", rot}, {"heads_first", heads_first}};
+}
+
+TEST(RotaryEmbeddingLowering, BothLayoutsHalvesAndInterleavedPartialRotation) {
+  for (int64_t heads_first : {0, 1})
+    for (int64_t interleaved : {0, 1})
+      for (int64_t rot : {4, 8}) {
+        std::vector<int64_t> x =
+            heads_first ? std::vector<int64_t>{2, 3, 5, 8} : std::vector<int64_t>{2, 5, 3, 8};
+        testing::expectLoweringMatchesReference(
+            "RotaryEmbedding", {f32(x), f32({2, 5, rot / 2}), f32({2, 5, rot / 2})},
+            rotaryAttrs(interleaved, rot, heads_first), 20 + rot + interleaved);
+      }
+}
+
+TEST(RotaryEmbeddingLowering, PositionIdsPickCacheRowsClampedToTheCache) {
+  std::vector<TensorType> types = {f32({2, 2, 3, 8}), f32({10, 4}), f32({10, 4}),
+                                   TensorType{DType::I64, {2, 3}}};
+  auto g = testing::makeSingleNodeGraph("RotaryEmbedding", types, rotaryAttrs(0, 8, 1));
+  std::mt19937_64 rng(30);
+  std::vector<AlignedBuffer> data;
+  for (size_t i = 0; i < 3; ++i) {
+    data.emplace_back(types[i].bytes());
+    testing::fillRandom(data.back(), types[i], rng);
+  }
+  std::vector<int64_t> positions = {0, 9, 4, -3, 12, 7};  // -3 and 12 clamp to 0 and 9
+  data.emplace_back(types[3].bytes());
+  std::memcpy(data.back().data(), positions.data(), types[3].bytes());
+  testing::expectLoweringMatchesReference(*g->node, data, "RotaryEmbedding with position_ids");
 }
 
 }  // namespace

@@ -163,7 +163,8 @@ void mapSoftmaxLike(NodeImporter& n) {
 
 }  // namespace
 
-void mapAttention(NodeImporter& n);  // onnx_map_attention.cc
+void mapAttention(NodeImporter& n);        // onnx_map_attention.cc
+void mapRotaryEmbedding(NodeImporter& n);  // onnx_map_rotary_embedding.cc
 
 MappingList normalizationMappings() {
   return {
@@ -177,6 +178,7 @@ MappingList normalizationMappings() {
       {"LpNormalization", mapLpNormalization},
       {"MeanVarianceNormalization", mapMeanVarianceNormalization},
       {"RMSNormalization", mapRMSNormalization},
+      {"RotaryEmbedding", mapRotaryEmbedding},
   };
 }
 

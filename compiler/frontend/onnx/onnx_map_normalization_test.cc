@@ -310,5 +310,29 @@ TEST(OnnxNormalization, AttentionCacheIsConcatenatedAndScoresAreASecondNode) {
   expectError(bad, "past_key and past_value must be given together");
 }
 
+TEST(OnnxNormalization, RotaryEmbedding3DIsHeadsLastAndDefaultsToTheFullHead) {
+  Model m(23);
+  m.input("x", {2, 3, 32});
+  m.input("cos", {2, 3, 4});
+  m.input("sin", {2, 3, 4});
+  setInt(m.node("RotaryEmbedding", {"x", "cos", "sin"}, {"y"}), "num_heads", 4);
+  m.output("y");
+  auto g = m.import();
+  ASSERT_EQ(ops(*g), (std::vector<std::string>{"Reshape", "RotaryEmbedding", "Reshape"}));
+  EXPECT_EQ(g->nodes[1]->inputs[0]->type.str(), "f32[2,3,4,8]");
+  EXPECT_EQ(g->nodes[1]->i("heads_first"), 0);
+  EXPECT_EQ(g->nodes[1]->i("rotary_dim"), 8);
+  EXPECT_EQ(g->nodes[1]->i("interleaved"), 0);
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[2,3,32]");
+
+  Model no_heads(23);
+  no_heads.input("x", {2, 3, 32});
+  no_heads.input("cos", {2, 3, 4});
+  no_heads.input("sin", {2, 3, 4});
+  no_heads.node("RotaryEmbedding", {"x", "cos", "sin"}, {"y"});
+  no_heads.output("y");
+  expectError(no_heads, "needs num_heads");
+}
+
 }  // namespace
 }  // namespace nanoc

@@ -15,11 +15,14 @@
 //   p    = softmax_j(s_j + bias_j); all 0 where every bias_j is -inf
 //   Y[b, h, i] = sum_j p_j v_j, with key head h / (Hq / Hkv) (grouped queries)
 // AttentionScores outputs, per mode: 0 and 1 s_j, 2 s_j + bias_j, 3 p_j.
+// Q, K, V, a float mask and the outputs share one dtype, f32, f16 or bf16;
+// half precision is computed in f32 and rounded once.
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "compiler/ir/op_registry.h"
+#include "compiler/ops/float_elements.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc {
@@ -37,11 +40,14 @@ AttentionDims attentionDims(const Node& node) {
 }
 
 std::vector<TensorType> inferAttention(const Node& node, bool scores) {
+  DType dtype = inputType(node, 0).dtype;
+  if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16)
+    failNode(node, "Q must be f32, f16 or bf16, got " + inputType(node, 0).str());
   for (size_t i = 0; i < 3; ++i) {
     const TensorType& t = inputType(node, i);
-    if (t.dtype != DType::F32)
-      failNode(node, std::string("Q, K and V must be f32, operand ") + std::to_string(i) + " is " +
-                         t.str());
+    if (t.dtype != dtype)
+      failNode(node,
+               "K and V must have Q's dtype, operand " + std::to_string(i) + " is " + t.str());
     if (t.rank() != 4)
       failNode(node, "Q, K and V must be [batch, heads, sequence, head size], operand " +
                          std::to_string(i) + " is " + t.str());
@@ -57,8 +63,8 @@ std::vector<TensorType> inferAttention(const Node& node, bool scores) {
                        ") must be a multiple of the key heads (" + std::to_string(k[1]) + ")");
   if (node.inputs.size() > 3 && node.inputs[3]) {
     const TensorType& m = node.inputs[3]->type;
-    if (m.dtype != DType::F32 && m.dtype != DType::Bool)
-      failNode(node, "attn_mask must be f32 or bool, got " + m.str());
+    if (m.dtype != dtype && m.dtype != DType::Bool)
+      failNode(node, "attn_mask must be bool or Q's dtype, got " + m.str());
     std::vector<int64_t> full = {q[0], q[1], q[2], k[2]};
     bool ok = m.rank() >= 1 && m.rank() <= 4 && m.dims.back() <= k[2];
     for (size_t d = 0; ok && d + 1 < m.rank(); ++d) {
@@ -90,9 +96,9 @@ std::vector<TensorType> inferAttention(const Node& node, bool scores) {
     int64_t mode = node.i("mode");
     if (mode < 0 || mode > 3)
       failNode(node, "attribute 'mode' must be in [0, 3], got " + std::to_string(mode));
-    return {TensorType{DType::F32, {q[0], q[1], q[2], k[2]}}};
+    return {TensorType{dtype, {q[0], q[1], q[2], k[2]}}};
   }
-  return {TensorType{DType::F32, {q[0], q[1], q[2], v[3]}}};
+  return {TensorType{dtype, {q[0], q[1], q[2], v[3]}}};
 }
 
 // The reference: per (b, h, i) row, the scores and biases of every key, then
@@ -100,13 +106,14 @@ std::vector<TensorType> inferAttention(const Node& node, bool scores) {
 void referenceAttention(const Node& node, const std::vector<const void*>& in,
                         const std::vector<void*>& out, bool scores) {
   AttentionDims d = attentionDims(node);
-  const float* q = static_cast<const float*>(in[0]);
-  const float* k = static_cast<const float*>(in[1]);
-  const float* v = static_cast<const float*>(in[2]);
+  DType t = node.inputs[0]->type.dtype;
+  auto q = [&](int64_t i) { return loadFloat(t, in[0], i); };
+  auto k = [&](int64_t i) { return loadFloat(t, in[1], i); };
+  auto v = [&](int64_t i) { return loadFloat(t, in[2], i); };
   const Value* mask = node.inputs.size() > 3 ? node.inputs[3] : nullptr;
   const auto* nonpad =
       node.inputs.size() > 4 && node.inputs[4] ? static_cast<const int64_t*>(in[4]) : nullptr;
-  float* y = static_cast<float*>(out[0]);
+  auto y = [&](int64_t i, double value) { storeFloat(t, out[0], i, value); };
   double scale = node.f("scale"), softcap = node.f("softcap");
   bool causal = node.i("is_causal") != 0;
   int64_t left = node.i("left_window"), right = node.i("right_window");
@@ -127,13 +134,13 @@ void referenceAttention(const Node& node, const std::vector<const void*>& in,
     for (int64_t h = 0; h < d.q_heads; ++h)
       for (int64_t i = 0; i < d.q_len; ++i) {
         int64_t kh = h / (d.q_heads / d.kv_heads);
-        const float* qi = q + ((b * d.q_heads + h) * d.q_len + i) * d.head;
+        int64_t qi = ((b * d.q_heads + h) * d.q_len + i) * d.head;
         int64_t offset = nonpad ? nonpad[b] - d.q_len : node.i("past_len");
         bool all_masked = true;
         for (int64_t j = 0; j < d.kv_len; ++j) {
-          const float* kj = k + ((b * d.kv_heads + kh) * d.kv_len + j) * d.head;
+          int64_t kj = ((b * d.kv_heads + kh) * d.kv_len + j) * d.head;
           double dot = 0;
-          for (int64_t c = 0; c < d.head; ++c) dot += static_cast<double>(qi[c]) * kj[c];
+          for (int64_t c = 0; c < d.head; ++c) dot += q(qi + c) * k(kj + c);
           s[j] = dot * scale;
           if (softcap > 0) s[j] = softcap * std::tanh(s[j] / softcap);
           double bj = 0;
@@ -147,7 +154,7 @@ void referenceAttention(const Node& node, const std::vector<const void*>& in,
               if (mask->type.dtype == DType::Bool)
                 bj = static_cast<const uint8_t*>(in[3])[at] ? 0.0 : -inf;
               else
-                bj = static_cast<const float*>(in[3])[at];
+                bj = loadFloat(t, in[3], at);
             }
           }
           int64_t diff = i + offset - j;
@@ -160,7 +167,7 @@ void referenceAttention(const Node& node, const std::vector<const void*>& in,
         int64_t row = (b * d.q_heads + h) * d.q_len + i;
         if (mode == 0 || mode == 1 || mode == 2) {
           for (int64_t j = 0; j < d.kv_len; ++j)
-            y[row * d.kv_len + j] = static_cast<float>(mode == 2 ? s[j] + bias[j] : s[j]);
+            y(row * d.kv_len + j, mode == 2 ? s[j] + bias[j] : s[j]);
           continue;
         }
         double max = -inf;
@@ -172,14 +179,14 @@ void referenceAttention(const Node& node, const std::vector<const void*>& in,
         }
         for (int64_t j = 0; j < d.kv_len; ++j) s[j] = sum > 0 ? s[j] / sum : 0.0;
         if (mode == 3) {
-          for (int64_t j = 0; j < d.kv_len; ++j) y[row * d.kv_len + j] = static_cast<float>(s[j]);
+          for (int64_t j = 0; j < d.kv_len; ++j) y(row * d.kv_len + j, s[j]);
           continue;
         }
         for (int64_t c = 0; c < d.v_head; ++c) {
           double acc = 0;
           for (int64_t j = 0; j < d.kv_len; ++j)
-            acc += s[j] * v[((b * d.kv_heads + kh) * d.kv_len + j) * d.v_head + c];
-          y[row * d.v_head + c] = static_cast<float>(acc);
+            acc += s[j] * v(((b * d.kv_heads + kh) * d.kv_len + j) * d.v_head + c);
+          y(row * d.v_head + c, acc);
         }
       }
 }

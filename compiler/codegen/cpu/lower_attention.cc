@@ -31,14 +31,17 @@ struct AttentionShape {
   bool has_mask = false, bool_mask = false, has_nonpad = false, causal = false;
   int64_t past_len = 0, left = -1, right = -1, mode = -1;  // mode -1: Y
   double scale = 1, softcap = 0;
+  DType dtype = DType::F32;  // of Q, K, V, a float mask and the output; computed in f32
 };
 
 AttentionShape attentionShape(const Node& node) {
   for (size_t i = 0; i < 3; ++i)
-    if (node.inputs[i]->type.dtype != DType::F32 || node.inputs[i]->type.rank() != 4)
+    if (!isFloat(node.inputs[i]->type.dtype) || node.inputs[i]->type.dtype == DType::F64 ||
+        node.inputs[i]->type.rank() != 4)
       throw CompileError("node '" + node.name + "' (" + node.op +
-                         "): the CPU lowering needs 4-D f32 Q, K and V");
+                         "): the CPU lowering needs 4-D f32, f16 or bf16 Q, K and V");
   AttentionShape s;
+  s.dtype = node.inputs[0]->type.dtype;
   const std::vector<int64_t>& q = node.inputs[0]->type.dims;
   const std::vector<int64_t>& k = node.inputs[1]->type.dims;
   s.batch = q[0];
@@ -186,7 +189,7 @@ class AttentionEmitter {
         llvm::Value* bit = loadElement(b_, DType::Bool, kb_.input(3), at);
         v = b_.CreateSelect(b_.CreateICmpNE(bit, b_.getInt8(0)), f(0.0), negInf());
       } else {
-        v = loadF32(b_, kb_.input(3), at);
+        v = loadCompute(b_, s_.dtype, kb_.input(3), at);
       }
       if (m < s_.kv_len) v = b_.CreateSelect(b_.CreateICmpSLT(j, c(m)), v, negInf());
     }
@@ -206,8 +209,9 @@ class AttentionEmitter {
     llvm::Value* dot = emitReduction(
         b_, c(0), c(s_.head), f(0.0),
         [&](llvm::Value* d, llvm::Value* acc) {
-          llvm::Value* prod = b_.CreateFMul(loadF32(b_, kb_.input(0), b_.CreateAdd(r.q_base, d)),
-                                            loadF32(b_, kb_.input(1), b_.CreateAdd(k_row, d)));
+          llvm::Value* prod =
+              b_.CreateFMul(loadCompute(b_, s_.dtype, kb_.input(0), b_.CreateAdd(r.q_base, d)),
+                            loadCompute(b_, s_.dtype, kb_.input(1), b_.CreateAdd(k_row, d)));
           return reassoc(b_.CreateFAdd(acc, prod));
         },
         "dot");
@@ -218,8 +222,11 @@ class AttentionEmitter {
   }
 
   void emitOutputRow(const RowContext& r, llvm::Value* row) {
-    llvm::Value* y = kb_.output(0);
-    llvm::Value* y_base = b_.CreateMul(row, c(s_.v_head));
+    // The f32 accumulator: the output row itself, or for half-precision
+    // outputs a row of scratch, rounded once into the output at the end.
+    bool f32_out = s_.dtype == DType::F32;
+    llvm::Value* y = f32_out ? kb_.output(0) : scratch(s_.v_head);
+    llvm::Value* y_base = f32_out ? b_.CreateMul(row, c(s_.v_head)) : c(0);
     auto y_at = [&](llvm::Value* d) { return b_.CreateAdd(y_base, d); };
     emitLoop(
         b_, c(0), c(s_.v_head), [&](llvm::Value* d) { storeF32(b_, f(0.0), y, y_at(d)); }, "zero");
@@ -245,8 +252,8 @@ class AttentionEmitter {
           emitLoop(
               b_, c(0), c(s_.v_head),
               [&](llvm::Value* d) {
-                llvm::Value* pv =
-                    b_.CreateFMul(p, loadF32(b_, kb_.input(2), b_.CreateAdd(v_row, d)));
+                llvm::Value* pv = b_.CreateFMul(
+                    p, loadCompute(b_, s_.dtype, kb_.input(2), b_.CreateAdd(v_row, d)));
                 storeF32(b_,
                          b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b_.getFloatTy()},
                                             {loadF32(b_, y, y_at(d)), corr, pv}),
@@ -272,15 +279,36 @@ class AttentionEmitter {
     emitLoop(
         b_, c(0), c(s_.v_head),
         [&](llvm::Value* d) {
-          storeF32(b_, b_.CreateFMul(loadF32(b_, y, y_at(d)), inv), y, y_at(d));
+          llvm::Value* out_at = b_.CreateAdd(b_.CreateMul(row, c(s_.v_head)), d);
+          storeCompute(b_, s_.dtype, b_.CreateFMul(loadF32(b_, y, y_at(d)), inv), kb_.output(0),
+                       out_at);
         },
         "normalize");
   }
 
+  // A stack array of n f32 (allocated once per call, in the entry block).
+  llvm::Value* scratch(int64_t n) {
+    llvm::IRBuilder<> entry(&kb_.fn->getEntryBlock(), kb_.fn->getEntryBlock().begin());
+    return entry.CreateAlloca(llvm::ArrayType::get(b_.getFloatTy(), static_cast<uint64_t>(n)),
+                              nullptr, "acc");
+  }
+
   void emitScoresRow(const RowContext& r, llvm::Value* row) {
-    llvm::Value* o = kb_.output(0);
-    llvm::Value* o_base = b_.CreateMul(row, c(s_.kv_len));
+    // Scores are built in f32: in the output row, or for half-precision
+    // outputs in scratch, rounded once into the output at the end.
+    bool f32_out = s_.dtype == DType::F32;
+    llvm::Value* o = f32_out ? kb_.output(0) : scratch(s_.kv_len);
+    llvm::Value* o_base = f32_out ? b_.CreateMul(row, c(s_.kv_len)) : c(0);
     auto o_at = [&](llvm::Value* j) { return b_.CreateAdd(o_base, j); };
+    auto finish = [&](const std::function<llvm::Value*(llvm::Value*)>& value) {
+      emitLoop(
+          b_, c(0), c(s_.kv_len),
+          [&](llvm::Value* j) {
+            storeCompute(b_, s_.dtype, value(loadF32(b_, o, o_at(j))), kb_.output(0),
+                         b_.CreateAdd(b_.CreateMul(row, c(s_.kv_len)), j));
+          },
+          "store");
+    };
     auto maxnum = [&](llvm::Value* a, llvm::Value* x) {
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a, x);
     };
@@ -300,7 +328,10 @@ class AttentionEmitter {
           return {maxnum(acc[0], x), maxnum(acc[1], bj)};
         },
         "key");
-    if (s_.mode != 3) return;
+    if (s_.mode != 3) {
+      if (!f32_out) finish([](llvm::Value* v) { return v; });
+      return;
+    }
     llvm::Value* max = maxes[0];
     llvm::Value* all_masked = b_.CreateFCmpOEQ(maxes[1], negInf());
     llvm::Value* sum = emitReduction(
@@ -317,12 +348,7 @@ class AttentionEmitter {
         "sum");
     llvm::Value* inv =
         b_.CreateSelect(b_.CreateFCmpOGT(sum, f(0.0)), b_.CreateFDiv(f(1.0), sum), f(0.0));
-    emitLoop(
-        b_, c(0), c(s_.kv_len),
-        [&](llvm::Value* j) {
-          storeF32(b_, b_.CreateFMul(loadF32(b_, o, o_at(j)), inv), o, o_at(j));
-        },
-        "normalize");
+    finish([&](llvm::Value* v) { return b_.CreateFMul(v, inv); });
   }
 
   KernelBuilder& kb_;

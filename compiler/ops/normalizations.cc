@@ -7,12 +7,15 @@
 //   InstanceNormalization rows = (n, c), a row = the spatial dims
 //   GroupNormalization   rows = (n, g), a row = C / G channels x spatial dims
 //   MeanVarianceNormalization  rows = X.dims[:axis]: (x - mean) / (std + 1e-9)
-// and LpNormalization and LRN, which scale by a norm over one axis.
+// These take f32, f16 or bf16 (statistics in f32, LayerNormalization's Mean
+// and InvStdDev outputs f32). LpNormalization and LRN, which scale by a norm
+// over one axis, are f32.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "compiler/ir/op_registry.h"
+#include "compiler/ops/float_elements.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc {
@@ -28,7 +31,7 @@ namespace {
 // The affine map after normalization of element `k` of row `row`:
 // y = normalized * scale + bias.
 struct Affine {
-  float scale = 1, bias = 0;
+  double scale = 1, bias = 0;
 };
 
 struct RowNorm {
@@ -41,11 +44,11 @@ struct RowNorm {
 // Double-precision two-pass reference. `affine(row, k)` gives the map of
 // element k of a row; mean and inv_std (when not null) get one value per row.
 template <typename AffineFn>
-void normalizeRows(const RowNorm& r, const float* x, float* y, AffineFn affine,
+void normalizeRows(const RowNorm& r, DType dtype, const void* x, void* y, AffineFn affine,
                    float* mean_out = nullptr, float* inv_std_out = nullptr) {
+  std::vector<double> xr(static_cast<size_t>(r.len));
   for (int64_t row = 0; row < r.rows; ++row) {
-    const float* xr = x + row * r.len;
-    float* yr = y + row * r.len;
+    for (int64_t k = 0; k < r.len; ++k) xr[k] = loadFloat(dtype, x, row * r.len + k);
     double mean = 0;
     if (r.center) {
       for (int64_t k = 0; k < r.len; ++k) mean += xr[k];
@@ -58,7 +61,7 @@ void normalizeRows(const RowNorm& r, const float* x, float* y, AffineFn affine,
         r.eps_after_sqrt ? 1.0 / (std::sqrt(var) + r.epsilon) : 1.0 / std::sqrt(var + r.epsilon);
     for (int64_t k = 0; k < r.len; ++k) {
       Affine a = affine(row, k);
-      yr[k] = static_cast<float>((xr[k] - mean) * inv_std * a.scale + a.bias);
+      storeFloat(dtype, y, row * r.len + k, (xr[k] - mean) * inv_std * a.scale + a.bias);
     }
     if (mean_out) mean_out[row] = static_cast<float>(mean);
     if (inv_std_out) inv_std_out[row] = static_cast<float>(inv_std);
@@ -93,11 +96,36 @@ const float* f32In(const std::vector<const void*>& in, size_t i) {
   return i < in.size() ? static_cast<const float*>(in[i]) : nullptr;
 }
 
+// Operand i of a float dtype as doubles; absent() when the operand is.
+struct FloatIn {
+  DType dtype;
+  const void* data;
+  bool absent() const { return data == nullptr; }
+  double operator[](int64_t i) const { return loadFloat(dtype, data, i); }
+};
+
+FloatIn floatIn(const Node& node, const std::vector<const void*>& in, size_t i) {
+  if (i >= in.size() || !in[i] || !node.inputs[i]) return {DType::F32, nullptr};
+  return {node.inputs[i]->type.dtype, in[i]};
+}
+
+// The row normalizations take f32, f16 or bf16 (computed in f32), every
+// float operand of X's dtype.
+void requireNormFloat(const Node& node) {
+  DType t = inputType(node, 0).dtype;
+  if (t != DType::F32 && t != DType::F16 && t != DType::BF16)
+    failNode(node, "X must be f32, f16 or bf16, got " + inputType(node, 0).str());
+  for (size_t i = 1; i < node.inputs.size(); ++i)
+    if (node.inputs[i] && node.inputs[i]->type.dtype != t)
+      failNode(node, "operand " + std::to_string(i) + " '" + node.inputs[i]->name + "' is " +
+                         node.inputs[i]->type.str() + ", X is " + inputType(node, 0).str());
+}
+
 // ---- LayerNormalization, RMSNormalization ----
 
 // Scale (and B) must broadcast to a row, X.dims[axis:], aligned at the end.
 void checkRowAffine(const Node& node, const TensorType& x, int64_t axis, bool with_bias) {
-  requireF32(node);
+  requireNormFloat(node);
   std::vector<int64_t> row_dims(x.dims.begin() + axis, x.dims.end());
   for (size_t i = 1; i < (with_bias ? 3 : 2) && i < node.inputs.size(); ++i) {
     if (!node.inputs[i]) continue;
@@ -147,7 +175,7 @@ OpSchema makeLayerNormalizationSchema() {
     int64_t axis = axisAttr(node, x);
     checkRowAffine(node, x, axis, true);
     epsilonAttr(node);
-    TensorType stats = x;
+    TensorType stats{DType::F32, x.dims};  // ONNX's stash_type 1: float
     for (size_t d = static_cast<size_t>(axis); d < x.rank(); ++d) stats.dims[d] = 1;
     return std::vector<TensorType>{x, stats, stats};
   };
@@ -156,15 +184,16 @@ OpSchema makeLayerNormalizationSchema() {
     const std::vector<int64_t>& dims = node.inputs[0]->type.dims;
     auto axis = static_cast<size_t>(node.i("axis"));
     RowNorm r{product(dims, 0, axis), product(dims, axis, dims.size()), true, node.f("epsilon")};
-    const float* scale = f32In(in, 1);
-    const float* bias = f32In(in, 2);
+    FloatIn scale = floatIn(node, in, 1);
+    FloatIn bias = floatIn(node, in, 2);
     std::vector<int64_t> si = rowBroadcastIndex(dims, axis, node.inputs[1]->type.dims);
-    std::vector<int64_t> bi =
-        bias ? rowBroadcastIndex(dims, axis, node.inputs[2]->type.dims) : std::vector<int64_t>();
+    std::vector<int64_t> bi = !bias.absent()
+                                  ? rowBroadcastIndex(dims, axis, node.inputs[2]->type.dims)
+                                  : std::vector<int64_t>();
     normalizeRows(
-        r, f32In(in, 0), static_cast<float*>(out[0]),
+        r, node.inputs[0]->type.dtype, in[0], out[0],
         [&](int64_t, int64_t k) {
-          return Affine{scale[si[k]], bias ? bias[bi[k]] : 0.0f};
+          return Affine{scale[si[k]], bias.absent() ? 0.0 : bias[bi[k]]};
         },
         static_cast<float*>(out[1]), static_cast<float*>(out[2]));
   };
@@ -186,10 +215,10 @@ OpSchema makeRMSNormalizationSchema() {
     const std::vector<int64_t>& dims = node.inputs[0]->type.dims;
     auto axis = static_cast<size_t>(node.i("axis"));
     RowNorm r{product(dims, 0, axis), product(dims, axis, dims.size()), false, node.f("epsilon")};
-    const float* scale = f32In(in, 1);
+    FloatIn scale = floatIn(node, in, 1);
     std::vector<int64_t> si = rowBroadcastIndex(dims, axis, node.inputs[1]->type.dims);
-    normalizeRows(r, f32In(in, 0), static_cast<float*>(out[0]), [&](int64_t, int64_t k) {
-      return Affine{scale[si[k]], 0.0f};
+    normalizeRows(r, node.inputs[0]->type.dtype, in[0], out[0], [&](int64_t, int64_t k) {
+      return Affine{scale[si[k]], 0.0};
     });
   };
   return schema;
@@ -200,7 +229,7 @@ OpSchema makeRMSNormalizationSchema() {
 // X [N, C, spatial...] with scale and B [C].
 void checkChannelAffine(const Node& node) {
   const TensorType& x = inputType(node, 0);
-  requireF32(node);
+  requireNormFloat(node);
   if (x.rank() < 2) failNode(node, "X must have rank >= 2 ([N, C, ...]), got " + x.str());
   requireDims(node, 1, "scale", {x.dims[1]});
   requireDims(node, 2, "B", {x.dims[1]});
@@ -210,7 +239,7 @@ void checkChannelAffine(const Node& node) {
 // GroupNormalization's scale and B: both [C] or both [num_groups].
 int64_t groupsAttr(const Node& node) {
   const TensorType& x = inputType(node, 0);
-  requireF32(node);
+  requireNormFloat(node);
   if (x.rank() < 2) failNode(node, "X must have rank >= 2 ([N, C, ...]), got " + x.str());
   int64_t groups = node.i("num_groups");
   if (groups < 1 || x.dims[1] % groups != 0)
@@ -238,9 +267,9 @@ OpSchema makeInstanceNormalizationSchema() {
     const std::vector<int64_t>& dims = node.inputs[0]->type.dims;
     int64_t channels = dims[1];
     RowNorm r{dims[0] * channels, product(dims, 2, dims.size()), true, node.f("epsilon")};
-    const float* scale = f32In(in, 1);
-    const float* bias = f32In(in, 2);
-    normalizeRows(r, f32In(in, 0), static_cast<float*>(out[0]), [&](int64_t row, int64_t) {
+    FloatIn scale = floatIn(node, in, 1);
+    FloatIn bias = floatIn(node, in, 2);
+    normalizeRows(r, node.inputs[0]->type.dtype, in[0], out[0], [&](int64_t row, int64_t) {
       return Affine{scale[row % channels], bias[row % channels]};
     });
   };
@@ -262,10 +291,10 @@ OpSchema makeGroupNormalizationSchema() {
     int64_t per_group = dims[1] / groups;
     int64_t spatial = product(dims, 2, dims.size());
     RowNorm r{dims[0] * groups, per_group * spatial, true, node.f("epsilon")};
-    const float* scale = f32In(in, 1);
-    const float* bias = f32In(in, 2);
+    FloatIn scale = floatIn(node, in, 1);
+    FloatIn bias = floatIn(node, in, 2);
     bool per_channel = node.inputs[1]->type.dims[0] == dims[1];
-    normalizeRows(r, f32In(in, 0), static_cast<float*>(out[0]), [&](int64_t row, int64_t k) {
+    normalizeRows(r, node.inputs[0]->type.dtype, in[0], out[0], [&](int64_t row, int64_t k) {
       int64_t c = per_channel ? (row % groups) * per_group + k / spatial : row % groups;
       return Affine{scale[c], bias[c]};
     });
@@ -280,7 +309,7 @@ OpSchema makeMeanVarianceNormalizationSchema() {
   schema.name = "MeanVarianceNormalization";
   schema.infer = [](const Node& node) {
     const TensorType& x = inputType(node, 0);
-    requireF32(node);
+    requireNormFloat(node);
     axisAttr(node, x);
     return std::vector<TensorType>{x};
   };
@@ -289,7 +318,7 @@ OpSchema makeMeanVarianceNormalizationSchema() {
     const std::vector<int64_t>& dims = node.inputs[0]->type.dims;
     auto axis = static_cast<size_t>(node.i("axis"));
     RowNorm r{product(dims, 0, axis), product(dims, axis, dims.size()), true, 1e-9, true};
-    normalizeRows(r, f32In(in, 0), static_cast<float*>(out[0]),
+    normalizeRows(r, node.inputs[0]->type.dtype, in[0], out[0],
                   [](int64_t, int64_t) { return Affine{}; });
   };
   return schema;

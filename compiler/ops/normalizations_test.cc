@@ -8,6 +8,7 @@
 
 #include "compiler/ir/error.h"
 #include "compiler/ir/op_registry.h"
+#include "compiler/ops/float_elements.h"
 #include "compiler/passes/shape_inference.h"
 
 namespace nanoc {
@@ -276,6 +277,24 @@ TEST(Attention, WeighsValuesBySoftmaxOfScaledScores) {
   Tensor q2{f32({1, 1, 2, 2}), {1, 0, 0, 1}};
   expectNear(reference("Attention", {q2, k, v}, attentionAttrs(1.0, 1)),
              {10, 10 / (1 + std::exp(1.0f)) + 20 / (1 + std::exp(-1.0f))});
+}
+
+TEST(FloatElements, HalfAndBfloat16RoundToNearestEven) {
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(floatToHalf(0.1f), 0x2e66);
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);            // rounds up to inf
+  EXPECT_EQ(floatToHalf(1.0f + 1.0f / 2048), 0x3c00);  // a tie: to even
+  EXPECT_EQ(floatToHalf(5.96046448e-08f), 0x0001);     // the smallest subnormal
+  EXPECT_EQ(halfToFloat(0x0001), 5.96046448e-08f);
+  EXPECT_EQ(halfToFloat(0x3555), 0.333251953125f);
+  EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(NAN))));
+  EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBf16(1.0f + 1.0f / 256), 0x3f80);  // a tie: to even
+  EXPECT_EQ(bf16ToFloat(floatToBf16(3.0f)), 3.0f);
+  for (uint32_t h = 0; h < 0x7c00; ++h)  // every finite half round-trips
+    ASSERT_EQ(floatToHalf(halfToFloat(static_cast<uint16_t>(h))), h) << h;
 }
 
 }  // namespace

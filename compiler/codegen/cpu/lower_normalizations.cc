@@ -47,7 +47,8 @@ struct RowNormShape {
   // PerSegment: the row is `segments` runs of `segment_len` elements; row r,
   // segment s uses channel (r % channel_groups) * segments + s.
   int64_t segments = 1, segment_len = 0, channel_groups = 1;
-  bool stats = false;  // LayerNormalization's Mean and InvStdDev outputs
+  bool stats = false;        // LayerNormalization's Mean and InvStdDev outputs (f32)
+  DType dtype = DType::F32;  // of X, Y, scale and bias; computed in f32
 };
 
 [[noreturn]] void fail(const Node& node, const std::string& message) {
@@ -56,10 +57,14 @@ struct RowNormShape {
 
 RowNormShape rowNormShape(const Node& node) {
   const TensorType& x = node.inputs[0]->type;
+  DType t = x.dtype;
+  if (t != DType::F32 && t != DType::F16 && t != DType::BF16)
+    fail(node, "the CPU lowering takes f32, f16 or bf16, got " + x.str());
   for (const Value* in : node.inputs)
-    if (in && in->type.dtype != DType::F32)
-      fail(node, "the CPU lowering computes f32 only, got " + in->type.str());
+    if (in && in->type.dtype != t)
+      fail(node, "operand " + in->type.str() + " does not have X's dtype " + x.str());
   RowNormShape s;
+  s.dtype = t;
   const std::vector<int64_t>& d = x.dims;
   auto prod = [&](size_t begin, size_t end) {
     int64_t p = 1;
@@ -192,10 +197,10 @@ void emitRowNorm(KernelBuilder& kb, const RowNormShape& s) {
   }
   emitRowTasks(kb, rowNormTasks(s), [&](llvm::Value* row, llvm::Value*, llvm::Value*) {
     llvm::Value* base = b.CreateMul(row, len);
-    llvm::Value* shift = s.center ? loadF32(b, x, base) : kf(0.0);
+    llvm::Value* shift = s.center ? loadCompute(b, s.dtype, x, base) : kf(0.0);
     auto [s1, s2] =
         emitTwoSums(b, b.getInt64(0), len, [&](llvm::Value* k, llvm::Value* a1, llvm::Value* a2) {
-          llvm::Value* v = b.CreateFSub(loadF32(b, x, b.CreateAdd(base, k)), shift);
+          llvm::Value* v = b.CreateFSub(loadCompute(b, s.dtype, x, b.CreateAdd(base, k)), shift);
           llvm::Value* sq = b.CreateFMul(v, v);
           return std::make_pair(reassoc(b.CreateFAdd(a1, v)), reassoc(b.CreateFAdd(a2, sq)));
         });
@@ -220,18 +225,20 @@ void emitRowNorm(KernelBuilder& kb, const RowNormShape& s) {
           b, b.getInt64(0), b.getInt64(s.segments),
           [&](llvm::Value* seg) {
             llvm::Value* c = b.CreateAdd(b.CreateMul(group, b.getInt64(s.segments)), seg);
-            llvm::Value* a = b.CreateFMul(loadF32(b, kb.input(1), c), inv_std);
+            llvm::Value* a = b.CreateFMul(loadCompute(b, s.dtype, kb.input(1), c), inv_std);
             llvm::Value* shift_c =
-                b.CreateFSub(loadF32(b, kb.input(2), c), b.CreateFMul(mean_d, a));
+                b.CreateFSub(loadCompute(b, s.dtype, kb.input(2), c), b.CreateFMul(mean_d, a));
             llvm::Value* seg_base = b.CreateAdd(base, b.CreateMul(seg, b.getInt64(s.segment_len)));
             emitLoop(
                 b, b.getInt64(0), b.getInt64(s.segment_len),
                 [&](llvm::Value* k) {
                   llvm::Value* at = b.CreateAdd(seg_base, k);
-                  storeF32(b,
-                           b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f32},
-                                             {b.CreateFSub(loadF32(b, x, at), shift), a, shift_c}),
-                           y, at);
+                  storeCompute(
+                      b, s.dtype,
+                      b.CreateIntrinsic(
+                          llvm::Intrinsic::fmuladd, {f32},
+                          {b.CreateFSub(loadCompute(b, s.dtype, x, at), shift), a, shift_c}),
+                      y, at);
                 },
                 "k");
           },
@@ -242,18 +249,19 @@ void emitRowNorm(KernelBuilder& kb, const RowNormShape& s) {
         b, b.getInt64(0), len,
         [&](llvm::Value* k) {
           llvm::Value* at = b.CreateAdd(base, k);
-          llvm::Value* d = b.CreateFSub(b.CreateFSub(loadF32(b, x, at), shift), mean_d);
+          llvm::Value* d =
+              b.CreateFSub(b.CreateFSub(loadCompute(b, s.dtype, x, at), shift), mean_d);
           llvm::Value* v = b.CreateFMul(d, inv_std);
           if (s.affine == AffineKind::PerElement) {
-            llvm::Value* scale =
-                loadF32(b, kb.input(1), broadcastIndex(b, k, row_dims, node.inputs[1]->type.dims));
+            llvm::Value* scale = loadCompute(
+                b, s.dtype, kb.input(1), broadcastIndex(b, k, row_dims, node.inputs[1]->type.dims));
             llvm::Value* bias = kf(0.0);
             if (node.inputs.size() > 2 && node.inputs[2])
-              bias = loadF32(b, kb.input(2),
-                             broadcastIndex(b, k, row_dims, node.inputs[2]->type.dims));
+              bias = loadCompute(b, s.dtype, kb.input(2),
+                                 broadcastIndex(b, k, row_dims, node.inputs[2]->type.dims));
             v = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f32}, {v, scale, bias});
           }
-          storeF32(b, v, y, at);
+          storeCompute(b, s.dtype, v, y, at);
         },
         "k");
   });

@@ -11,6 +11,7 @@
 #include "compiler/codegen/cpu/kernel_test_util.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/math_log.h"
+#include "compiler/ops/float_elements.h"
 
 namespace nanoc::cpu {
 namespace {
@@ -143,6 +144,76 @@ TEST(HardmaxLowering, TiesGoToTheFirstIndex) {
   testing::JitKernel kernel0 = testing::compileKernel(*g0->node);
   testing::runKernel(kernel0, {x.data(), y.data()});
   EXPECT_EQ(y, (std::vector<float>{0, 0, 0, 0, 1, 1, 1, 1}));
+}
+
+// Half-precision ops compute in f32 and round once; the double reference
+// rounds once too, so the two may differ by one unit in the last place:
+// compares within 2^-7 (bf16) or 2^-10 (f16) of max(1, |reference|).
+void expectHalfLoweringMatches(const std::string& op, DType dtype,
+                               const std::vector<std::vector<int64_t>>& shapes, const Attrs& attrs,
+                               uint64_t seed) {
+  std::vector<TensorType> types;
+  for (const auto& dims : shapes) types.push_back({dtype, dims});
+  std::string what = testing::describe(op, types);
+  SCOPED_TRACE(what);
+  auto g = testing::makeSingleNodeGraph(op, types, attrs);
+  testing::JitKernel kernel = testing::compileKernel(*g->node);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<testing::AlignedBuffer> data;
+  std::vector<const void*> ref_in;
+  std::vector<void*> buffers;
+  for (const TensorType& t : types) {
+    data.emplace_back(t.bytes());
+    for (int64_t i = 0; i < t.numel(); ++i) storeFloat(dtype, data.back().data(), i, dist(rng));
+    ref_in.push_back(data.back().data());
+    buffers.push_back(data.back().data());
+  }
+  std::vector<testing::AlignedBuffer> got, want;
+  std::vector<void*> ref_out;
+  for (const Value* out : g->node->outputs) {
+    got.emplace_back(out->type.bytes());
+    want.emplace_back(out->type.bytes());
+    buffers.push_back(got.back().data());
+    ref_out.push_back(want.back().data());
+  }
+  findOp(op)->reference(*g->node, ref_in, ref_out);
+  testing::runKernel(kernel, buffers);
+  double ulp = dtype == DType::BF16 ? 1.0 / 128 : 1.0 / 1024;
+  for (size_t o = 0; o < g->node->outputs.size(); ++o) {
+    const TensorType& t = g->node->outputs[o]->type;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      double a = loadFloat(t.dtype, got[o].data(), i), r = loadFloat(t.dtype, want[o].data(), i);
+      double tol = (t.dtype == DType::F32 ? 1e-5 : ulp) * std::max(1.0, std::fabs(r));
+      if (!(std::fabs(a - r) <= tol) && bad++ < 5)
+        ADD_FAILURE() << what << " output " << o << " element " << i << ": " << a << ", reference "
+                      << r;
+    }
+    EXPECT_EQ(bad, 0) << what << " output " << o;
+  }
+}
+
+TEST(HalfPrecisionNormalizationLowering, F16AndBf16ComputeInF32) {
+  for (DType t : {DType::F16, DType::BF16}) {
+    expectHalfLoweringMatches("LayerNormalization", t, {{3, 5, 64}, {64}, {64}}, axisEps(2, 1e-5),
+                              70);
+    expectHalfLoweringMatches("RMSNormalization", t, {{4, 200}, {200}}, axisEps(1, 1e-5), 71);
+    expectHalfLoweringMatches("InstanceNormalization", t, {{2, 3, 7, 7}, {3}, {3}},
+                              {{"epsilon", 1e-5}}, 72);
+    expectHalfLoweringMatches("GroupNormalization", t, {{2, 4, 5, 5}, {4}, {4}},
+                              {{"num_groups", int64_t{2}}, {"epsilon", 1e-5}}, 73);
+    expectHalfLoweringMatches("MeanVarianceNormalization", t, {{6, 50}}, {{"axis", int64_t{1}}},
+                              74);
+    expectHalfLoweringMatches("Attention", t, {{2, 4, 3, 16}, {2, 2, 7, 16}, {2, 2, 7, 8}},
+                              {{"scale", 0.25},
+                               {"softcap", 0.0},
+                               {"is_causal", int64_t{1}},
+                               {"past_len", int64_t{2}},
+                               {"left_window", int64_t{-1}},
+                               {"right_window", int64_t{-1}}},
+                              75);
+  }
 }
 
 // Compiles f(x) = emitLog(x) over a vector of floats and compares with std::log.

@@ -597,6 +597,43 @@ def hardmax_opset11():
     return single("hardmax_opset11", "Hardmax", [(3, 4, 5)], (3, 4, 5), opset=11)
 
 
+@case()
+def attention_gqa_causal_mask():
+    # Grouped heads (6 query heads on 2 key heads), causal, a float mask.
+    rng = rng_for("attention_gqa_causal_mask")
+    mask = init("mask", (rng.standard_normal((5, 7)) * 0.5).astype(np.float32))
+    node = helper.make_node("Attention", ["q", "k", "v", "mask"], ["y"], name="attention_0",
+                            is_causal=1)
+    return model("attention_gqa_causal_mask", [node],
+                 [vi("q", (2, 6, 5, 16)), vi("k", (2, 2, 7, 16)), vi("v", (2, 2, 7, 12))],
+                 [vi("y", (2, 6, 5, 12))], [mask], opset=23)
+
+
+@case()
+def attention_3d_kv_cache():
+    # 3-D inputs split into heads, a KV cache concatenated in front, softcap.
+    node = helper.make_node("Attention", ["q", "k", "v", "", "past_k", "past_v"],
+                            ["y", "present_k", "present_v"], name="attention_0", q_num_heads=4,
+                            kv_num_heads=4, softcap=5.0, is_causal=1)
+    return model("attention_3d_kv_cache", [node],
+                 [vi("q", (1, 3, 32)), vi("k", (1, 3, 32)), vi("v", (1, 3, 32)),
+                  vi("past_k", (1, 4, 6, 8)), vi("past_v", (1, 4, 6, 8))],
+                 [vi("y", (1, 3, 32)), vi("present_k", (1, 4, 9, 8)),
+                  vi("present_v", (1, 4, 9, 8))], opset=23)
+
+
+@case()
+def rotary_embedding_interleaved():
+    rng = rng_for("rotary_embedding_interleaved")
+    angles = rng.uniform(0, 6.3, (2, 5, 4))
+    inits = [init("cos", np.cos(angles).astype(np.float32)),
+             init("sin", np.sin(angles).astype(np.float32))]
+    node = helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["y"], name="rope_0",
+                            interleaved=1)
+    return model("rotary_embedding_interleaved", [node], [vi("x", (2, 3, 5, 8))],
+                 [vi("y", (2, 3, 5, 8))], inits, opset=23)
+
+
 # ---- data movement ---------------------------------------------------------
 
 

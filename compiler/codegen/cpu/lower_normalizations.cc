@@ -273,6 +273,14 @@ Lowering makeRowNormLowering() {
   lowering.emit = [](KernelBuilder& kb) {
     RowNormShape s = rowNormShape(kb.node);
     if (s.rows > 0 && s.len > 0) emitRowNorm(kb, s);
+    if (s.rows > 0 && s.len == 0 && s.stats) {
+      // Empty rows: Y is empty, their statistics 0 / 0, as in the reference.
+      llvm::Value* nan = llvm::ConstantFP::getNaN(kb.b.getFloatTy());
+      emitRowTasks(kb, rowNormTasks(s), [&](llvm::Value* row, llvm::Value*, llvm::Value*) {
+        storeF32(kb.b, nan, kb.output(1), row);
+        storeF32(kb.b, nan, kb.output(2), row);
+      });
+    }
     addOperandAliasScopes(kb);
   };
   return lowering;

@@ -32,6 +32,11 @@ TEST(LayerNormalizationLowering, EveryAxisWithAndWithoutBias) {
                                  axisEps(1, 1e-5), 3);
 }
 
+TEST(LayerNormalizationLowering, EmptyRowsHaveNaNStatistics) {
+  expectLoweringMatchesReference("LayerNormalization", {f32({3, 0}), f32({0}), f32({0})},
+                                 axisEps(1, 1e-5), 9);
+}
+
 TEST(LayerNormalizationLowering, BroadcastScaleAndBias) {
   expectLoweringMatchesReference("LayerNormalization", {f32({3, 4, 6}), f32({4, 1}), f32({6})},
                                  axisEps(1, 1e-5), 4);

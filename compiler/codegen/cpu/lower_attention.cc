@@ -1,12 +1,14 @@
 // CPU lowering of Attention and AttentionScores (compiler/ops/attention.cc).
-// A task takes whole query rows (b, h, i). Attention runs one pass over the
-// keys with an online softmax, accumulating into the output row itself: per
-// key j that the bias does not mask, x = s_j + bias_j, m' = max(m, x),
-// y = y e^(m - m') + e^(x - m') v_j and l = l e^(m - m') + e^(x - m'); at the
-// end y /= l (0 for a fully masked row). So no scratch of the key length is
-// needed, and the inner loops (the q·k dot product, the update of y over the
-// value head) are unit-stride and vectorize. AttentionScores writes the row
-// of scores (mode 0-2) or of probabilities (mode 3) instead.
+// A task takes whole query rows (b, h, i). Attention visits only the keys that
+// causal, window and padding leave to the row, in chunks of kChunk, with an
+// online softmax accumulating into the output row (f32) or an f32 row of
+// scratch: per chunk, the logits x_j = s_j + bias_j and their max, then
+// p_j = e^(x_j - m') in one vectorized loop with m' = max(m, chunk max), then
+// y = y e^(m - m') + sum p_j v_j and l = l e^(m - m') + sum p_j; at the end
+// y /= l (0 for a fully masked row). Scratch is one chunk, whatever the key
+// length, and every inner loop (the q·k dot product, e^x over the chunk, the
+// update of y over the value head) is unit-stride. AttentionScores writes the
+// row of scores (mode 0-2) or of probabilities (mode 3) instead.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -24,6 +26,10 @@ namespace nanoc::cpu {
 namespace {
 
 using Builder = llvm::IRBuilder<>;
+
+// Keys per chunk of the online softmax: the chunk's logits live in a stack
+// array (512 bytes), its e^x is one vectorized loop.
+constexpr int64_t kChunk = 128;
 
 struct AttentionShape {
   int64_t batch = 0, q_heads = 0, kv_heads = 1, q_len = 0, kv_len = 0, head = 0, v_head = 0;
@@ -221,6 +227,31 @@ class AttentionEmitter {
     return sc;
   }
 
+  // The keys [begin, end) that causal, window and padding leave to query i:
+  // every key outside has bias -inf, so the loops never visit them.
+  std::pair<llvm::Value*, llvm::Value*> keyRange(const RowContext& r) {
+    auto smin = [&](llvm::Value* a, llvm::Value* x) {
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, x);
+    };
+    auto smax = [&](llvm::Value* a, llvm::Value* x) {
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a, x);
+    };
+    llvm::Value* pos = b_.CreateAdd(r.i, r.offset);  // the query's position among the keys
+    llvm::Value* begin = c(0);
+    llvm::Value* end = c(s_.kv_len);
+    if (s_.causal) end = smin(end, smax(c(0), b_.CreateAdd(pos, c(1))));
+    if (s_.right >= 0) end = smin(end, smax(c(0), b_.CreateAdd(pos, c(s_.right + 1))));
+    if (s_.has_nonpad) end = smin(end, smax(c(0), r.valid_len));
+    if (s_.left >= 0) begin = smin(c(s_.kv_len), smax(c(0), b_.CreateSub(pos, c(s_.left))));
+    return {begin, end};
+  }
+
+  // kChunk f32 of stack for one chunk's logits and probabilities.
+  llvm::Value* chunkScratch() {
+    llvm::IRBuilder<> entry(&kb_.fn->getEntryBlock(), kb_.fn->getEntryBlock().begin());
+    return entry.CreateAlloca(llvm::ArrayType::get(b_.getFloatTy(), kChunk), nullptr, "chunk");
+  }
+
   void emitOutputRow(const RowContext& r, llvm::Value* row) {
     // The f32 accumulator: the output row itself, or for half-precision
     // outputs a row of scratch, rounded once into the output at the end.
@@ -231,35 +262,76 @@ class AttentionEmitter {
     emitLoop(
         b_, c(0), c(s_.v_head), [&](llvm::Value* d) { storeF32(b_, f(0.0), y, y_at(d)); }, "zero");
     llvm::LLVMContext& ctx = b_.getContext();
+    auto [kv_begin, kv_end] = keyRange(r);
+    llvm::Value* len =
+        b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, c(0), b_.CreateSub(kv_end, kv_begin));
+    llvm::Value* chunks = b_.CreateUDiv(b_.CreateAdd(len, c(kChunk - 1)), c(kChunk));
+    llvm::Value* p_buf = chunkScratch();
+    auto fmuladd = [&](llvm::Value* a, llvm::Value* m, llvm::Value* add) {
+      return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b_.getFloatTy()}, {a, m, add});
+    };
     std::vector<llvm::Value*> ml = emitCarriedLoop(
-        b_, c(0), c(s_.kv_len), {negInf(), f(0.0)},
-        [&](llvm::Value* j, const std::vector<llvm::Value*>& acc) -> std::vector<llvm::Value*> {
-          llvm::Value* bj = bias(r, j);
+        b_, c(0), chunks, {negInf(), f(0.0)},
+        [&](llvm::Value* chunk, const std::vector<llvm::Value*>& acc) -> std::vector<llvm::Value*> {
+          llvm::Value* j0 = b_.CreateAdd(kv_begin, b_.CreateMul(chunk, c(kChunk)));
+          llvm::Value* width =
+              b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, c(kChunk), b_.CreateSub(kv_end, j0));
+          // 1. The chunk's logits s_j + bias_j (-inf where masked) and their max.
+          llvm::Value* chunk_max = emitReduction(
+              b_, c(0), width, negInf(),
+              [&](llvm::Value* jj, llvm::Value* mx) {
+                llvm::Value* j = b_.CreateAdd(j0, jj);
+                llvm::Value* bj = bias(r, j);
+                llvm::Value* x = b_.CreateSelect(b_.CreateFCmpOEQ(bj, negInf()), negInf(),
+                                                 b_.CreateFAdd(score(r, j), bj));
+                storeF32(b_, x, p_buf, jj);
+                return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, mx, x);
+              },
+              "logit");
+          llvm::Value* m_new = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, acc[0], chunk_max);
+          // Nothing attended yet (every key so far masked): skip the chunk.
           llvm::BasicBlock* from = b_.GetInsertBlock();
           llvm::BasicBlock* attend = llvm::BasicBlock::Create(ctx, "attend", kb_.fn);
           llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx, "attend.merge", kb_.fn);
-          b_.CreateCondBr(b_.CreateFCmpOEQ(bj, negInf()), merge, attend);
+          b_.CreateCondBr(b_.CreateFCmpOEQ(m_new, negInf()), merge, attend);
           b_.SetInsertPoint(attend);
-          llvm::Value* x = b_.CreateFAdd(score(r, j), bj);
-          llvm::Value* m_new = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, acc[0], x);
-          // e^(m - m') rescales what was accumulated against the old max (0
-          // before the first key: y and l are still 0 then).
+          // 2. p_j = e^(x_j - m'), exactly 0 where masked, and their sum.
+          llvm::Value* chunk_sum = emitReduction(
+              b_, c(0), width, f(0.0),
+              [&](llvm::Value* jj, llvm::Value* sum) {
+                llvm::Value* x = loadF32(b_, p_buf, jj);
+                llvm::Value* p = b_.CreateSelect(b_.CreateFCmpOEQ(x, negInf()), f(0.0),
+                                                 emitExp(b_, b_.CreateFSub(x, m_new)));
+                storeF32(b_, p, p_buf, jj);
+                return reassoc(b_.CreateFAdd(sum, p));
+              },
+              "exp");
+          // 3. Rescale what was accumulated against the old max (by a tiny
+          // factor times 0 before the first attended key), add p_j v_j.
           llvm::Value* corr = emitExp(b_, b_.CreateFSub(acc[0], m_new));
-          llvm::Value* p = emitExp(b_, b_.CreateFSub(x, m_new));
-          llvm::Value* l_new =
-              b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b_.getFloatTy()}, {acc[1], corr, p});
-          llvm::Value* v_row = b_.CreateAdd(r.v_base, b_.CreateMul(j, c(s_.v_head)));
+          llvm::Value* l_new = fmuladd(acc[1], corr, chunk_sum);
           emitLoop(
               b_, c(0), c(s_.v_head),
               [&](llvm::Value* d) {
-                llvm::Value* pv = b_.CreateFMul(
-                    p, loadCompute(b_, s_.dtype, kb_.input(2), b_.CreateAdd(v_row, d)));
-                storeF32(b_,
-                         b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b_.getFloatTy()},
-                                            {loadF32(b_, y, y_at(d)), corr, pv}),
-                         y, y_at(d));
+                storeF32(b_, b_.CreateFMul(loadF32(b_, y, y_at(d)), corr), y, y_at(d));
               },
-              "update");
+              "rescale");
+          emitLoop(
+              b_, c(0), width,
+              [&](llvm::Value* jj) {
+                llvm::Value* p = loadF32(b_, p_buf, jj);
+                llvm::Value* v_row = b_.CreateMul(b_.CreateAdd(j0, jj), c(s_.v_head));
+                v_row = b_.CreateAdd(r.v_base, v_row);
+                emitLoop(
+                    b_, c(0), c(s_.v_head),
+                    [&](llvm::Value* d) {
+                      llvm::Value* v =
+                          loadCompute(b_, s_.dtype, kb_.input(2), b_.CreateAdd(v_row, d));
+                      storeF32(b_, fmuladd(p, v, loadF32(b_, y, y_at(d))), y, y_at(d));
+                    },
+                    "update");
+              },
+              "key");
           llvm::BasicBlock* attended = b_.GetInsertBlock();
           b_.CreateBr(merge);
           b_.SetInsertPoint(merge);
@@ -271,7 +343,7 @@ class AttentionEmitter {
           l_phi->addIncoming(l_new, attended);
           return {m_phi, l_phi};
         },
-        "key");
+        "chunk");
     // A fully masked row attended nothing: l = 0 and y stays 0.
     llvm::Value* l = ml[1];
     llvm::Value* inv =

@@ -93,6 +93,18 @@ TEST(AttentionLowering, CausalWithCacheOffsetWindowsAndSoftcap) {
                          11);
 }
 
+TEST(AttentionLowering, SeveralChunksOfKeys) {
+  // 300 keys: two full chunks and a partial one, each row's key range cut by
+  // the causal frontier (offset 260), the left window, a padded bool mask or
+  // nonpad_kv_seqlen.
+  expectAttentionMatches({1, 2, 40, 32}, {1, 2, 300, 32}, 16, std::nullopt,
+                         attentionAttrs(1, 0, 260), 14);
+  expectAttentionMatches({1, 2, 40, 32}, {1, 2, 300, 32}, 16, TensorType{DType::Bool, {40, 290}},
+                         attentionAttrs(1, 1.5, 260, 150), 15);
+  expectAttentionMatches({2, 2, 3, 16}, {2, 2, 300, 16}, 16, f32({1, 1, 3, 300}), attentionAttrs(0),
+                         16, {300, 130});
+}
+
 TEST(AttentionLowering, NonpadKvSeqlenAndFullyMaskedRows) {
   // Batch 1 has 2 valid keys; with causal and 4 queries, its offset is -2 and
   // its first two query rows see no key at all.

@@ -124,9 +124,10 @@ void referenceAttention(const Node& node, const std::vector<const void*>& in,
   if (mask) {
     mdims = mask->type.dims;
     mdims.insert(mdims.begin(), 4 - mdims.size(), 1);
-    for (int a = 3, s = 1; a >= 0; --a) {
-      mstride[a] = mdims[a] == 1 && a < 3 ? 0 : s;
-      s *= static_cast<int>(mdims[a]);
+    int64_t stride = 1;
+    for (int a = 3; a >= 0; --a) {
+      mstride[a] = mdims[a] == 1 && a < 3 ? 0 : stride;
+      stride *= mdims[a];
     }
   }
   std::vector<double> s(d.kv_len), bias(d.kv_len);

@@ -186,7 +186,9 @@ class AttentionEmitter {
   // padding exclude j.
   llvm::Value* bias(const RowContext& r, llvm::Value* j) {
     llvm::Value* v = f(0.0);
-    if (s_.has_mask) {
+    if (s_.has_mask && s_.mask_dims[3] == 0) {
+      v = negInf();  // an empty mask row masks every key (all padding)
+    } else if (s_.has_mask) {
       int64_t m = s_.mask_dims[3];
       llvm::Value* jm =
           m < s_.kv_len ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, j, c(m - 1)) : j;

@@ -82,6 +82,8 @@ TEST(AttentionLowering, FloatAndBoolMasksBroadcastAndPadded) {
                          attentionAttrs(), 6);
   expectAttentionMatches({2, 3, 4, 8}, {2, 3, 6, 8}, 8, TensorType{DType::Bool, {5}},
                          attentionAttrs(1), 7);
+  // An empty mask row pads every key as masked: Y is 0.
+  expectAttentionMatches({1, 1, 2, 4}, {1, 1, 3, 4}, 4, f32({2, 0}), attentionAttrs(), 17);
 }
 
 TEST(AttentionLowering, CausalWithCacheOffsetWindowsAndSoftcap) {

@@ -8,8 +8,8 @@
 //   GroupNormalization   rows = (n, g), a row = C / G channels x spatial dims
 //   MeanVarianceNormalization  rows = X.dims[:axis]: (x - mean) / (std + 1e-9)
 // These take f32, f16 or bf16 (statistics in f32, LayerNormalization's Mean
-// and InvStdDev outputs f32). LpNormalization and LRN, which scale by a norm
-// over one axis, are f32.
+// and InvStdDev outputs f32), and so does LpNormalization, which scales by a
+// norm along one axis; LRN, by a norm across channels, is f32.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -331,7 +331,7 @@ OpSchema makeLpNormalizationSchema() {
   schema.name = "LpNormalization";
   schema.infer = [](const Node& node) {
     const TensorType& x = inputType(node, 0);
-    requireF32(node);
+    requireNormFloat(node);
     axisAttr(node, x);
     int64_t p = node.i("p");
     if (p != 1 && p != 2) failNode(node, "attribute 'p' must be 1 or 2, got " + std::to_string(p));
@@ -344,8 +344,8 @@ OpSchema makeLpNormalizationSchema() {
     int64_t outer = product(dims, 0, axis), n = dims[axis];
     int64_t inner = product(dims, axis + 1, dims.size());
     bool l1 = node.i("p") == 1;
-    const float* x = f32In(in, 0);
-    auto* y = static_cast<float*>(out[0]);
+    FloatIn x = floatIn(node, in, 0);
+    DType t = node.inputs[0]->type.dtype;
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         int64_t base = o * n * inner + i;
@@ -357,7 +357,7 @@ OpSchema makeLpNormalizationSchema() {
         if (!l1) norm = std::sqrt(norm);
         // A zero norm means a zero vector, which stays zero.
         for (int64_t a = 0; a < n; ++a)
-          y[base + a * inner] = norm == 0 ? 0.0f : static_cast<float>(x[base + a * inner] / norm);
+          storeFloat(t, out[0], base + a * inner, norm == 0 ? 0.0 : x[base + a * inner] / norm);
       }
   };
   return schema;

@@ -11,6 +11,7 @@
 //   LogSoftmax       r1 = max x, r2 = sum e^(x - r1); v = r1 + ln r2; y = x - v
 //   Hardmax          r1 = max x, r2 = first index of r1; y = (a == r2)
 //   LpNormalization  r1 = sum |x| or x^2; v = 1 / norm (0 for norm 0); y = x v
+// f16 and bf16 are loaded into f32 and rounded once on store.
 #include <algorithm>
 #include <limits>
 
@@ -48,6 +49,7 @@ struct AxisOp {
 
 struct AxisShape {
   int64_t outer = 1, n = 1, inner = 1;
+  DType dtype = DType::F32;  // of X and Y; computed in f32
 };
 
 AxisShape axisShape(const Node& node) {
@@ -56,10 +58,11 @@ AxisShape axisShape(const Node& node) {
   if (axis < 0 || axis >= static_cast<int64_t>(x.rank()))
     throw CompileError("node '" + node.name + "' (" + node.op + "): axis " + std::to_string(axis) +
                        " out of range for " + x.str());
-  if (x.dtype != DType::F32)
+  if (x.dtype != DType::F32 && x.dtype != DType::F16 && x.dtype != DType::BF16)
     throw CompileError("node '" + node.name + "' (" + node.op +
-                       "): the CPU lowering computes f32 only, got " + x.str());
+                       "): the CPU lowering takes f32, f16 or bf16, got " + x.str());
   AxisShape s;
+  s.dtype = x.dtype;
   for (int64_t d = 0; d < static_cast<int64_t>(x.rank()); ++d) {
     if (d < axis)
       s.outer *= x.dims[d];
@@ -93,7 +96,7 @@ void emitRows(KernelBuilder& kb, const AxisShape& s, const AxisOp& op) {
     llvm::Value* r1 = emitReduction(
         b, b.getInt64(0), n, op.init1(b),
         [&](llvm::Value* a, llvm::Value* acc) {
-          return op.step1(b, acc, loadF32(b, x, b.CreateAdd(base, a)));
+          return op.step1(b, acc, loadCompute(b, s.dtype, x, b.CreateAdd(base, a)));
         },
         "r1");
     llvm::Value* r2 = nullptr;
@@ -101,7 +104,7 @@ void emitRows(KernelBuilder& kb, const AxisShape& s, const AxisOp& op) {
       r2 = emitReduction(
           b, b.getInt64(0), n, op.init2(b, r1),
           [&](llvm::Value* a, llvm::Value* acc) {
-            return op.step2(b, acc, loadF32(b, x, b.CreateAdd(base, a)), a, r1);
+            return op.step2(b, acc, loadCompute(b, s.dtype, x, b.CreateAdd(base, a)), a, r1);
           },
           "r2");
     llvm::Value* v = op.finish(b, r1, r2);
@@ -109,7 +112,7 @@ void emitRows(KernelBuilder& kb, const AxisShape& s, const AxisOp& op) {
         b, b.getInt64(0), n,
         [&](llvm::Value* a) {
           llvm::Value* at = b.CreateAdd(base, a);
-          storeF32(b, op.output(b, loadF32(b, x, at), a, v), y, at);
+          storeCompute(b, s.dtype, op.output(b, loadCompute(b, s.dtype, x, at), a, v), y, at);
         },
         "out");
   });
@@ -157,12 +160,14 @@ void emitStrips(KernelBuilder& kb, const AxisShape& s, const AxisOp& op) {
               };
               columns([&](llvm::Value* j) { st(t1, op.init1(b), buf1, j); });
               lines([&](llvm::Value* a, llvm::Value* j) {
-                st(t1, op.step1(b, ld(t1, buf1, j), loadF32(b, x, at(a, j))), buf1, j);
+                st(t1, op.step1(b, ld(t1, buf1, j), loadCompute(b, s.dtype, x, at(a, j))), buf1, j);
               });
               if (op.step2) {
                 columns([&](llvm::Value* j) { st(t2, op.init2(b, ld(t1, buf1, j)), buf2, j); });
                 lines([&](llvm::Value* a, llvm::Value* j) {
-                  st(t2, op.step2(b, ld(t2, buf2, j), loadF32(b, x, at(a, j)), a, ld(t1, buf1, j)),
+                  st(t2,
+                     op.step2(b, ld(t2, buf2, j), loadCompute(b, s.dtype, x, at(a, j)), a,
+                              ld(t1, buf1, j)),
                      buf2, j);
                 });
               }
@@ -171,7 +176,9 @@ void emitStrips(KernelBuilder& kb, const AxisShape& s, const AxisOp& op) {
                    j);
               });
               lines([&](llvm::Value* a, llvm::Value* j) {
-                storeF32(b, op.output(b, loadF32(b, x, at(a, j)), a, ld(tv, bufv, j)), y, at(a, j));
+                storeCompute(b, s.dtype,
+                             op.output(b, loadCompute(b, s.dtype, x, at(a, j)), a, ld(tv, bufv, j)),
+                             y, at(a, j));
               });
             },
             "strip");

@@ -210,6 +210,14 @@ TEST(HalfPrecisionNormalizationLowering, F16AndBf16ComputeInF32) {
                               {{"num_groups", int64_t{2}}, {"epsilon", 1e-5}}, 73);
     expectHalfLoweringMatches("MeanVarianceNormalization", t, {{6, 50}}, {{"axis", int64_t{1}}},
                               74);
+    for (int64_t axis : {0, 1, 2}) {
+      Attrs a = {{"axis", axis}};
+      expectHalfLoweringMatches("Softmax", t, {{3, 7, 300}}, a, 76 + axis);
+      expectHalfLoweringMatches("LogSoftmax", t, {{3, 7, 300}}, a, 79 + axis);
+      expectHalfLoweringMatches("Hardmax", t, {{3, 7, 300}}, a, 82 + axis);
+      expectHalfLoweringMatches("LpNormalization", t, {{3, 7, 300}},
+                                {{"axis", axis}, {"p", int64_t{2}}}, 85 + axis);
+    }
     expectHalfLoweringMatches("Attention", t, {{2, 4, 3, 16}, {2, 2, 7, 16}, {2, 2, 7, 8}},
                               {{"scale", 0.25},
                                {"softcap", 0.0},

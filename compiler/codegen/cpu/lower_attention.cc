@@ -368,61 +368,62 @@ class AttentionEmitter {
   }
 
   void emitScoresRow(const RowContext& r, llvm::Value* row) {
-    // Scores are built in f32: in the output row, or for half-precision
-    // outputs in scratch, rounded once into the output at the end.
-    bool f32_out = s_.dtype == DType::F32;
-    llvm::Value* o = f32_out ? kb_.output(0) : scratch(s_.kv_len);
-    llvm::Value* o_base = f32_out ? b_.CreateMul(row, c(s_.kv_len)) : c(0);
+    // An f32 output row holds the logits and then the exponentials between
+    // passes; a half-precision one is written once, in the last pass, the
+    // logits computed again in each pass (no scratch of the key length).
+    bool keep = s_.dtype == DType::F32;
+    llvm::Value* o = kb_.output(0);
+    llvm::Value* o_base = b_.CreateMul(row, c(s_.kv_len));
     auto o_at = [&](llvm::Value* j) { return b_.CreateAdd(o_base, j); };
-    auto finish = [&](const std::function<llvm::Value*(llvm::Value*)>& value) {
-      emitLoop(
-          b_, c(0), c(s_.kv_len),
-          [&](llvm::Value* j) {
-            storeCompute(b_, s_.dtype, value(loadF32(b_, o, o_at(j))), kb_.output(0),
-                         b_.CreateAdd(b_.CreateMul(row, c(s_.kv_len)), j));
-          },
-          "store");
-    };
     auto maxnum = [&](llvm::Value* a, llvm::Value* x) {
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a, x);
     };
-    // Scores (mode 0, 1) or scores plus bias (2, 3), with their max and the
-    // max bias (-inf: fully masked).
+    // Mode 0, 1: the scores; 2, 3: scores plus bias.
+    auto logit = [&](llvm::Value* j) {
+      llvm::Value* sc = score(r, j);
+      return s_.mode <= 1 ? sc : b_.CreateFAdd(sc, bias(r, j));
+    };
+    if (s_.mode != 3) {
+      emitLoop(
+          b_, c(0), c(s_.kv_len),
+          [&](llvm::Value* j) { storeCompute(b_, s_.dtype, logit(j), o, o_at(j)); }, "key");
+      return;
+    }
+    // The logits' max and the max bias (-inf: every key masked).
     std::vector<llvm::Value*> maxes = emitCarriedLoop(
         b_, c(0), c(s_.kv_len), {negInf(), negInf()},
         [&](llvm::Value* j, const std::vector<llvm::Value*>& acc) -> std::vector<llvm::Value*> {
-          llvm::Value* sc = score(r, j);
-          if (s_.mode <= 1) {
-            storeF32(b_, sc, o, o_at(j));
-            return acc;
-          }
           llvm::Value* bj = bias(r, j);
-          llvm::Value* x = b_.CreateFAdd(sc, bj);
-          storeF32(b_, x, o, o_at(j));
+          llvm::Value* x = b_.CreateFAdd(score(r, j), bj);
+          if (keep) storeF32(b_, x, o, o_at(j));
           return {maxnum(acc[0], x), maxnum(acc[1], bj)};
         },
         "key");
-    if (s_.mode != 3) {
-      if (!f32_out) finish([](llvm::Value* v) { return v; });
-      return;
-    }
     llvm::Value* max = maxes[0];
     llvm::Value* all_masked = b_.CreateFCmpOEQ(maxes[1], negInf());
+    // e^(x - max), exactly 0 for masked keys (emitExp(-inf) is merely tiny)
+    // and for every key of a fully masked row.
+    auto expOf = [&](llvm::Value* x) {
+      return b_.CreateSelect(b_.CreateOr(all_masked, b_.CreateFCmpOEQ(x, negInf())), f(0.0),
+                             emitExp(b_, b_.CreateFSub(x, max)));
+    };
     llvm::Value* sum = emitReduction(
         b_, c(0), c(s_.kv_len), f(0.0),
         [&](llvm::Value* j, llvm::Value* acc) {
-          llvm::Value* x = loadF32(b_, o, o_at(j));
-          // Exactly 0 for masked keys (emitExp(-inf) is merely tiny) and for
-          // every key of a fully masked row.
-          llvm::Value* e = b_.CreateSelect(b_.CreateOr(all_masked, b_.CreateFCmpOEQ(x, negInf())),
-                                           f(0.0), emitExp(b_, b_.CreateFSub(x, max)));
-          storeF32(b_, e, o, o_at(j));
+          llvm::Value* e = expOf(keep ? loadF32(b_, o, o_at(j)) : logit(j));
+          if (keep) storeF32(b_, e, o, o_at(j));
           return reassoc(b_.CreateFAdd(acc, e));
         },
         "sum");
     llvm::Value* inv =
         b_.CreateSelect(b_.CreateFCmpOGT(sum, f(0.0)), b_.CreateFDiv(f(1.0), sum), f(0.0));
-    finish([&](llvm::Value* v) { return b_.CreateFMul(v, inv); });
+    emitLoop(
+        b_, c(0), c(s_.kv_len),
+        [&](llvm::Value* j) {
+          llvm::Value* e = keep ? loadF32(b_, o, o_at(j)) : expOf(logit(j));
+          storeCompute(b_, s_.dtype, b_.CreateFMul(e, inv), o, o_at(j));
+        },
+        "normalize");
   }
 
   KernelBuilder& kb_;

@@ -153,7 +153,8 @@ TEST(HardmaxLowering, TiesGoToTheFirstIndex) {
 
 // Half-precision ops compute in f32 and round once; the double reference
 // rounds once too, so the two may differ by one unit in the last place:
-// compares within 2^-7 (bf16) or 2^-10 (f16) of max(1, |reference|).
+// compares within 2^-7 (bf16) or 2^-10 (f16) of max(1, |reference|)
+// (infinities must be equal).
 void expectHalfLoweringMatches(const std::string& op, DType dtype,
                                const std::vector<std::vector<int64_t>>& shapes, const Attrs& attrs,
                                uint64_t seed) {
@@ -191,7 +192,7 @@ void expectHalfLoweringMatches(const std::string& op, DType dtype,
     for (int64_t i = 0; i < t.numel(); ++i) {
       double a = loadFloat(t.dtype, got[o].data(), i), r = loadFloat(t.dtype, want[o].data(), i);
       double tol = (t.dtype == DType::F32 ? 1e-5 : ulp) * std::max(1.0, std::fabs(r));
-      if (!(std::fabs(a - r) <= tol) && bad++ < 5)
+      if (!(a == r || std::fabs(a - r) <= tol) && bad++ < 5)
         ADD_FAILURE() << what << " output " << o << " element " << i << ": " << a << ", reference "
                       << r;
     }
@@ -218,6 +219,16 @@ TEST(HalfPrecisionNormalizationLowering, F16AndBf16ComputeInF32) {
       expectHalfLoweringMatches("LpNormalization", t, {{3, 7, 300}},
                                 {{"axis", axis}, {"p", int64_t{2}}}, 85 + axis);
     }
+    for (int64_t mode : {0, 2, 3})
+      expectHalfLoweringMatches("AttentionScores", t, {{2, 4, 3, 16}, {2, 2, 7, 16}, {2, 2, 7, 8}},
+                                {{"scale", 0.25},
+                                 {"softcap", 0.0},
+                                 {"is_causal", int64_t{1}},
+                                 {"past_len", int64_t{2}},
+                                 {"left_window", int64_t{-1}},
+                                 {"right_window", int64_t{-1}},
+                                 {"mode", mode}},
+                                88 + mode);
     expectHalfLoweringMatches("Attention", t, {{2, 4, 3, 16}, {2, 2, 7, 16}, {2, 2, 7, 8}},
                               {{"scale", 0.25},
                                {"softcap", 0.0},

@@ -520,6 +520,120 @@ def softmax_opset11_last_axis():
                   axis=-1)
 
 
+# ---- normalizations --------------------------------------------------------
+
+
+@case()
+def layer_norm_with_statistics():
+    # All three outputs; X offset from 0 so the row mean is large against its spread.
+    rng = rng_for("layer_norm_with_statistics")
+    inits = [init("scale", weights(rng, (64,), 1.0)), init("bias", weights(rng, (64,), 1.0))]
+    node = helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["y", "mean", "inv_std"],
+                            name="ln_0", epsilon=1e-3)
+    return model("layer_norm_with_statistics", [node], [vi("x", (2, 5, 64))],
+                 [vi("y", (2, 5, 64)), vi("mean", (2, 5, 1)), vi("inv_std", (2, 5, 1))], inits)
+
+
+@case()
+def layer_norm_axis1_no_bias():
+    rng = rng_for("layer_norm_axis1_no_bias")
+    inits = [init("scale", weights(rng, (6, 7), 1.0))]
+    return single("layer_norm_axis1_no_bias", "LayerNormalization", [(3, 6, 7)], (3, 6, 7),
+                  initializers=inits, axis=1)
+
+
+@case()
+def rms_norm_opset23():
+    rng = rng_for("rms_norm_opset23")
+    inits = [init("scale", weights(rng, (48,), 1.0))]
+    return single("rms_norm_opset23", "RMSNormalization", [(4, 3, 48)], (4, 3, 48), opset=23,
+                  initializers=inits, epsilon=1e-6)
+
+
+@case()
+def instance_norm():
+    rng = rng_for("instance_norm")
+    inits = [init("s", weights(rng, (4,), 1.0)), init("b", weights(rng, (4,), 1.0))]
+    return single("instance_norm", "InstanceNormalization", [(2, 4, 9, 9)], (2, 4, 9, 9),
+                  initializers=inits, epsilon=1e-4)
+
+
+@case()
+def group_norm_opset21():
+    rng = rng_for("group_norm_opset21")
+    inits = [init("s", weights(rng, (8,), 1.0)), init("b", weights(rng, (8,), 1.0))]
+    return single("group_norm_opset21", "GroupNormalization", [(2, 8, 5, 5)], (2, 8, 5, 5),
+                  opset=21, initializers=inits, num_groups=4)
+
+
+@case()
+def mean_variance_norm_axes_0_2_3():
+    # ONNX's default axes, spelled out: the checker cannot expand the default.
+    return single("mean_variance_norm_axes_0_2_3", "MeanVarianceNormalization", [(2, 3, 4, 5)],
+                  (2, 3, 4, 5), opset=13, axes=[0, 2, 3])
+
+
+@case()
+def lp_norm_axis1():
+    return single("lp_norm_axis1", "LpNormalization", [(3, 8, 5)], (3, 8, 5), axis=1, p=2)
+
+
+@case()
+def lrn():
+    # ONNX Runtime takes odd sizes only.
+    return single("lrn", "LRN", [(2, 7, 6, 6)], (2, 7, 6, 6), size=5, alpha=1e-2, beta=0.75,
+                  bias=2.0)
+
+
+@case(ranges={"x": (0.0, 20.0, True)})
+def log_softmax_axis1_large():
+    return single("log_softmax_axis1_large", "LogSoftmax", [(2, 6, 5)], (2, 6, 5), opset=13,
+                  axis=1)
+
+
+@case()
+def hardmax_opset11():
+    # Before opset 13: over the 4*5 trailing elements together.
+    return single("hardmax_opset11", "Hardmax", [(3, 4, 5)], (3, 4, 5), opset=11)
+
+
+@case()
+def attention_gqa_causal_mask():
+    # Grouped heads (6 query heads on 2 key heads), causal, a float mask.
+    rng = rng_for("attention_gqa_causal_mask")
+    mask = init("mask", (rng.standard_normal((5, 7)) * 0.5).astype(np.float32))
+    node = helper.make_node("Attention", ["q", "k", "v", "mask"], ["y"], name="attention_0",
+                            is_causal=1)
+    return model("attention_gqa_causal_mask", [node],
+                 [vi("q", (2, 6, 5, 16)), vi("k", (2, 2, 7, 16)), vi("v", (2, 2, 7, 12))],
+                 [vi("y", (2, 6, 5, 12))], [mask], opset=23)
+
+
+@case()
+def attention_3d_kv_cache():
+    # 3-D inputs split into heads, a KV cache concatenated in front, softcap.
+    node = helper.make_node("Attention", ["q", "k", "v", "", "past_k", "past_v"],
+                            ["y", "present_k", "present_v"], name="attention_0", q_num_heads=4,
+                            kv_num_heads=4, softcap=5.0, is_causal=1)
+    return model("attention_3d_kv_cache", [node],
+                 [vi("q", (1, 3, 32)), vi("k", (1, 3, 32)), vi("v", (1, 3, 32)),
+                  vi("past_k", (1, 4, 6, 8)), vi("past_v", (1, 4, 6, 8))],
+                 [vi("y", (1, 3, 32)), vi("present_k", (1, 4, 9, 8)),
+                  vi("present_v", (1, 4, 9, 8))], opset=23)
+
+
+@case()
+def rotary_embedding_interleaved():
+    rng = rng_for("rotary_embedding_interleaved")
+    angles = rng.uniform(0, 6.3, (2, 5, 4))
+    inits = [init("cos", np.cos(angles).astype(np.float32)),
+             init("sin", np.sin(angles).astype(np.float32))]
+    node = helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["y"], name="rope_0",
+                            interleaved=1)
+    return model("rotary_embedding_interleaved", [node], [vi("x", (2, 3, 5, 8))],
+                 [vi("y", (2, 3, 5, 8))], inits, opset=23)
+
+
 # ---- data movement ---------------------------------------------------------
 
 

@@ -22,6 +22,10 @@ constexpr int64_t kStrip = 256;
 
 struct SoftmaxShape {
   int64_t outer = 1, n = 1, inner = 1;
+  // X and Y; computed in f32. An f32 Y holds the exponentials between passes;
+  // a half-precision one is written once, the exponentials computed again.
+  DType dtype = DType::F32;
+  bool keepsExp() const { return dtype == DType::F32; }
 };
 
 SoftmaxShape softmaxShape(const Node& node) {
@@ -30,10 +34,11 @@ SoftmaxShape softmaxShape(const Node& node) {
   if (axis < 0 || axis >= static_cast<int64_t>(x.rank()))
     throw CompileError("node '" + node.name + "' (Softmax): axis " + std::to_string(axis) +
                        " out of range for " + x.str());
-  if (x.dtype != DType::F32)
+  if (x.dtype != DType::F32 && x.dtype != DType::F16 && x.dtype != DType::BF16)
     throw CompileError("node '" + node.name +
-                       "' (Softmax): the CPU lowering computes f32 only, got " + x.str());
+                       "' (Softmax): the CPU lowering takes f32, f16 or bf16, got " + x.str());
   SoftmaxShape s;
+  s.dtype = x.dtype;
   for (int64_t d = 0; d < static_cast<int64_t>(x.rank()); ++d) {
     if (d < axis)
       s.outer *= x.dims[d];
@@ -77,14 +82,15 @@ void emitContiguousRows(KernelBuilder& kb, const SoftmaxShape& s, const RowTasks
     llvm::Value* max = emitReduction(
         b, b.getInt64(0), n, lowest,
         [&](llvm::Value* i, llvm::Value* acc) {
-          return fmax(b, acc, loadF32(b, x, b.CreateAdd(base, i)));
+          return fmax(b, acc, loadCompute(b, s.dtype, x, b.CreateAdd(base, i)));
         },
         "max");
     llvm::Value* sum = emitReduction(
         b, b.getInt64(0), n, llvm::ConstantFP::get(b.getFloatTy(), 0.0),
         [&](llvm::Value* i, llvm::Value* acc) {
-          llvm::Value* e = emitExp(b, b.CreateFSub(loadF32(b, x, b.CreateAdd(base, i)), max));
-          storeF32(b, e, y, b.CreateAdd(base, i));
+          llvm::Value* e =
+              emitExp(b, b.CreateFSub(loadCompute(b, s.dtype, x, b.CreateAdd(base, i)), max));
+          if (s.keepsExp()) storeF32(b, e, y, b.CreateAdd(base, i));
           return reassoc(b.CreateFAdd(acc, e));
         },
         "sum");
@@ -93,7 +99,10 @@ void emitContiguousRows(KernelBuilder& kb, const SoftmaxShape& s, const RowTasks
         b, b.getInt64(0), n,
         [&](llvm::Value* i) {
           llvm::Value* at = b.CreateAdd(base, i);
-          storeF32(b, b.CreateFMul(loadF32(b, y, at), inv), y, at);
+          llvm::Value* e = s.keepsExp()
+                               ? loadF32(b, y, at)
+                               : emitExp(b, b.CreateFSub(loadCompute(b, s.dtype, x, at), max));
+          storeCompute(b, s.dtype, b.CreateFMul(e, inv), y, at);
         },
         "scale");
   });
@@ -125,23 +134,27 @@ void emitStrips(KernelBuilder& kb, const SoftmaxShape& s, const RowTasks& tasks)
           // here), so no fill loop is needed.
           emitLoop(
               b, c(0), width,
-              [&](llvm::Value* j) { storeF32(b, loadF32(b, x, at(c(0), j)), max_buf, j); }, "j");
+              [&](llvm::Value* j) {
+                storeF32(b, loadCompute(b, s.dtype, x, at(c(0), j)), max_buf, j);
+              },
+              "j");
           emitLoop(
               b, c(1), c(s.n),
               [&](llvm::Value* a) {
                 emitLoop(
                     b, c(0), width,
                     [&](llvm::Value* j) {
-                      storeF32(b, fmax(b, loadF32(b, max_buf, j), loadF32(b, x, at(a, j))), max_buf,
-                               j);
+                      storeF32(
+                          b, fmax(b, loadF32(b, max_buf, j), loadCompute(b, s.dtype, x, at(a, j))),
+                          max_buf, j);
                     },
                     "j");
               },
               "a");
           auto expAt = [&](llvm::Value* a, llvm::Value* j) {
-            llvm::Value* e =
-                emitExp(b, b.CreateFSub(loadF32(b, x, at(a, j)), loadF32(b, max_buf, j)));
-            storeF32(b, e, y, at(a, j));
+            llvm::Value* e = emitExp(
+                b, b.CreateFSub(loadCompute(b, s.dtype, x, at(a, j)), loadF32(b, max_buf, j)));
+            if (s.keepsExp()) storeF32(b, e, y, at(a, j));
             return e;
           };
           emitLoop(
@@ -173,8 +186,9 @@ void emitStrips(KernelBuilder& kb, const SoftmaxShape& s, const RowTasks& tasks)
                 emitLoop(
                     b, c(0), width,
                     [&](llvm::Value* j) {
-                      storeF32(b, b.CreateFMul(loadF32(b, y, at(a, j)), loadF32(b, sum_buf, j)), y,
-                               at(a, j));
+                      llvm::Value* e = s.keepsExp() ? loadF32(b, y, at(a, j)) : expAt(a, j);
+                      storeCompute(b, s.dtype, b.CreateFMul(e, loadF32(b, sum_buf, j)), y,
+                                   at(a, j));
                     },
                     "j");
               },

@@ -1,0 +1,63 @@
+// Slice: along every axis d, the elements starts[d], starts[d] + steps[d], ...
+// up to but excluding ends[d]. The frontend resolves ONNX's negative and
+// out-of-range starts and ends, so each is clamped already: for steps[d] > 0,
+// 0 <= starts[d], ends[d] <= dim; for steps[d] < 0, -1 <= starts[d], ends[d]
+// <= dim - 1 (ends[d] = -1 runs through element 0). Any dtype.
+#include "compiler/ir/op_registry.h"
+#include "compiler/ops/data_movement.h"
+#include "compiler/ops/schema_checks.h"
+
+namespace nanoc {
+namespace {
+
+// Output dims from the canonical attributes; fails on any out of range.
+std::vector<int64_t> sliceDims(const Node& node) {
+  const TensorType& x = inputType(node, 0);
+  size_t rank = x.rank();
+  const std::vector<int64_t>& starts = intsAttr(node, "starts", rank, INT64_MIN);
+  const std::vector<int64_t>& ends = intsAttr(node, "ends", rank, INT64_MIN);
+  const std::vector<int64_t>& steps = intsAttr(node, "steps", rank, INT64_MIN);
+  std::vector<int64_t> dims(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t dim = x.dims[d], s = starts[d], e = ends[d], step = steps[d];
+    bool ok = step > 0 ? (s >= 0 && s <= dim && e >= 0 && e <= dim)
+                       : (step < 0 && s >= -1 && s <= dim - 1 && e >= -1 && e <= dim - 1);
+    if (!ok)
+      failNode(node, "axis " + std::to_string(d) + " of " + x.str() + ": start " +
+                         std::to_string(s) + ", end " + std::to_string(e) + ", step " +
+                         std::to_string(step) + " are not clamped to the axis");
+    // ceil((e - s) / step) elements when positive; the operands are small.
+    int64_t span = step > 0 ? e - s : s - e;
+    int64_t abs_step = step > 0 ? step : -step;
+    dims[d] = span <= 0 ? 0 : (span - 1) / abs_step + 1;
+  }
+  return dims;
+}
+
+}  // namespace
+
+OpSchema makeSliceSchema() {
+  OpSchema schema;
+  schema.name = "Slice";
+  schema.infer = [](const Node& node) {
+    return std::vector<TensorType>{{inputType(node, 0).dtype, sliceDims(node)}};
+  };
+  schema.reference = [](const Node& node, const std::vector<const void*>& in,
+                        const std::vector<void*>& out) {
+    const TensorType& x = node.inputs[0]->type;
+    const TensorType& y = node.outputs[0]->type;
+    if (y.numel() == 0) return;
+    std::vector<int64_t> xs = stridesOf(x.dims), strides(x.rank());
+    const std::vector<int64_t>& starts = node.ints("starts");
+    const std::vector<int64_t>& steps = node.ints("steps");
+    int64_t base = 0;
+    for (size_t d = 0; d < x.rank(); ++d) {
+      base += starts[d] * xs[d];
+      strides[d] = steps[d] * xs[d];
+    }
+    copyStrided(in[0], out[0], dtypeSize(x.dtype), y.dims, base, strides);
+  };
+  return schema;
+}
+
+}  // namespace nanoc

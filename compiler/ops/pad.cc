@@ -1,12 +1,12 @@
-// Pad: output dim d is dims[d] + pads[d] + pads[rank + d] (pads may be
-// negative: a crop). Output element o reads input coordinate i = o - pads[d]
-// per axis; where i is outside [0, dims[d]), `mode` decides:
+// Pad: output dim d is dims[d] + pads[d] + pads[rank + d]. Negative pads crop
+// the axis first; then output element o reads coordinate i = o - (positive
+// begin pad) of the cropped axis, and where i is outside it, `mode` decides:
 //   constant: the element is `value` (input 1, a scalar of X's dtype; absent
 //             means 0),
 //   edge:     i is clamped to the axis,
 //   reflect:  i is reflected about the first and last element, repeating
 //             (numpy's 'reflect'); an axis of size 1 reads element 0,
-//   wrap:     i is taken modulo dims[d].
+//   wrap:     i is taken modulo the axis size.
 // Any dtype.
 #include "compiler/ops/pad.h"
 
@@ -46,6 +46,14 @@ int64_t padSource(PadMode mode, int64_t i, int64_t dim) {
   return -1;
 }
 
+PadAxis padAxis(int64_t dim, int64_t begin, int64_t end) {
+  PadAxis a;
+  a.pad_begin = begin > 0 ? begin : 0;
+  a.crop_begin = begin < 0 ? -begin : 0;
+  a.kept = dim - a.crop_begin - (end < 0 ? -end : 0);
+  return a;
+}
+
 OpSchema makePadSchema() {
   OpSchema schema;
   schema.name = "Pad";
@@ -54,7 +62,11 @@ OpSchema makePadSchema() {
   schema.infer = [](const Node& node) {
     const TensorType& x = inputType(node, 0);
     PadMode mode = padMode(node);
-    const std::vector<int64_t>& pads = intsAttr(node, "pads", 2 * x.rank(), INT64_MIN);
+    // Bounded so that no pad arithmetic can overflow.
+    constexpr int64_t kMaxPad = int64_t{1} << 40;
+    const std::vector<int64_t>& pads = intsAttr(node, "pads", 2 * x.rank(), -kMaxPad);
+    for (int64_t p : pads)
+      if (p > kMaxPad) failNode(node, "attribute 'pads' " + dimsStr(pads) + " is out of range");
     if (node.inputs.size() > 1 && node.inputs[1]) {
       const TensorType& v = node.inputs[1]->type;
       if (v.dtype != x.dtype || v.numel() != 1)
@@ -68,9 +80,10 @@ OpSchema makePadSchema() {
           __builtin_add_overflow(out, pads[x.rank() + d], &out) || out < 0 ||
           __builtin_mul_overflow(numel, out, &numel))
         failNode(node, "attribute 'pads' " + dimsStr(pads) + " is out of range for " + x.str());
-      if (x.dims[d] == 0 && out > 0 && mode != PadMode::Constant)
-        failNode(node, "cannot pad the empty axis " + std::to_string(d) + " of " + x.str() +
-                           " in mode " + node.s("mode"));
+      PadAxis a = padAxis(x.dims[d], pads[d], pads[x.rank() + d]);
+      if (a.kept < 0 || (a.kept == 0 && out > 0 && mode != PadMode::Constant))
+        failNode(node, "pads " + dimsStr(pads) + " leave nothing of axis " + std::to_string(d) +
+                           " of " + x.str() + " to pad from in mode " + node.s("mode"));
       y.dims[d] = out;
     }
     return std::vector<TensorType>{y};
@@ -90,8 +103,9 @@ OpSchema makePadSchema() {
     forEachIndex(y.dims, [&](const std::vector<int64_t>& index, int64_t i) {
       int64_t at = 0;
       for (size_t d = 0; d < x.rank() && at >= 0; ++d) {
-        int64_t s = padSource(mode, index[d] - pads[d], x.dims[d]);
-        at = s < 0 ? -1 : at + s * xs[d];
+        PadAxis a = padAxis(x.dims[d], pads[d], pads[x.rank() + d]);
+        int64_t s = padSource(mode, index[d] - a.pad_begin, a.kept);
+        at = s < 0 ? -1 : at + (a.crop_begin + s) * xs[d];
       }
       std::memcpy(dst + i * esize, at < 0 ? fill.data() : src + at * esize, esize);
     });

@@ -17,4 +17,15 @@ PadMode padMode(const Node& node);
 // `dim` >= 1, given i = o - pad_begin; -1 where it reads the constant.
 int64_t padSource(PadMode mode, int64_t i, int64_t dim);
 
+// One axis of a Pad: a negative pad crops first (as ONNX Runtime does), then
+// the positive pads extend what is left, so edge, reflect and wrap see the
+// cropped axis. Output coordinate o reads crop_begin + padSource(mode, o -
+// pad_begin, kept).
+struct PadAxis {
+  int64_t pad_begin = 0;   // >= 0
+  int64_t crop_begin = 0;  // >= 0
+  int64_t kept = 0;        // input elements left after cropping
+};
+PadAxis padAxis(int64_t dim, int64_t begin, int64_t end);
+
 }  // namespace nanoc

@@ -56,7 +56,10 @@ Lowering makePadLowering() {
     llvm::IRBuilder<>& b = kb.b;
     llvm::Type* element = bitsType(b, x.dtype);
     bool has_value = kb.node.inputs.size() > 1 && kb.node.inputs[1];
-    bool empty_input = x.numel() == 0;  // then every output element is the fill
+    // With nothing left of some axis, every output element is the fill.
+    bool empty_input = false;
+    for (size_t d = 0; d < x.rank(); ++d)
+      empty_input |= padAxis(x.dims[d], pads[d], pads[x.rank() + d]).kept == 0;
     emitElementTasks(kb, y.dims, [&](const std::vector<llvm::Value*>& index, llvm::Value* linear) {
       llvm::Value* fill = has_value ? static_cast<llvm::Value*>(b.CreateLoad(element, kb.input(1)))
                                     : llvm::ConstantInt::get(element, 0);
@@ -65,11 +68,13 @@ Lowering makePadLowering() {
         llvm::Value* at = b.getInt64(0);
         llvm::Value* outside = b.getFalse();
         for (size_t d = 0; d < x.rank(); ++d) {
-          llvm::Value* i = b.CreateSub(index[d], b.getInt64(pads[d]));
+          PadAxis a = padAxis(x.dims[d], pads[d], pads[x.rank() + d]);
+          llvm::Value* i = b.CreateSub(index[d], b.getInt64(a.pad_begin));
           llvm::Value* axis_outside = nullptr;
-          bool unpadded = pads[d] == 0 && pads[x.rank() + d] <= 0;
-          llvm::Value* s = unpadded ? i : emitPadSource(b, mode, i, x.dims[d], &axis_outside);
+          bool unpadded = pads[d] <= 0 && pads[x.rank() + d] <= 0;  // only cropped
+          llvm::Value* s = unpadded ? i : emitPadSource(b, mode, i, a.kept, &axis_outside);
           if (axis_outside) outside = b.CreateOr(outside, axis_outside);
+          s = b.CreateAdd(s, b.getInt64(a.crop_begin));
           at = b.CreateAdd(at, b.CreateMul(s, b.getInt64(xs[d])));
         }
         llvm::Value* loaded = b.CreateLoad(element, bitsPtr(b, x.dtype, kb.input(0), at));

@@ -78,6 +78,10 @@ StridedCopy simplifyStridedCopy(const std::vector<int64_t>& dims,
   return copy;
 }
 
+// Shorter runs are copied by the element loop, which the vectorizer handles
+// better than a call per row.
+constexpr int64_t kMinMemcpyBytes = 128;
+
 void emitStridedCopy(KernelBuilder& kb, DType dtype, const StridedCopy& copy) {
   llvm::IRBuilder<>& b = kb.b;
   llvm::Type* element = bitsType(b, dtype);
@@ -93,9 +97,9 @@ void emitStridedCopy(KernelBuilder& kb, DType dtype, const StridedCopy& copy) {
       in_base = b.CreateAdd(in_base, b.CreateMul(idx, c(copy.strides[d])));
     }
     llvm::Value* out_base = b.CreateMul(row, c(copy.dims.back()));
-    if (inner_stride == 1) {
-      // A contiguous run on both sides: one memcpy per row (block).
-      int64_t esize = dtypeSize(dtype);
+    int64_t esize = dtypeSize(dtype);
+    if (inner_stride == 1 && copy.dims.back() * esize >= kMinMemcpyBytes) {
+      // A long contiguous run on both sides: one memcpy per row (block).
       llvm::Value* len = b.CreateMul(b.CreateSub(col_end, col_begin), c(esize));
       b.CreateMemCpy(b.CreateGEP(element, kb.output(0), b.CreateAdd(out_base, col_begin)),
                      llvm::MaybeAlign(esize),

@@ -136,19 +136,30 @@ TEST(OpTable, ListsEveryOpOfTheReadmeSorted) {
                                    "Concat",
                                    "Conv",
                                    "Div",
+                                   "Expand",
+                                   "Gather",
+                                   "GatherElements",
+                                   "GatherND",
                                    "Gemm",
                                    "GlobalAveragePool",
                                    "Identity",
                                    "MatMul",
                                    "MaxPool",
                                    "Mul",
+                                   "OneHot",
+                                   "Pad",
                                    "Relu",
                                    "Reshape",
+                                   "ReverseSequence",
+                                   "ScatterElements",
+                                   "ScatterND",
                                    "Sigmoid",
+                                   "Slice",
                                    "Softmax",
                                    "Sub",
                                    "Tanh",
-                                   "Transpose"};
+                                   "Transpose",
+                                   "Trilu"};
   EXPECT_EQ(registeredOps(), want);
   for (const std::string& op : want) {
     const OpSchema* schema = findOp(op);

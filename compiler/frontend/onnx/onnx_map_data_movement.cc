@@ -11,6 +11,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "compiler/frontend/onnx/onnx_import_fold.h"
 #include "compiler/frontend/onnx/onnx_mapping_util.h"
 #include "compiler/frontend/onnx/onnx_tensor.h"
 #include "compiler/ir/op_registry.h"
@@ -18,9 +19,6 @@
 
 namespace nanoc::onnx_import {
 namespace {
-
-// Constant results up to this size are computed at import.
-constexpr uint64_t kFoldBytes = 1 << 20;
 
 // Elements of a constant integer tensor (any integer dtype, any rank), as
 // int64; fails naming `role` when it is computed at run time.
@@ -105,47 +103,6 @@ double constantNumber(const NodeImporter& n, const Value* v, const char* role) {
     default:
       return static_cast<double>(constantIndexValues(n, v, role)[0]);
   }
-}
-
-// When the node that just produced `v` (the graph's last) has only constant
-// inputs and a small result, evaluates it with its reference now: `v` becomes
-// a constant, keeping its name.
-Value* foldIfConstant(NodeImporter& n, Value* v) {
-  Graph& g = n.graph();
-  if (g.nodes.empty() || v->producer != g.nodes.back().get()) return v;
-  Node& node = *g.nodes.back();
-  const OpSchema* schema = findOp(node.op);
-  if (!schema || !schema->reference) return v;
-  uint64_t bytes = 0;
-  for (const Value* in : node.inputs)
-    if (in && !in->isConstant()) return v;
-  for (const Value* out : node.outputs) bytes += out->type.bytes();
-  if (bytes > kFoldBytes) return v;
-  std::vector<const void*> ins;
-  for (const Value* in : node.inputs) ins.push_back(in ? in->data->data() : nullptr);
-  std::vector<std::vector<uint8_t>> results;
-  std::vector<void*> outs;
-  for (const Value* out : node.outputs) results.emplace_back(out->type.bytes());
-  for (auto& r : results) outs.push_back(r.data());
-  schema->reference(node, ins, outs);
-  for (size_t i = 0; i < node.outputs.size(); ++i) {
-    node.outputs[i]->producer = nullptr;
-    node.outputs[i]->data = std::make_shared<const std::vector<uint8_t>>(std::move(results[i]));
-  }
-  g.nodes.pop_back();
-  return v;
-}
-
-void emitFolded(NodeImporter& n, const std::string& op, std::vector<Value*> inputs,
-                std::map<std::string, Attr> attrs) {
-  n.emitResult(op, std::move(inputs), std::move(attrs));
-  foldIfConstant(n, n.outputs()[0]);
-}
-
-Value* emitFoldedValue(NodeImporter& n, const std::string& op, std::vector<Value*> inputs,
-                       std::map<std::string, Attr> attrs, const std::string& suffix,
-                       const std::string& output_name = "") {
-  return foldIfConstant(n, n.emit(op, std::move(inputs), std::move(attrs), suffix, output_name));
 }
 
 // A constant of `type` built by the mapping, named after the node.
@@ -269,7 +226,7 @@ void mapSlice(NodeImporter& n) {
     if (Value* st = n.input(4)) steps = constantIndexValues(n, st, "steps");
   }
   SliceAttrs s = resolveSlice(n, x, starts, ends, axes, steps);
-  emitFolded(n, "Slice", {x}, {{"starts", s.starts}, {"ends", s.ends}, {"steps", s.steps}});
+  emitResultFolded(n, "Slice", {x}, {{"starts", s.starts}, {"ends", s.ends}, {"steps", s.steps}});
 }
 
 void mapSplit(NodeImporter& n) {
@@ -324,9 +281,9 @@ void mapSplit(NodeImporter& n) {
     s.ends[axis] = at + sizes[i];
     at += sizes[i];
     if (name.empty()) continue;
-    n.setOutput(i, emitFoldedValue(n, "Slice", {x},
-                                   {{"starts", s.starts}, {"ends", s.ends}, {"steps", s.steps}},
-                                   "split_" + std::to_string(i), name));
+    n.setOutput(
+        i, emitFolded(n, "Slice", {x}, {{"starts", s.starts}, {"ends", s.ends}, {"steps", s.steps}},
+                      "split_" + std::to_string(i), name));
   }
 }
 
@@ -334,19 +291,19 @@ void mapSplit(NodeImporter& n) {
 
 void mapGather(NodeImporter& n) {
   Value* data = n.requiredInput(0, "data");
-  emitFolded(n, "Gather", {data, n.requiredInput(1, "indices")},
-             {{"axis", normalizeAxis(n, n.intAttr("axis", 0), rankOf(data))}});
+  emitResultFolded(n, "Gather", {data, n.requiredInput(1, "indices")},
+                   {{"axis", normalizeAxis(n, n.intAttr("axis", 0), rankOf(data))}});
 }
 
 void mapGatherElements(NodeImporter& n) {
   Value* data = n.requiredInput(0, "data");
-  emitFolded(n, "GatherElements", {data, n.requiredInput(1, "indices")},
-             {{"axis", normalizeAxis(n, n.intAttr("axis", 0), rankOf(data))}});
+  emitResultFolded(n, "GatherElements", {data, n.requiredInput(1, "indices")},
+                   {{"axis", normalizeAxis(n, n.intAttr("axis", 0), rankOf(data))}});
 }
 
 void mapGatherND(NodeImporter& n) {
-  emitFolded(n, "GatherND", {n.requiredInput(0, "data"), n.requiredInput(1, "indices")},
-             {{"batch_dims", n.opset() >= 12 ? n.intAttr("batch_dims", 0) : int64_t{0}}});
+  emitResultFolded(n, "GatherND", {n.requiredInput(0, "data"), n.requiredInput(1, "indices")},
+                   {{"batch_dims", n.opset() >= 12 ? n.intAttr("batch_dims", 0) : int64_t{0}}});
 }
 
 std::string reduction(const NodeImporter& n) {
@@ -358,7 +315,7 @@ std::string reduction(const NodeImporter& n) {
 }
 
 void mapScatterND(NodeImporter& n) {
-  emitFolded(
+  emitResultFolded(
       n, "ScatterND",
       {n.requiredInput(0, "data"), n.requiredInput(1, "indices"), n.requiredInput(2, "updates")},
       {{"reduction", reduction(n)}});
@@ -367,7 +324,7 @@ void mapScatterND(NodeImporter& n) {
 // ScatterElements, and Scatter (opsets 9 and 10), its earlier name.
 void mapScatterElements(NodeImporter& n) {
   Value* data = n.requiredInput(0, "data");
-  emitFolded(
+  emitResultFolded(
       n, "ScatterElements", {data, n.requiredInput(1, "indices"), n.requiredInput(2, "updates")},
       {{"axis", normalizeAxis(n, n.intAttr("axis", 0), rankOf(data))},
        {"reduction", n.proto().op_type() == "Scatter" ? std::string("none") : reduction(n)}});
@@ -399,7 +356,7 @@ void mapPad(NodeImporter& n) {
         n.fail("constant_value " + v->type.str() + " must be one element of " + x->type.str() +
                "'s dtype");
       if (v->type.rank() != 0)
-        v = emitFoldedValue(n, "Reshape", {v}, {{"shape", std::vector<int64_t>{}}}, "value");
+        v = emitFolded(n, "Reshape", {v}, {{"shape", std::vector<int64_t>{}}}, "value");
       value = v;
     }
     if (Value* a = n.input(3)) {
@@ -423,7 +380,7 @@ void mapPad(NodeImporter& n) {
            x->type.str());
   std::vector<Value*> inputs = {x};
   if (value && mode == "constant") inputs.push_back(value);
-  emitFolded(n, "Pad", inputs, {{"pads", pads}, {"mode", mode}});
+  emitResultFolded(n, "Pad", inputs, {{"pads", pads}, {"mode", mode}});
 }
 
 void mapExpand(NodeImporter& n) {
@@ -441,10 +398,10 @@ void mapExpand(NodeImporter& n) {
     if (out[i] < 0) n.fail("shape " + dimsStr(shape) + " has a negative dim");
   }
   if (out == x->type.dims) {
-    emitFolded(n, "Identity", {x}, {});
+    emitResultFolded(n, "Identity", {x}, {});
     return;
   }
-  emitFolded(n, "Expand", {x}, {{"shape", out}});
+  emitResultFolded(n, "Expand", {x}, {{"shape", out}});
 }
 
 // Tile is an Expand of x with a broadcast dim in front of each of its dims:
@@ -467,12 +424,12 @@ void mapTile(NodeImporter& n) {
   }
   checkedNumel(out, x->type.dtype, "node '" + n.name() + "' (Tile) output");
   if (out == x->type.dims) {
-    emitFolded(n, "Identity", {x}, {});
+    emitResultFolded(n, "Identity", {x}, {});
     return;
   }
-  Value* s = emitFoldedValue(n, "Reshape", {x}, {{"shape", split}}, "split_dims");
-  Value* e = emitFoldedValue(n, "Expand", {s}, {{"shape", expanded}}, "repeat");
-  emitFolded(n, "Reshape", {e}, {{"shape", out}});
+  Value* s = emitFolded(n, "Reshape", {x}, {{"shape", split}}, "split_dims");
+  Value* e = emitFolded(n, "Expand", {s}, {{"shape", expanded}}, "repeat");
+  emitResultFolded(n, "Reshape", {e}, {{"shape", out}});
 }
 
 // ---- DepthToSpace, SpaceToDepth: a Reshape, a Transpose and a Reshape ----
@@ -502,9 +459,10 @@ void mapDepthToSpace(NodeImporter& n) {
   } else {
     n.fail("mode '" + mode + "' is not DCR or CRD");
   }
-  Value* r = emitFoldedValue(n, "Reshape", {x}, {{"shape", shape}}, "blocks");
-  Value* t = emitFoldedValue(n, "Transpose", {r}, {{"perm", perm}}, "move");
-  emitFolded(n, "Reshape", {t}, {{"shape", std::vector<int64_t>{d[0], c, d[2] * b, d[3] * b}}});
+  Value* r = emitFolded(n, "Reshape", {x}, {{"shape", shape}}, "blocks");
+  Value* t = emitFolded(n, "Transpose", {r}, {{"perm", perm}}, "move");
+  emitResultFolded(n, "Reshape", {t},
+                   {{"shape", std::vector<int64_t>{d[0], c, d[2] * b, d[3] * b}}});
 }
 
 void mapSpaceToDepth(NodeImporter& n) {
@@ -522,10 +480,10 @@ void mapSpaceToDepth(NodeImporter& n) {
   std::vector<int64_t> shape = {d[0], d[1], d[2] / b, b, d[3] / b, b};
   std::vector<int64_t> perm = mode == "DCR" ? std::vector<int64_t>{0, 3, 5, 1, 2, 4}
                                             : std::vector<int64_t>{0, 1, 3, 5, 2, 4};
-  Value* r = emitFoldedValue(n, "Reshape", {x}, {{"shape", shape}}, "blocks");
-  Value* t = emitFoldedValue(n, "Transpose", {r}, {{"perm", perm}}, "move");
-  emitFolded(n, "Reshape", {t},
-             {{"shape", std::vector<int64_t>{d[0], d[1] * b * b, d[2] / b, d[3] / b}}});
+  Value* r = emitFolded(n, "Reshape", {x}, {{"shape", shape}}, "blocks");
+  Value* t = emitFolded(n, "Transpose", {r}, {{"perm", perm}}, "move");
+  emitResultFolded(n, "Reshape", {t},
+                   {{"shape", std::vector<int64_t>{d[0], d[1] * b * b, d[2] / b, d[3] / b}}});
 }
 
 // ---- constants from shapes: Range, EyeLike ----
@@ -638,8 +596,8 @@ void mapTrilu(NodeImporter& n) {
     if (v.size() != 1) n.fail("k must hold one value");
     k = v[0];
   }
-  emitFolded(n, "Trilu", {n.requiredInput(0, "input")},
-             {{"upper", int64_t{n.intAttr("upper", 1) != 0}}, {"k", k}});
+  emitResultFolded(n, "Trilu", {n.requiredInput(0, "input")},
+                   {{"upper", int64_t{n.intAttr("upper", 1) != 0}}, {"k", k}});
 }
 
 void mapOneHot(NodeImporter& n) {
@@ -650,14 +608,14 @@ void mapOneHot(NodeImporter& n) {
   int64_t out_rank = rankOf(indices) + 1;
   int64_t axis = normalizeAxis(n, n.intAttr("axis", -1), out_rank);
   if (values->type.rank() != 1)
-    values = emitFoldedValue(n, "Reshape", {values},
-                             {{"shape", std::vector<int64_t>{values->type.numel()}}}, "values");
-  emitFolded(n, "OneHot", {indices, values},
-             {{"axis", axis}, {"depth", static_cast<int64_t>(depth)}});
+    values = emitFolded(n, "Reshape", {values},
+                        {{"shape", std::vector<int64_t>{values->type.numel()}}}, "values");
+  emitResultFolded(n, "OneHot", {indices, values},
+                   {{"axis", axis}, {"depth", static_cast<int64_t>(depth)}});
 }
 
 void mapReverseSequence(NodeImporter& n) {
-  emitFolded(
+  emitResultFolded(
       n, "ReverseSequence", {n.requiredInput(0, "input"), n.requiredInput(1, "sequence_lens")},
       {{"batch_axis", n.intAttr("batch_axis", 1)}, {"time_axis", n.intAttr("time_axis", 0)}});
 }

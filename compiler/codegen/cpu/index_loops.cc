@@ -82,6 +82,26 @@ StridedCopy simplifyStridedCopy(const std::vector<int64_t>& dims,
 // better than a call per row.
 constexpr int64_t kMinMemcpyBytes = 128;
 
+void emitCopyRun(llvm::IRBuilder<>& b, DType dtype, llvm::Value* dst, llvm::Value* dst_at,
+                 llvm::Value* src, llvm::Value* src_at, llvm::Value* begin, llvm::Value* end,
+                 int64_t run_elements) {
+  llvm::Type* element = bitsType(b, dtype);
+  int64_t esize = dtypeSize(dtype);
+  if (run_elements * esize >= kMinMemcpyBytes) {
+    b.CreateMemCpy(b.CreateGEP(element, dst, b.CreateAdd(dst_at, begin)), llvm::MaybeAlign(esize),
+                   b.CreateGEP(element, src, b.CreateAdd(src_at, begin)), llvm::MaybeAlign(esize),
+                   b.CreateMul(b.CreateSub(end, begin), b.getInt64(esize)));
+    return;
+  }
+  emitLoop(
+      b, begin, end,
+      [&](llvm::Value* i) {
+        llvm::Value* v = b.CreateLoad(element, b.CreateGEP(element, src, b.CreateAdd(src_at, i)));
+        b.CreateStore(v, b.CreateGEP(element, dst, b.CreateAdd(dst_at, i)));
+      },
+      "run");
+}
+
 void emitStridedCopy(KernelBuilder& kb, DType dtype, const StridedCopy& copy) {
   llvm::IRBuilder<>& b = kb.b;
   llvm::Type* element = bitsType(b, dtype);
@@ -97,14 +117,9 @@ void emitStridedCopy(KernelBuilder& kb, DType dtype, const StridedCopy& copy) {
       in_base = b.CreateAdd(in_base, b.CreateMul(idx, c(copy.strides[d])));
     }
     llvm::Value* out_base = b.CreateMul(row, c(copy.dims.back()));
-    int64_t esize = dtypeSize(dtype);
-    if (inner_stride == 1 && copy.dims.back() * esize >= kMinMemcpyBytes) {
-      // A long contiguous run on both sides: one memcpy per row (block).
-      llvm::Value* len = b.CreateMul(b.CreateSub(col_end, col_begin), c(esize));
-      b.CreateMemCpy(b.CreateGEP(element, kb.output(0), b.CreateAdd(out_base, col_begin)),
-                     llvm::MaybeAlign(esize),
-                     b.CreateGEP(element, kb.input(0), b.CreateAdd(in_base, col_begin)),
-                     llvm::MaybeAlign(esize), len);
+    if (inner_stride == 1) {
+      emitCopyRun(b, dtype, kb.output(0), out_base, kb.input(0), in_base, col_begin, col_end,
+                  copy.dims.back());
       return;
     }
     emitLoop(

@@ -35,6 +35,14 @@ void emitElementTasks(
     KernelBuilder& kb, const std::vector<int64_t>& dims,
     const std::function<void(const std::vector<llvm::Value*>& index, llvm::Value* linear)>& body);
 
+// Copies elements [begin, end) of a contiguous run: dst[dst_at + i] =
+// src[src_at + i]. Runs of `run_elements` (the static row length) that are
+// long enough become one memcpy; short ones an element loop, which the
+// vectorizer handles better than a call per run.
+void emitCopyRun(llvm::IRBuilder<>& b, DType dtype, llvm::Value* dst, llvm::Value* dst_at,
+                 llvm::Value* src, llvm::Value* src_at, llvm::Value* begin, llvm::Value* end,
+                 int64_t run_elements);
+
 // A strided copy out[i] = in[base + sum_d index_d * strides[d]] over an
 // output of `dims`, simplified first: size-1 dims dropped, and dims that
 // continue each other in the input merged.

@@ -33,7 +33,6 @@ Lowering makeGatherLowering() {
     GatherLayout l = gatherLayout(kb.node);
     DType dtype = kb.node.inputs[0]->type.dtype;
     DType index_dtype = kb.node.inputs[1]->type.dtype;
-    int64_t esize = dtypeSize(dtype);
     llvm::IRBuilder<>& b = kb.b;
     auto c = [&](int64_t v) { return b.getInt64(v); };
     emitRowTasks(kb, l.tasks, [&](llvm::Value* row, llvm::Value* col_begin, llvm::Value* col_end) {
@@ -42,10 +41,7 @@ Lowering makeGatherLowering() {
       llvm::Value* k = emitClampIndex(b, loadIndex(b, index_dtype, kb.input(1), j), l.dim);
       llvm::Value* from = b.CreateMul(b.CreateAdd(b.CreateMul(o, c(l.dim)), k), c(l.block));
       llvm::Value* to = b.CreateMul(row, c(l.block));
-      b.CreateMemCpy(
-          bitsPtr(b, dtype, kb.output(0), b.CreateAdd(to, col_begin)), llvm::MaybeAlign(esize),
-          bitsPtr(b, dtype, kb.input(0), b.CreateAdd(from, col_begin)), llvm::MaybeAlign(esize),
-          b.CreateMul(b.CreateSub(col_end, col_begin), c(esize)));
+      emitCopyRun(b, dtype, kb.output(0), to, kb.input(0), from, col_begin, col_end, l.block);
     });
     addOperandAliasScopes(kb);
   };

@@ -39,7 +39,6 @@ Lowering makeGatherNDLowering() {
     DType index_dtype = kb.node.inputs[1]->type.dtype;
     std::vector<int64_t> ds(data.rank(), 1);
     for (size_t d = data.rank(); d-- > 1;) ds[d - 1] = ds[d] * data.dims[d];
-    int64_t esize = dtypeSize(data.dtype);
     llvm::IRBuilder<>& b = kb.b;
     auto c = [&](int64_t v) { return b.getInt64(v); };
     emitRowTasks(kb, l.tasks, [&](llvm::Value* row, llvm::Value* col_begin, llvm::Value* col_end) {
@@ -51,10 +50,7 @@ Lowering makeGatherNDLowering() {
         at = b.CreateAdd(at, b.CreateMul(emitClampIndex(b, i, data.dims[l.b + k]), c(ds[l.b + k])));
       }
       llvm::Value* to = b.CreateMul(row, c(l.block));
-      b.CreateMemCpy(
-          bitsPtr(b, data.dtype, kb.output(0), b.CreateAdd(to, col_begin)), llvm::MaybeAlign(esize),
-          bitsPtr(b, data.dtype, kb.input(0), b.CreateAdd(at, col_begin)), llvm::MaybeAlign(esize),
-          b.CreateMul(b.CreateSub(col_end, col_begin), c(esize)));
+      emitCopyRun(b, data.dtype, kb.output(0), to, kb.input(0), at, col_begin, col_end, l.block);
     });
     addOperandAliasScopes(kb);
   };

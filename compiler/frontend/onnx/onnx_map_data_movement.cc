@@ -408,8 +408,17 @@ void mapExpand(NodeImporter& n) {
 // [d0, d1] -> [1, d0, 1, d1] -> [r0, d0, r1, d1] -> [r0 * d0, r1 * d1].
 void mapTile(NodeImporter& n) {
   Value* x = n.requiredInput(0, "input");
-  if (n.opset() < 6) n.fail("Tile before opset 6 (tiles and axis inputs) is unsupported");
-  std::vector<int64_t> repeats = constantIndexValues(n, n.requiredInput(1, "repeats"), "repeats");
+  std::vector<int64_t> repeats;
+  if (n.opset() < 6) {
+    // Tile-1: `tiles` copies along the one axis `axis`, both constant inputs.
+    std::vector<int64_t> tiles = constantIndexValues(n, n.requiredInput(1, "tiles"), "tiles");
+    std::vector<int64_t> axis = constantIndexValues(n, n.requiredInput(2, "axis"), "axis");
+    if (tiles.size() != 1 || axis.size() != 1) n.fail("tiles and axis must hold one value each");
+    repeats.assign(x->type.rank(), 1);
+    repeats[static_cast<size_t>(normalizeAxis(n, axis[0], rankOf(x)))] = tiles[0];
+  } else {
+    repeats = constantIndexValues(n, n.requiredInput(1, "repeats"), "repeats");
+  }
   if (repeats.size() != x->type.rank())
     n.fail("repeats " + dimsStr(repeats) + " must have one entry per dim of " + x->type.str());
   std::vector<int64_t> split, expanded, out;

@@ -2,7 +2,8 @@
 // up to but excluding ends[d]. The frontend resolves ONNX's negative and
 // out-of-range starts and ends, so each is clamped already: for steps[d] > 0,
 // 0 <= starts[d], ends[d] <= dim; for steps[d] < 0, -1 <= starts[d], ends[d]
-// <= dim - 1 (ends[d] = -1 runs through element 0). Any dtype.
+// <= dim - 1 (ends[d] = -1 runs through element 0); 0 < |steps[d]| <=
+// max(dim, 1), a longer step taking the same one element. Any dtype.
 #include "compiler/ir/op_registry.h"
 #include "compiler/ops/data_movement.h"
 #include "compiler/ops/schema_checks.h"
@@ -20,8 +21,10 @@ std::vector<int64_t> sliceDims(const Node& node) {
   std::vector<int64_t> dims(rank);
   for (size_t d = 0; d < rank; ++d) {
     int64_t dim = x.dims[d], s = starts[d], e = ends[d], step = steps[d];
-    bool ok = step > 0 ? (s >= 0 && s <= dim && e >= 0 && e <= dim)
-                       : (step < 0 && s >= -1 && s <= dim - 1 && e >= -1 && e <= dim - 1);
+    int64_t max_step = dim > 1 ? dim : 1;
+    bool ok = step > 0 ? (s >= 0 && s <= dim && e >= 0 && e <= dim && step <= max_step)
+                       : (step < 0 && step >= -max_step && s >= -1 && s <= dim - 1 && e >= -1 &&
+                          e <= dim - 1);
     if (!ok)
       failNode(node, "axis " + std::to_string(d) + " of " + x.str() + ": start " +
                          std::to_string(s) + ", end " + std::to_string(e) + ", step " +

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -203,9 +204,12 @@ SliceAttrs resolveSlice(const NodeImporter& n, const Value* x, const std::vector
       start = std::min(std::max<int64_t>(start, 0), dim - 1);  // -1 when dim = 0
       end = std::clamp<int64_t>(end, -1, dim - 1);
     }
+    // A step longer than the axis takes one element, as the axis' size does;
+    // bounding it keeps every stride computation in range.
+    int64_t max_step = std::max<int64_t>(dim, 1);
     s.starts[a] = start;
     s.ends[a] = end;
-    s.steps[a] = step;
+    s.steps[a] = std::clamp(step, -max_step, max_step);
   }
   return s;
 }
@@ -289,21 +293,57 @@ void mapSplit(NodeImporter& n) {
 
 // ---- Gather family, Scatter family ----
 
+// Constant indices are checked here, where an out-of-range one is the model's
+// error (ONNX's rule: [-dim, dim)); indices computed at run time follow the
+// clamping policy of compiler/ops/data_movement.h instead. `dim_of` gives the
+// axis size for the index at flat position i.
+void checkConstantIndices(const NodeImporter& n, const Value* indices,
+                          const std::function<int64_t(int64_t)>& dim_of) {
+  if (!indices->isConstant() ||
+      (indices->type.dtype != DType::I32 && indices->type.dtype != DType::I64))
+    return;
+  std::vector<int64_t> v = constantIndexValues(n, indices, "indices");
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t dim = dim_of(static_cast<int64_t>(i));
+    if (v[i] < -dim || v[i] >= dim)
+      n.fail("index " + std::to_string(v[i]) + " (element " + std::to_string(i) + " of '" +
+             indices->name + "') is out of range for an axis of size " + std::to_string(dim));
+  }
+}
+
 void mapGather(NodeImporter& n) {
   Value* data = n.requiredInput(0, "data");
-  emitResultFolded(n, "Gather", {data, n.requiredInput(1, "indices")},
-                   {{"axis", normalizeAxis(n, n.intAttr("axis", 0), rankOf(data))}});
+  Value* indices = n.requiredInput(1, "indices");
+  int64_t axis = normalizeAxis(n, n.intAttr("axis", 0), rankOf(data));
+  checkConstantIndices(n, indices, [&](int64_t) { return data->type.dims[axis]; });
+  emitResultFolded(n, "Gather", {data, indices}, {{"axis", axis}});
 }
 
 void mapGatherElements(NodeImporter& n) {
   Value* data = n.requiredInput(0, "data");
-  emitResultFolded(n, "GatherElements", {data, n.requiredInput(1, "indices")},
-                   {{"axis", normalizeAxis(n, n.intAttr("axis", 0), rankOf(data))}});
+  Value* indices = n.requiredInput(1, "indices");
+  int64_t axis = normalizeAxis(n, n.intAttr("axis", 0), rankOf(data));
+  checkConstantIndices(n, indices, [&](int64_t) { return data->type.dims[axis]; });
+  emitResultFolded(n, "GatherElements", {data, indices}, {{"axis", axis}});
+}
+
+// The axis size of each entry of a GatherND / ScatterND index tuple: tuple
+// component k indexes data dim `first + k`.
+std::function<int64_t(int64_t)> tupleDims(const Value* data, const Value* indices, int64_t first) {
+  int64_t m = indices->type.rank() ? indices->type.dims.back() : 1;
+  return [data, m, first](int64_t i) {
+    auto d = static_cast<size_t>(first + i % std::max<int64_t>(m, 1));
+    return d < data->type.rank() ? data->type.dims[d] : int64_t{0};
+  };
 }
 
 void mapGatherND(NodeImporter& n) {
-  emitResultFolded(n, "GatherND", {n.requiredInput(0, "data"), n.requiredInput(1, "indices")},
-                   {{"batch_dims", n.opset() >= 12 ? n.intAttr("batch_dims", 0) : int64_t{0}}});
+  Value* data = n.requiredInput(0, "data");
+  Value* indices = n.requiredInput(1, "indices");
+  int64_t batch_dims = n.opset() >= 12 ? n.intAttr("batch_dims", 0) : 0;
+  if (batch_dims >= 0 && batch_dims < rankOf(data))
+    checkConstantIndices(n, indices, tupleDims(data, indices, batch_dims));
+  emitResultFolded(n, "GatherND", {data, indices}, {{"batch_dims", batch_dims}});
 }
 
 std::string reduction(const NodeImporter& n) {
@@ -324,6 +364,9 @@ void mapScatterND(NodeImporter& n) {
 // ScatterElements, and Scatter (opsets 9 and 10), its earlier name.
 void mapScatterElements(NodeImporter& n) {
   Value* data = n.requiredInput(0, "data");
+  int64_t axis = normalizeAxis(n, n.intAttr("axis", 0), rankOf(data));
+  checkConstantIndices(n, n.requiredInput(1, "indices"),
+                       [&](int64_t) { return data->type.dims[axis]; });
   emitResultFolded(
       n, "ScatterElements", {data, n.requiredInput(1, "indices"), n.requiredInput(2, "updates")},
       {{"axis", normalizeAxis(n, n.intAttr("axis", 0), rankOf(data))},

@@ -288,6 +288,33 @@ TEST(OnnxDataMovement, GatherKeepsRuntimeIndicesAndNormalizesAxis) {
   EXPECT_EQ(g->outputs[0]->type.str(), "f32[4,2]");
 }
 
+TEST(OnnxDataMovement, ConstantIndicesOutOfRangeAreTheModelsError) {
+  Model m(13);
+  m.input("x", {4, 5});
+  m.ints("i", {3, -4, 4});
+  m.node("Gather", {"x", "i"}, {"y"});
+  m.output("y");
+  std::string e = m.importError();
+  EXPECT_NE(e.find("node 'Gather_node' (Gather, opset 13)"), std::string::npos) << e;
+  EXPECT_NE(e.find("index 4 (element 2 of 'i') is out of range for an axis of size 4"),
+            std::string::npos)
+      << e;
+}
+
+TEST(OnnxDataMovement, SliceStepsLongerThanTheAxisAreBounded) {
+  Model m(13);
+  m.input("x", {5});
+  m.ints("s", {-1});
+  m.ints("e", {INT64_MIN});
+  m.ints("a", {0});
+  m.ints("st", {INT64_MIN});
+  m.node("Slice", {"x", "s", "e", "a", "st"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(g->nodes[0]->ints("steps"), (Dims{-5}));
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1]");
+}
+
 // ---- compositions: Tile, DepthToSpace, Expand ----
 
 TEST(OnnxDataMovement, TileIsAnExpandBetweenReshapes) {

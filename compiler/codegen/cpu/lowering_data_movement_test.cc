@@ -79,6 +79,13 @@ TEST(PadLowering, EveryModeWithCropsAndValues) {
   expectLoweringMatchesReference("Pad", {t(DType::F32, {3, 4})},
                                  {{"pads", Dims{7, 9, 8, 10}}, {"mode", std::string("reflect")}},
                                  15);
+  expectLoweringMatchesReference("Pad", {t(DType::U32, {})},
+                                 {{"pads", Dims{}}, {"mode", std::string("edge")}}, 17);
+  expectLoweringMatchesReference("Pad", {t(DType::U32, {7})},
+                                 {{"pads", Dims{9, 20}}, {"mode", std::string("wrap")}}, 18);
+  expectLoweringMatchesReference(
+      "Pad", {t(DType::F32, {2, 3, 40000})},
+      {{"pads", Dims{1, 0, 3, 0, 2, 5}}, {"mode", std::string("constant")}}, 19);
   expectLoweringMatchesReference("Pad", {t(DType::F32, {0, 4})},
                                  {{"pads", Dims{1, 0, 1, 0}}, {"mode", std::string("constant")}},
                                  16);

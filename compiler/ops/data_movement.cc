@@ -141,4 +141,29 @@ void copyStrided(const void* src, void* dst, size_t esize, const std::vector<int
   });
 }
 
+StridedView sliceView(const Node& node) {
+  const TensorType& x = node.inputs[0]->type;
+  const std::vector<int64_t>& starts = node.ints("starts");
+  const std::vector<int64_t>& steps = node.ints("steps");
+  std::vector<int64_t> xs = stridesOf(x.dims);
+  StridedView view;
+  for (size_t d = 0; d < x.rank(); ++d) {
+    view.base += starts[d] * xs[d];
+    view.strides.push_back(steps[d] * xs[d]);
+  }
+  return view;
+}
+
+StridedView expandView(const Node& node) {
+  const TensorType& x = node.inputs[0]->type;
+  const std::vector<int64_t>& shape = node.outputs[0]->type.dims;
+  std::vector<int64_t> xs = stridesOf(x.dims);
+  StridedView view;
+  view.strides.assign(shape.size(), 0);
+  size_t lead = shape.size() - x.rank();
+  for (size_t d = 0; d < x.rank(); ++d)
+    view.strides[lead + d] = x.dims[d] == 1 && shape[lead + d] != 1 ? 0 : xs[d];
+  return view;
+}
+
 }  // namespace nanoc

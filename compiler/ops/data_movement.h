@@ -46,6 +46,17 @@ void forEachIndex(const std::vector<int64_t>& dims,
 void copyStrided(const void* src, void* dst, size_t esize, const std::vector<int64_t>& dims,
                  int64_t base, const std::vector<int64_t>& strides);
 
+// The input strides (and base offset) Slice and Expand read their output
+// with, for copyStrided and the lowerings' strided copy.
+struct StridedView {
+  int64_t base = 0;
+  std::vector<int64_t> strides;  // one per output dim
+};
+// Slice: starts give the base, steps scale the strides.
+StridedView sliceView(const Node& node);
+// Expand: stride 0 along the dims X broadcasts.
+StridedView expandView(const Node& node);
+
 // Host conversions between f32 and the 16-bit float formats' bits, rounding
 // to nearest even as the lowerings' fptrunc does.
 float f16ToFloat(uint16_t bits);

@@ -6,19 +6,6 @@
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc {
-namespace {
-
-// X's element stride for each output dim: 0 where X broadcasts.
-std::vector<int64_t> expandStrides(const TensorType& x, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> xs = stridesOf(x.dims), strides(shape.size(), 0);
-  size_t lead = shape.size() - x.rank();
-  for (size_t d = 0; d < x.rank(); ++d)
-    strides[lead + d] = x.dims[d] == 1 && shape[lead + d] != 1 ? 0 : xs[d];
-  return strides;
-}
-
-}  // namespace
-
 OpSchema makeExpandSchema() {
   OpSchema schema;
   schema.name = "Expand";
@@ -41,7 +28,7 @@ OpSchema makeExpandSchema() {
     const TensorType& x = node.inputs[0]->type;
     const TensorType& y = node.outputs[0]->type;
     if (y.numel() == 0) return;
-    copyStrided(in[0], out[0], dtypeSize(x.dtype), y.dims, 0, expandStrides(x, y.dims));
+    copyStrided(in[0], out[0], dtypeSize(x.dtype), y.dims, 0, expandView(node).strides);
   };
   return schema;
 }

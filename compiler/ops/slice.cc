@@ -50,15 +50,8 @@ OpSchema makeSliceSchema() {
     const TensorType& x = node.inputs[0]->type;
     const TensorType& y = node.outputs[0]->type;
     if (y.numel() == 0) return;
-    std::vector<int64_t> xs = stridesOf(x.dims), strides(x.rank());
-    const std::vector<int64_t>& starts = node.ints("starts");
-    const std::vector<int64_t>& steps = node.ints("steps");
-    int64_t base = 0;
-    for (size_t d = 0; d < x.rank(); ++d) {
-      base += starts[d] * xs[d];
-      strides[d] = steps[d] * xs[d];
-    }
-    copyStrided(in[0], out[0], dtypeSize(x.dtype), y.dims, base, strides);
+    StridedView view = sliceView(node);
+    copyStrided(in[0], out[0], dtypeSize(x.dtype), y.dims, view.base, view.strides);
   };
   return schema;
 }

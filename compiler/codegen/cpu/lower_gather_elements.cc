@@ -2,6 +2,7 @@
 // multi-index with the axis coordinate read from indices.
 #include "compiler/codegen/cpu/index_loops.h"
 #include "compiler/codegen/cpu/operand_alias.h"
+#include "compiler/ops/data_movement.h"
 
 namespace nanoc::cpu {
 
@@ -14,8 +15,7 @@ Lowering makeGatherElementsLowering() {
     const TensorType& data = kb.node.inputs[0]->type;
     const TensorType& indices = kb.node.inputs[1]->type;
     size_t axis = static_cast<size_t>(kb.node.i("axis"));
-    std::vector<int64_t> ds(data.rank(), 1);
-    for (size_t d = data.rank(); d-- > 1;) ds[d - 1] = ds[d] * data.dims[d];
+    std::vector<int64_t> ds = stridesOf(data.dims);
     llvm::IRBuilder<>& b = kb.b;
     llvm::Type* element = bitsType(b, data.dtype);
     emitElementTasks(

@@ -2,6 +2,7 @@
 // data that one index tuple names, copied in a piece per task.
 #include "compiler/codegen/cpu/index_loops.h"
 #include "compiler/codegen/cpu/operand_alias.h"
+#include "compiler/ops/data_movement.h"
 
 namespace nanoc::cpu {
 namespace {
@@ -37,8 +38,7 @@ Lowering makeGatherNDLowering() {
     GatherNDLayout l = gatherNDLayout(kb.node);
     const TensorType& data = kb.node.inputs[0]->type;
     DType index_dtype = kb.node.inputs[1]->type.dtype;
-    std::vector<int64_t> ds(data.rank(), 1);
-    for (size_t d = data.rank(); d-- > 1;) ds[d - 1] = ds[d] * data.dims[d];
+    std::vector<int64_t> ds = stridesOf(data.dims);
     llvm::IRBuilder<>& b = kb.b;
     auto c = [&](int64_t v) { return b.getInt64(v); };
     emitRowTasks(kb, l.tasks, [&](llvm::Value* row, llvm::Value* col_begin, llvm::Value* col_end) {

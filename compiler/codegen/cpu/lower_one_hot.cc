@@ -3,6 +3,7 @@
 // and stores values[1] or values[0].
 #include "compiler/codegen/cpu/index_loops.h"
 #include "compiler/codegen/cpu/operand_alias.h"
+#include "compiler/ops/data_movement.h"
 
 namespace nanoc::cpu {
 
@@ -16,8 +17,7 @@ Lowering makeOneHotLowering() {
     const TensorType& y = kb.node.outputs[0]->type;
     size_t axis = static_cast<size_t>(kb.node.i("axis"));
     int64_t depth = kb.node.i("depth");
-    std::vector<int64_t> is(indices.rank(), 1);
-    for (size_t d = indices.rank(); d-- > 1;) is[d - 1] = is[d] * indices.dims[d];
+    std::vector<int64_t> is = stridesOf(indices.dims);
     llvm::IRBuilder<>& b = kb.b;
     llvm::Type* element = bitsType(b, y.dtype);
     emitElementTasks(kb, y.dims, [&](const std::vector<llvm::Value*>& index, llvm::Value* linear) {

@@ -8,6 +8,7 @@
 #include "compiler/codegen/cpu/index_loops.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/operand_alias.h"
+#include "compiler/ops/data_movement.h"
 #include "compiler/ops/pad.h"
 
 namespace nanoc::cpu {
@@ -55,8 +56,7 @@ Lowering makePadLowering() {
     PadMode mode = padMode(kb.node);
     const std::vector<int64_t>& pads = kb.node.ints("pads");
     size_t rank = x.rank();
-    std::vector<int64_t> xs(rank, 1);
-    for (size_t d = rank; d-- > 1;) xs[d - 1] = xs[d] * x.dims[d];
+    std::vector<int64_t> xs = stridesOf(x.dims);
     std::vector<PadAxis> axes;
     for (size_t d = 0; d < rank; ++d) axes.push_back(padAxis(x.dims[d], pads[d], pads[rank + d]));
     // A scalar is one row of one element that reads itself.

@@ -4,6 +4,7 @@
 #include "compiler/codegen/cpu/index_loops.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/operand_alias.h"
+#include "compiler/ops/data_movement.h"
 #include "compiler/ops/scatter.h"
 
 namespace nanoc::cpu {
@@ -50,12 +51,6 @@ void emitCopyData(KernelBuilder& kb) {
   const TensorType& data = kb.node.inputs[0]->type;
   kb.b.CreateMemCpy(kb.output(0), llvm::MaybeAlign(dtypeSize(data.dtype)), kb.input(0),
                     llvm::MaybeAlign(dtypeSize(data.dtype)), kb.b.getInt64(data.bytes()));
-}
-
-std::vector<int64_t> stridesOf(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
-  return s;
 }
 
 }  // namespace

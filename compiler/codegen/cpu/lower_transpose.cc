@@ -7,6 +7,7 @@
 #include "compiler/codegen/cpu/index_loops.h"
 #include "compiler/codegen/cpu/operand_alias.h"
 #include "compiler/ir/error.h"
+#include "compiler/ops/data_movement.h"
 
 namespace nanoc::cpu {
 namespace {
@@ -25,8 +26,7 @@ StridedCopy transposeCopy(const Node& node) {
     throw CompileError("node '" + node.name + "' (Transpose): perm is not a permutation of the " +
                        std::to_string(rank) + " dims of " + x.str());
   if (x.numel() == 0) return simplifyStridedCopy({0}, {1}, 0);
-  std::vector<int64_t> stride(rank, 1), dims(rank), strides(rank);
-  for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * x.dims[d];
+  std::vector<int64_t> stride = stridesOf(x.dims), dims(rank), strides(rank);
   for (size_t i = 0; i < rank; ++i) {
     dims[i] = x.dims[perm[i]];
     strides[i] = stride[perm[i]];

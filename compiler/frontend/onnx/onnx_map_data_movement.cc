@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <limits>
 #include <type_traits>
 
 #include "compiler/frontend/onnx/onnx_import_fold.h"
@@ -34,44 +33,7 @@ std::vector<int64_t> constantIndexValues(const NodeImporter& n, const Value* v, 
     n.fail(std::string(role) + " input '" + v->name + "' must be an integer tensor, not " +
            v->type.str());
   std::vector<int64_t> out(static_cast<size_t>(v->type.numel()));
-  for (size_t i = 0; i < out.size(); ++i) {
-    const uint8_t* p = v->data->data() + i * dtypeSize(t);
-    switch (t) {
-      case DType::I64:
-        std::memcpy(&out[i], p, 8);
-        break;
-      case DType::I32: {
-        int32_t x;
-        std::memcpy(&x, p, 4);
-        out[i] = x;
-        break;
-      }
-      case DType::U32: {
-        uint32_t x;
-        std::memcpy(&x, p, 4);
-        out[i] = x;
-        break;
-      }
-      case DType::I16: {
-        int16_t x;
-        std::memcpy(&x, p, 2);
-        out[i] = x;
-        break;
-      }
-      case DType::U16: {
-        uint16_t x;
-        std::memcpy(&x, p, 2);
-        out[i] = x;
-        break;
-      }
-      case DType::I8:
-        out[i] = static_cast<int8_t>(*p);
-        break;
-      default:
-        out[i] = *p;
-        break;
-    }
-  }
+  for (size_t i = 0; i < out.size(); ++i) out[i] = readInt(t, v->data->data(), i);
   return out;
 }
 
@@ -79,8 +41,7 @@ std::vector<int64_t> constantIndexValues(const NodeImporter& n, const Value* v, 
 // a double.
 double constantNumber(const NodeImporter& n, const Value* v, const char* role) {
   if (!v->isConstant() || v->type.numel() != 1)
-    n.fail(std::string(role) + " input '" + (v ? v->name : "") +
-           "' must be a constant with one element");
+    n.fail(std::string(role) + " input '" + v->name + "' must be a constant with one element");
   const uint8_t* p = v->data->data();
   switch (v->type.dtype) {
     case DType::F32: {
@@ -106,15 +67,9 @@ double constantNumber(const NodeImporter& n, const Value* v, const char* role) {
   }
 }
 
-// A constant of `type` built by the mapping, named after the node.
-Value* addConstant(NodeImporter& n, const std::string& name, const TensorType& type,
-                   std::vector<uint8_t> bytes) {
-  return n.graph().addConstant(name, type, std::move(bytes));
-}
-
 void setConstantResult(NodeImporter& n, const TensorType& type, std::vector<uint8_t> bytes) {
   if (n.proto().output_size() < 1 || n.proto().output(0).empty()) n.fail("has no output");
-  n.setOutput(0, addConstant(n, n.proto().output(0), type, std::move(bytes)));
+  n.setOutput(0, n.graph().addConstant(n.proto().output(0), type, std::move(bytes)));
 }
 
 // The bytes of `value` as one element of `dtype` (f16 and bf16 rounded to
@@ -390,8 +345,8 @@ void mapPad(NodeImporter& n) {
     pads = *p;
     double v = n.floatAttr("value", 0.0);
     if (v != 0 && mode == "constant")
-      value = addConstant(n, n.graph().uniqueName(n.name() + "/value"), {x->type.dtype, {}},
-                          scalarBytes(x->type.dtype, v));
+      value = n.graph().addConstant(n.name() + "/value", {x->type.dtype, {}},
+                                    scalarBytes(x->type.dtype, v));
   } else {
     pads = constantIndexValues(n, n.requiredInput(1, "pads"), "pads");
     if (Value* v = n.input(2)) {

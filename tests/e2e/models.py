@@ -777,6 +777,104 @@ def softmax_cross_entropy_mean_weighted():
                             name="sce_0", reduction="mean", ignore_index=2)
     return model("softmax_cross_entropy_mean_weighted", [node], [vi("x", (6, 5, 3))],
                  [vi("loss", ()), vi("log_prob", (6, 5, 3))], [labels, w])
+# ---- data movement: slicing, gathering, scattering, padding ----------------
+
+
+def ints(name, values):
+    return init(name, np.array(values, dtype=np.int64))
+
+
+@case()
+def slice_negative_steps():
+    # Out-of-range starts and ends clamp; a negative step walks backwards.
+    inits = [ints("s", [100, 1, -2]), ints("e", [-100, 5, 0]), ints("ax", [0, 1, -1]),
+             ints("st", [-2, 2, -1])]
+    return single("slice_negative_steps", "Slice", [(5, 6, 7)], (3, 2, 5), initializers=inits)
+
+
+@case()
+def gather_runtime_indices():
+    # Standard-normal draws cast to int64 fall in about [-3, 3]: negative
+    # indices count from the end.
+    node = helper.make_node("Gather", ["x", "i"], ["y"], name="gather_0", axis=1)
+    return model("gather_runtime_indices", [node],
+                 [vi("x", (3, 8, 5)), vi("i", (2, 4), TensorProto.INT64)], [vi("y", (3, 2, 4, 5))])
+
+
+@case()
+def split_uneven_num_outputs():
+    node = helper.make_node("Split", ["x"], ["y0", "y1", "y2"], name="split_0", axis=1,
+                            num_outputs=3)
+    return model("split_uneven_num_outputs", [node], [vi("x", (2, 7, 3))],
+                 [vi("y0", (2, 3, 3)), vi("y1", (2, 3, 3)), vi("y2", (2, 1, 3))], opset=18)
+
+
+@case()
+def pad_reflect_and_crop():
+    node = helper.make_node("Pad", ["x", "p"], ["y"], name="pad_0", mode="reflect")
+    return model("pad_reflect_and_crop", [node], [vi("x", (2, 3, 6, 7))], [vi("y", (2, 3, 8, 9))],
+                 [ints("p", [0, 0, 2, -1, 0, 0, 0, 3])], opset=18)
+
+
+@case()
+def pad_constant_value():
+    node = helper.make_node("Pad", ["x", "p", "v"], ["y"], name="pad_0")
+    return model("pad_constant_value", [node], [vi("x", (3, 4))], [vi("y", (5, 7))],
+                 [ints("p", [1, 2, 1, 1]), init("v", np.array(1.5, dtype=np.float32))])
+
+
+@case()
+def expand_bidirectional():
+    return single("expand_bidirectional", "Expand", [(3, 1)], (2, 3, 6),
+                  initializers=[ints("shape", [2, 1, 6])])
+
+
+@case()
+def tile_repeats():
+    return single("tile_repeats", "Tile", [(2, 3, 4)], (4, 3, 12),
+                  initializers=[ints("r", [2, 1, 3])])
+
+
+@case()
+def depth_to_space_crd():
+    return single("depth_to_space_crd", "DepthToSpace", [(1, 8, 3, 4)], (1, 2, 6, 8), blocksize=2,
+                  mode="CRD")
+
+
+@case()
+def trilu_lower_k():
+    return single("trilu_lower_k", "Trilu", [(2, 5, 6)], (2, 5, 6), upper=0,
+                  initializers=[init("k", np.array(1, dtype=np.int64))])
+
+
+@case()
+def scatter_nd_add_repeated():
+    node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="scatter_0",
+                            reduction="add")
+    return model("scatter_nd_add_repeated", [node], [vi("x", (4, 5)), vi("u", (3, 5))],
+                 [vi("y", (4, 5))], [ints("i", [[1], [3], [1]])], opset=16)
+
+
+@case()
+def gather_elements_axis1():
+    node = helper.make_node("GatherElements", ["x", "i"], ["y"], name="gather_elements_0", axis=1)
+    return model("gather_elements_axis1", [node], [vi("x", (3, 6))], [vi("y", (3, 4))],
+                 [ints("i", [[0, 5, -1, 2], [1, 1, 0, -6], [3, 4, 5, 0]])])
+
+
+@case()
+def shape_arithmetic_folds():
+    # The constant shape arithmetic torch exports around a Reshape: Gather,
+    # Unsqueeze and Concat on constants fold at import.
+    nodes = [
+        helper.make_node("Gather", ["dims", "zero"], ["d0"], name="gather_0", axis=0),
+        helper.make_node("Unsqueeze", ["d0", "axes"], ["d0v"], name="unsqueeze_0"),
+        helper.make_node("Concat", ["d0v", "minus_one"], ["shape"], name="concat_0", axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape_0"),
+    ]
+    inits = [ints("dims", [4, 6]), init("zero", np.array(0, dtype=np.int64)), ints("axes", [0]),
+             ints("minus_one", [-1])]
+    return model("shape_arithmetic_folds", nodes, [vi("x", (2, 12))], [vi("y", (4, 6))], inits)
 
 
 # ---- whole graphs ----------------------------------------------------------

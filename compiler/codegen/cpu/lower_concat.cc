@@ -1,10 +1,12 @@
 // Concat of any dtype along `axis`, as byte copies. Each output row (one index
 // of the dims before `axis`) is the inputs' chunks side by side; tasks split
 // the output as rows x bytes, and each task copies, per input, the part of its
-// chunk that falls in the task's byte range: one memcpy per input and row, and
-// a single large row (axis 0) still splits into several tasks.
+// chunk that falls in the task's byte range: one memcpy per input and row
+// where chunks are long (a byte loop where they are a few elements), and a
+// single large row (axis 0) still splits into several tasks.
 #include <algorithm>
 
+#include "compiler/codegen/cpu/index_loops.h"
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/codegen/cpu/operand_alias.h"
 #include "compiler/codegen/cpu/row_tasks.h"
@@ -67,13 +69,12 @@ Lowering makeConcatLowering() {
             // This input owns output bytes [at, at + chunk) of the row.
             llvm::Value* lo = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, c(at));
             llvm::Value* hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, c(at + chunk));
-            llvm::Value* len =
-                b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b.CreateSub(hi, lo), c(0));
-            llvm::Value* src = b.CreateInBoundsGEP(
-                b.getInt8Ty(), kb.input(i),
-                b.CreateAdd(b.CreateMul(row, c(chunk)), b.CreateSub(lo, c(at))));
-            b.CreateMemCpy(b.CreateInBoundsGEP(b.getInt8Ty(), dst_row, lo), llvm::MaybeAlign(1),
-                           src, llvm::MaybeAlign(1), len);
+            hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, hi, lo);
+            // Input i's row holds output bytes [at, at + chunk): a memcpy when
+            // the chunk is long, a byte loop when it is a few elements.
+            llvm::Value* src_row =
+                b.CreateSub(b.CreateMul(row, c(chunk)), c(at));  // byte j of the row at src_row + j
+            emitCopyRun(b, DType::U8, dst_row, c(0), kb.input(i), src_row, lo, hi, chunk);
             at += chunk;
           }
         });

@@ -6,6 +6,7 @@
 #include <map>
 #include <string_view>
 
+#include "compiler/frontend/onnx/onnx_import_fold.h"
 #include "compiler/frontend/onnx/onnx_mapping_util.h"
 #include "compiler/frontend/onnx/onnx_node_importer.h"
 #include "compiler/frontend/onnx/onnx_tensor.h"
@@ -179,7 +180,7 @@ void mapFlatten(NodeImporter& n) {
   auto axis = static_cast<size_t>(
       normalizeAxis(n, n.intAttr("axis", 1), rankOf(x), /*inclusive_end=*/true));
   std::vector<int64_t> shape = {product(dims, 0, axis), product(dims, axis, dims.size())};
-  n.emitResult("Reshape", {x}, {{"shape", shape}});
+  emitResultFolded(n, "Reshape", {x}, {{"shape", shape}});
 }
 
 void mapReshape(NodeImporter& n) {
@@ -226,7 +227,7 @@ void mapReshape(NodeImporter& n) {
     n.fail("cannot reshape " + x->type.str() + " to " + dimsStr(spec) +
            ": the element counts differ");
   }
-  n.emitResult("Reshape", {x}, {{"shape", shape}});
+  emitResultFolded(n, "Reshape", {x}, {{"shape", shape}});
 }
 
 // Axes moved from an attribute to an input in opset 13.
@@ -250,7 +251,7 @@ void mapUnsqueeze(NodeImporter& n) {
   std::vector<int64_t> shape;
   size_t next = 0;
   for (bool ins : inserted) shape.push_back(ins ? 1 : x->type.dims[next++]);
-  n.emitResult("Reshape", {x}, {{"shape", shape}});
+  emitResultFolded(n, "Reshape", {x}, {{"shape", shape}});
 }
 
 void mapSqueeze(NodeImporter& n) {
@@ -271,7 +272,7 @@ void mapSqueeze(NodeImporter& n) {
   std::vector<int64_t> shape;
   for (size_t a = 0; a < removed.size(); ++a)
     if (!removed[a]) shape.push_back(x->type.dims[a]);
-  n.emitResult("Reshape", {x}, {{"shape", shape}});
+  emitResultFolded(n, "Reshape", {x}, {{"shape", shape}});
 }
 
 void mapTranspose(NodeImporter& n) {
@@ -287,7 +288,7 @@ void mapTranspose(NodeImporter& n) {
     if (!ok) n.fail("perm " + dimsStr(*attr) + " is not a permutation of " + x->type.str());
     perm = *attr;
   }
-  n.emitResult("Transpose", {x}, {{"perm", perm}});
+  emitResultFolded(n, "Transpose", {x}, {{"perm", perm}});
 }
 
 void mapConcat(NodeImporter& n) {
@@ -299,7 +300,7 @@ void mapConcat(NodeImporter& n) {
     if (n.opset() >= 4) n.fail("attribute axis is missing");
     axis = 1;  // the default before opset 4
   }
-  n.emitResult("Concat", inputs, {{"axis", normalizeAxis(n, *axis, rankOf(inputs[0]))}});
+  emitResultFolded(n, "Concat", inputs, {{"axis", normalizeAxis(n, *axis, rankOf(inputs[0]))}});
 }
 
 void mapSoftmax(NodeImporter& n) {
@@ -327,7 +328,9 @@ void mapSoftmax(NodeImporter& n) {
 
 // ---- identities ----
 
-void mapIdentity(NodeImporter& n) { n.emitResult("Identity", {n.requiredInput(0, "input")}); }
+void mapIdentity(NodeImporter& n) {
+  emitResultFolded(n, "Identity", {n.requiredInput(0, "input")});
+}
 
 void mapDropout(NodeImporter& n) {
   // Inference: Dropout passes its input through. Opset 12 made training

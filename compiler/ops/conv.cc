@@ -14,11 +14,7 @@ std::vector<int64_t> ConvShape::outputDims() const {
   return dims;
 }
 
-namespace {
-
-// The checks Conv and ConvTranspose share: ranks, dtypes, window attributes,
-// group, bias. `w_in_channels` is W's dim holding input channels per group.
-ConvShape decodeWindow(const Node& node, bool transpose) {
+ConvShape decodeConvWindow(const Node& node, bool transpose) {
   requireF32(node);
   const TensorType& xt = inputType(node, 0);
   const TensorType& wt = inputType(node, 1);
@@ -71,10 +67,8 @@ ConvShape decodeWindow(const Node& node, bool transpose) {
   return s;
 }
 
-}  // namespace
-
 ConvShape convShape(const Node& node) {
-  ConvShape s = decodeWindow(node, false);
+  ConvShape s = decodeConvWindow(node, false);
   const size_t k = s.rank();
   for (size_t i = 0; i < k; ++i) {
     int64_t eff = (s.kernel[i] - 1) * s.dilations[i] + 1;
@@ -87,65 +81,6 @@ ConvShape convShape(const Node& node) {
   }
   return s;
 }
-
-ConvShape convTransposeShape(const Node& node) {
-  ConvShape s = decodeWindow(node, true);
-  const size_t k = s.rank();
-  s.output_padding = intsAttr(node, "output_padding", k, 0);
-  for (size_t i = 0; i < k; ++i) {
-    if (s.output_padding[i] > (int64_t{1} << 30)) failNode(node, "output_padding out of range");
-    int64_t eff = (s.kernel[i] - 1) * s.dilations[i] + 1;
-    int64_t out =
-        s.strides[i] * (s.in[i] - 1) + eff - s.pads[i] - s.pads[k + i] + s.output_padding[i];
-    if (s.in[i] < 1 || out < 1)
-      failNode(node, "the output along spatial dim " + std::to_string(i) + " would be empty (" +
-                         std::to_string(out) + ")");
-    s.out.push_back(out);
-  }
-  return s;
-}
-
-namespace {
-
-// Row-major strides of `dims`.
-std::vector<int64_t> stridesOf(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> st(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) st[i - 1] = st[i] * dims[i];
-  return st;
-}
-
-// Calls fn(o, t) for every spatial output position o and kernel tap t (flat
-// indices) whose input position lies inside the input, giving the input's
-// flat index: Conv's gather. With `transpose`, the roles of in and out swap:
-// input position i and tap t feed output o = i * stride + t * dilation -
-// pad_begin.
-template <typename Fn>
-void forEachTap(const ConvShape& s, bool transpose, Fn fn) {
-  const size_t k = s.rank();
-  const std::vector<int64_t>& from = transpose ? s.in : s.out;
-  const std::vector<int64_t>& to = transpose ? s.out : s.in;
-  std::vector<int64_t> to_stride = stridesOf(to);
-  int64_t from_total = product(from, 0, k), taps = product(s.kernel, 0, k);
-  std::vector<int64_t> p(k), t(k);
-  for (int64_t f = 0; f < from_total; ++f) {
-    int64_t rem = f;
-    for (size_t i = k; i-- > 0;) p[i] = rem % from[i], rem /= from[i];
-    for (int64_t tap = 0; tap < taps; ++tap) {
-      rem = tap;
-      for (size_t i = k; i-- > 0;) t[i] = rem % s.kernel[i], rem /= s.kernel[i];
-      int64_t at = 0;
-      bool inside = true;
-      for (size_t i = 0; i < k && inside; ++i) {
-        int64_t q = p[i] * s.strides[i] - s.pads[i] + t[i] * s.dilations[i];
-        inside = q >= 0 && q < to[i];
-        at += q * to_stride[i];
-      }
-      if (inside) fn(f, tap, at);
-    }
-  }
-}
-
-}  // namespace
 
 OpSchema makeConvSchema() {
   OpSchema schema;
@@ -173,49 +108,8 @@ OpSchema makeConvSchema() {
         for (int64_t ci = 0; ci < cg; ++ci) {
           const float* xp = x + (n * s.c + g * cg + ci) * in_plane;
           const float* wp = w + (m * cg + ci) * taps;
-          forEachTap(s, false, [&](int64_t o, int64_t t, int64_t at) {
+          forEachConvTap(s, false, [&](int64_t o, int64_t t, int64_t at) {
             acc[static_cast<size_t>(o)] += static_cast<double>(xp[at]) * wp[t];
-          });
-        }
-        for (int64_t o = 0; o < out_plane; ++o)
-          y[(n * s.m + m) * out_plane + o] = static_cast<float>(acc[static_cast<size_t>(o)]);
-      }
-  };
-  return schema;
-}
-
-// ConvTranspose: the adjoint of Conv's gather, a scatter of each input
-// position through the kernel; output positions past the last contribution
-// (output_padding) hold the bias.
-OpSchema makeConvTransposeSchema() {
-  OpSchema schema;
-  schema.name = "ConvTranspose";
-  schema.min_inputs = 2;
-  schema.max_inputs = 3;
-  schema.infer = [](const Node& node) {
-    return std::vector<TensorType>{{DType::F32, convTransposeShape(node).outputDims()}};
-  };
-  schema.reference = [](const Node& node, const std::vector<const void*>& in,
-                        const std::vector<void*>& out) {
-    ConvShape s = convTransposeShape(node);
-    const float* x = static_cast<const float*>(in[0]);
-    const float* w = static_cast<const float*>(in[1]);
-    const float* bias = in.size() > 2 ? static_cast<const float*>(in[2]) : nullptr;
-    float* y = static_cast<float*>(out[0]);
-    const int64_t cg = s.cPerGroup(), mg = s.mPerGroup();
-    const int64_t in_plane = product(s.in, 0, s.rank()), out_plane = product(s.out, 0, s.rank());
-    const int64_t taps = product(s.kernel, 0, s.rank());
-    std::vector<double> acc(static_cast<size_t>(out_plane));
-    for (int64_t n = 0; n < s.n; ++n)
-      for (int64_t m = 0; m < s.m; ++m) {
-        int64_t g = m / mg, mi = m % mg;
-        std::fill(acc.begin(), acc.end(), bias ? bias[m] : 0.0);
-        for (int64_t ci = 0; ci < cg; ++ci) {
-          int64_t c = g * cg + ci;
-          const float* xp = x + (n * s.c + c) * in_plane;
-          const float* wp = w + (c * mg + mi) * taps;
-          forEachTap(s, true, [&](int64_t i, int64_t t, int64_t o) {
-            acc[static_cast<size_t>(o)] += static_cast<double>(xp[i]) * wp[t];
           });
         }
         for (int64_t o = 0; o < out_plane; ++o)

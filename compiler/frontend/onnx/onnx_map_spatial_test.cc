@@ -206,7 +206,8 @@ TEST(MapWindows, OneDimensionalPoolsAndLpPool) {
   setString(n, "auto_pad", "SAME_UPPER");
   setInts(n, "strides", {2});
   m.output("y");
-  const Node& p = onlyNode(*m.import());
+  auto g = m.import();
+  const Node& p = onlyNode(*g);
   EXPECT_EQ(p.op, "LpPool");
   EXPECT_EQ(p.i("p"), 2);  // the default
   EXPECT_EQ(p.i("ceil_mode"), 0);

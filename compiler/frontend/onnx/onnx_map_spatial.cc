@@ -163,34 +163,27 @@ void mapConvTranspose(NodeImporter& n) {
            (win.kernel[i] - 1) * win.dilations[i] + 1 - pad_sum;
   };
   win.pads.assign(2 * k, 0);
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    if (pads && std::any_of(pads->begin(), pads->end(), [](int64_t p) { return p != 0; }))
-      n.fail("has both auto_pad " + auto_pad + " and explicit pads " + dimsStr(*pads));
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (same && pads && std::any_of(pads->begin(), pads->end(), [](int64_t p) { return p != 0; }))
+    n.fail("has both auto_pad " + auto_pad + " and explicit pads " + dimsStr(*pads));
+  if (same || output_shape) {
+    // The padding that gives the wanted output (in * stride for SAME), split
+    // as the spec says: the odd one at the end for SAME_UPPER, else at the
+    // beginning (explicit pads are ignored). A wanted output longer than the
+    // natural one (negative padding) extends the end, as ONNX Runtime does.
     for (size_t i = 0; i < k; ++i) {
       int64_t out = output_shape ? (*output_shape)[i] : x->type.dims[2 + i] * win.strides[i];
       int64_t total = natural(i, 0) - out;
-      // Python's floor division, as the reference splits the padding.
-      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      int64_t begin = auto_pad == "SAME_UPPER" ? half : total - half;
-      int64_t end = total - begin;
-      if (begin < 0)
-        n.fail("the output of spatial dim " + std::to_string(i) +
-               " needs padding before the input");
-      win.pads[i] = begin;
-      win.pads[i + k] = std::max<int64_t>(end, 0);
-      output_padding[i] += std::max<int64_t>(-end, 0);
-    }
-  } else {
-    if (pads) win.pads = *pads;
-    if (output_shape)
-      for (size_t i = 0; i < k; ++i) {
-        // The output is output_shape long: past the natural end it is bias
-        // only (output_padding); short of it, the end is cut (pad_end).
-        int64_t extra =
-            (*output_shape)[i] - natural(i, win.pads[i] + win.pads[i + k]) + output_padding[i];
-        output_padding[i] = std::max<int64_t>(extra, 0);
-        win.pads[i + k] += std::max<int64_t>(-extra, 0);
+      if (total <= 0) {
+        output_padding[i] -= total;
+        continue;
       }
+      int64_t begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      win.pads[i] = begin;
+      win.pads[i + k] = total - begin;
+    }
+  } else if (pads) {
+    win.pads = *pads;
   }
   for (size_t i = 0; i < k; ++i)
     if (natural(i, win.pads[i] + win.pads[i + k]) < 1 ||

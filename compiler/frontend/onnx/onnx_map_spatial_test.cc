@@ -262,6 +262,22 @@ TEST(MapConvTranspose, OutputShapeBecomesOutputPadding) {
   EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,2,10,8]");
 }
 
+TEST(MapConvTranspose, ShorterOutputShapePadsTheBeginningFirst) {
+  Model m(11);
+  m.input("x", {1, 1, 3, 3});
+  m.floats("w", {1, 2, 3, 3}, std::vector<float>(18, 1));
+  onnx::NodeProto* n = m.node("ConvTranspose", {"x", "w"}, {"y"});
+  setInts(n, "strides", {2, 2});
+  setInts(n, "pads", {3, 3, 3, 3});  // ignored: output_shape decides
+  setInts(n, "output_shape", {5, 6});
+  m.output("y");
+  auto g = m.import();
+  // Natural 7: two pads split 1 / 1, one pad at the beginning (as ONNX Runtime).
+  EXPECT_EQ(onlyNode(*g).ints("pads"), (Dims{1, 1, 1, 0}));
+  EXPECT_EQ(onlyNode(*g).ints("output_padding"), (Dims{0, 0}));
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,2,5,6]");
+}
+
 TEST(MapConvTranspose, SameUpperPadsTheEnd) {
   Model m(11);
   m.input("x", {1, 1, 3, 3});

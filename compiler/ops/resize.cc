@@ -160,8 +160,9 @@ ResizeAxis resizeAxis(const Node& node, const ResizeParams& p, size_t axis, int6
   const double out_width = scale * static_cast<double>(in);
   const int64_t n = tapCount(p, scale);
   if (n > kMaxAxisTaps / std::max<int64_t>(out, 1))
-    failNode(node, "axis " + std::to_string(axis) + " needs " + std::to_string(n) +
-                       " taps per output position: the scale is too small");
+    failNode(node, "axis " + std::to_string(axis) + " would need " + std::to_string(out) +
+                       " output positions x " + std::to_string(n) + " taps, over the limit of " +
+                       std::to_string(kMaxAxisTaps) + " table entries");
   const bool nearest = p.mode == "nearest";
   r.taps = nearest ? 1 : n;
   r.index.resize(static_cast<size_t>(out * r.taps));

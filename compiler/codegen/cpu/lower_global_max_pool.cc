@@ -1,6 +1,7 @@
 // GlobalMaxPool: [N, C, spatial...] -> [N, C, 1...], one maximum per (n, c)
 // plane. A task takes whole planes; the plane's maximum is a unit-stride
-// reduction (maxnum ignores NaN, as the reference's `x > m` does).
+// reduction by `x > m ? x : m`, as the reference (NaN never wins), with no
+// call on any target (maxnum is a libm fmaxf call on Cortex-M).
 #include <limits>
 
 #include "compiler/codegen/cpu/loops.h"
@@ -42,8 +43,8 @@ Lowering makeGlobalMaxPoolLowering() {
           b, b.getInt64(0), b.getInt64(s.spatial),
           llvm::ConstantFP::get(b.getFloatTy(), std::numeric_limits<float>::lowest()),
           [&](llvm::Value* i, llvm::Value* acc) {
-            return b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, acc,
-                                           loadF32(b, kb.input(0), b.CreateAdd(base, i)));
+            llvm::Value* v = loadF32(b, kb.input(0), b.CreateAdd(base, i));
+            return b.CreateSelect(b.CreateFCmpOGT(v, acc), v, acc);
           },
           "max");
       storeF32(b, m, kb.output(0), plane);

@@ -125,14 +125,38 @@ void requireDType(const Node& node, std::initializer_list<DType> allowed) {
   failNode(node, "X is " + x.str() + ", a dtype this op does not support");
 }
 
-// The dtypes MaxPool compares: floats and integers (not f16/bf16 yet).
-const std::initializer_list<DType> kMaxPoolDTypes = {DType::F32, DType::F64, DType::I8,  DType::U8,
-                                                     DType::I16, DType::U16, DType::I32, DType::U32,
-                                                     DType::I64, DType::U64};
+// The dtypes MaxPool compares: floats and integers.
+const std::initializer_list<DType> kMaxPoolDTypes = {
+    DType::F16, DType::BF16, DType::F32, DType::F64, DType::I8,  DType::U8,
+    DType::I16, DType::U16,  DType::I32, DType::U32, DType::I64, DType::U64};
 
-template <typename T>
+// The value of an f16 or bf16 element, for comparisons only.
+float halfToFloat(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float f;
+  if (exp == 0x1f) {
+    uint32_t bits = sign | 0x7f800000 | (mant << 13);
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  }
+  f = exp ? std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25)
+          : std::ldexp(static_cast<float>(mant), -24);
+  return sign ? -f : f;
+}
+
+float bf16ToFloat(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// T is the storage type, `key` its value for comparison (identity but for
+// f16 and bf16), `lowest` the storage of the lowest value.
+template <typename T, typename Key>
 void maxPoolTyped(const PoolShape& s, const void* in, void* out, int64_t* indices,
-                  bool column_major) {
+                  bool column_major, Key key, T lowest) {
   const T* x = static_cast<const T*>(in);
   T* y = static_cast<T*>(out);
   const int64_t in_plane = s.inPlane(), out_plane = s.outPlane();
@@ -140,11 +164,13 @@ void maxPoolTyped(const PoolShape& s, const void* in, void* out, int64_t* indice
   forEachWindow(s, [&](int64_t plane, int64_t o, auto window) {
     // Padding never wins; a window with no input taps (possible only with
     // dilation) gives lowest(), as in ONNX Runtime. NaN never wins either.
-    T m = std::numeric_limits<T>::lowest();
+    T m = lowest;
+    auto m_key = key(m);
     int64_t arg = 0;
     window([&](int64_t at) {
       T v = x[plane * in_plane + at];
-      if (v > m) m = v, arg = at;
+      auto v_key = key(v);
+      if (v_key > m_key) m = v, m_key = v_key, arg = at;
     });
     y[plane * out_plane + o] = m;
     if (!indices) return;
@@ -169,27 +195,36 @@ void maxPoolTyped(const PoolShape& s, const void* in, void* out, int64_t* indice
 void maxPool(const Node& node, const std::vector<const void*>& in, const std::vector<void*>& out,
              int64_t* indices, bool column_major) {
   PoolShape s = poolShape(node);
+  auto same = [](auto v) { return v; };
+  auto run = [&](auto lowest, auto key) {
+    maxPoolTyped(s, in[0], out[0], indices, column_major, key, lowest);
+  };
+  auto lowestOf = [](auto v) { return std::numeric_limits<decltype(v)>::lowest(); };
   switch (node.inputs[0]->type.dtype) {
     case DType::F32:
-      return maxPoolTyped<float>(s, in[0], out[0], indices, column_major);
+      return run(lowestOf(float{}), same);
     case DType::F64:
-      return maxPoolTyped<double>(s, in[0], out[0], indices, column_major);
+      return run(lowestOf(double{}), same);
+    case DType::F16:
+      return run(uint16_t{0xfbff}, halfToFloat);
+    case DType::BF16:
+      return run(uint16_t{0xff7f}, bf16ToFloat);
     case DType::I8:
-      return maxPoolTyped<int8_t>(s, in[0], out[0], indices, column_major);
+      return run(lowestOf(int8_t{}), same);
     case DType::U8:
-      return maxPoolTyped<uint8_t>(s, in[0], out[0], indices, column_major);
+      return run(lowestOf(uint8_t{}), same);
     case DType::I16:
-      return maxPoolTyped<int16_t>(s, in[0], out[0], indices, column_major);
+      return run(lowestOf(int16_t{}), same);
     case DType::U16:
-      return maxPoolTyped<uint16_t>(s, in[0], out[0], indices, column_major);
+      return run(lowestOf(uint16_t{}), same);
     case DType::I32:
-      return maxPoolTyped<int32_t>(s, in[0], out[0], indices, column_major);
+      return run(lowestOf(int32_t{}), same);
     case DType::U32:
-      return maxPoolTyped<uint32_t>(s, in[0], out[0], indices, column_major);
+      return run(lowestOf(uint32_t{}), same);
     case DType::I64:
-      return maxPoolTyped<int64_t>(s, in[0], out[0], indices, column_major);
+      return run(lowestOf(int64_t{}), same);
     case DType::U64:
-      return maxPoolTyped<uint64_t>(s, in[0], out[0], indices, column_major);
+      return run(lowestOf(uint64_t{}), same);
     default:
       failNode(node, "unsupported dtype");
   }

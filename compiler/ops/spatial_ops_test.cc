@@ -213,6 +213,19 @@ TEST(ReferenceMaxPool, OneDimensionalAndUint8) {
             (std::vector<uint8_t>{10, 200, 30, 200}));
 }
 
+TEST(ReferenceMaxPool, HalfPrecisionComparesValuesAndNaNNeverWins) {
+  // f16 bits: NaN, -3, 1, 2 -> windows of two: -3 and 2.
+  std::vector<uint16_t> x = {0x7e00, 0xc200, 0x3c00, 0x4000};
+  EXPECT_EQ(reference<uint16_t>("MaxPool", {{DType::F16, {1, 1, 4}}}, {bytesOf(x)},
+                                pool({2}, {0, 0}, {2}, {1})),
+            (std::vector<uint16_t>{0xc200, 0x4000}));
+  // bf16: a dilated window whose taps both fall in the padding is the lowest bf16.
+  EXPECT_EQ(
+      reference<uint16_t>("MaxPool", {{DType::BF16, {1, 1, 1}}},
+                          {bytesOf(std::vector<uint16_t>{0xbf80})}, pool({2}, {1, 1}, {1}, {2})),
+      (std::vector<uint16_t>{0xff7f}));
+}
+
 TEST(ReferenceMaxPool, ThreeDimensionalWindow) {
   // A 2x2x2 window over 2x2x3: the maximum of each column pair.
   expectNear(reference("MaxPool", {f32({1, 1, 2, 2, 3})}, {bytesOf(iota(12))},

@@ -112,6 +112,8 @@ llvm::Value* lowestValue(llvm::IRBuilder<>& b, DType dtype) {
   if (dtype == DType::F32)
     return llvm::ConstantFP::get(t, static_cast<double>(std::numeric_limits<float>::lowest()));
   if (dtype == DType::F64) return llvm::ConstantFP::get(t, std::numeric_limits<double>::lowest());
+  if (dtype == DType::F16 || dtype == DType::BF16)
+    return llvm::ConstantFP::get(t, llvm::APFloat::getLargest(t->getFltSemantics(), true));
   if (isSigned(dtype))
     return llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()));
   return llvm::ConstantInt::get(t, 0);

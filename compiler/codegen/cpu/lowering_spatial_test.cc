@@ -142,9 +142,11 @@ TEST(PoolLowering, OneAndThreeSpatialDims) {
   }
 }
 
-TEST(MaxPoolLowering, IntegerDtypesBitForBit) {
+TEST(MaxPoolLowering, IntegerAndHalfDtypesBitForBit) {
+  // Random bytes: half-precision NaNs included, which never win.
   uint64_t seed = 300;
-  for (DType dtype : {DType::I8, DType::U8, DType::I16, DType::U32, DType::I64})
+  for (DType dtype :
+       {DType::I8, DType::U8, DType::I16, DType::U32, DType::I64, DType::F16, DType::BF16})
     expectLoweringMatchesReference("MaxPool", {{dtype, {1, 3, 7, 6}}},
                                    pool({3, 2}, {1, 1, 1, 0}, {2, 1}, {1, 1}, 1), seed++);
 }

@@ -469,6 +469,11 @@ def global_max_pool_3d():
     return single("global_max_pool_3d", "GlobalMaxPool", [(1, 4, 3, 5, 6)], (1, 4, 1, 1, 1))
 
 
+@case()
+def global_lp_pool_p3():
+    return single("global_lp_pool_p3", "GlobalLpPool", [(2, 3, 5, 4)], (2, 3, 1, 1), p=3)
+
+
 # ---- 1-D and 3-D windows, ConvTranspose --------------------------------------
 
 

@@ -235,23 +235,47 @@ void mapAveragePool(NodeImporter& n) {
   n.emitResult("AveragePool", {x}, std::move(attrs));
 }
 
-void mapLpPool(NodeImporter& n) {
-  Value* x = n.requiredInput(0, "X");
-  requireSpatial(n, x, "X");
-  std::map<std::string, Attr> attrs = windowAttrs(readWindow(n, x, poolKernel(n)));
-  attrs["ceil_mode"] = int64_t{n.opset() >= 18 ? n.intAttr("ceil_mode", 0) != 0 : 0};
+// LpPool's and GlobalLpPool's p: a float before opset 2, an int since.
+int64_t lpPower(const NodeImporter& n) {
   int64_t p = 2;
   if (n.opset() < 2) {
-    // LpPool-1 had a float p.
     double pf = n.floatAttr("p", 2.0);
-    if (pf != std::floor(pf)) n.fail("p " + std::to_string(pf) + " must be an integer");
+    if (pf != std::floor(pf) || pf < 1 || pf > 64)
+      n.fail("p " + std::to_string(pf) + " must be an integer in [1, 64]");
     p = static_cast<int64_t>(pf);
   } else {
     p = n.intAttr("p", 2);
   }
   if (p < 1 || p > 64) n.fail("p " + std::to_string(p) + " must be in [1, 64]");
+  return p;
+}
+
+void mapLpPool(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "X");
+  requireSpatial(n, x, "X");
+  std::map<std::string, Attr> attrs = windowAttrs(readWindow(n, x, poolKernel(n)));
+  attrs["ceil_mode"] = int64_t{n.opset() >= 18 ? n.intAttr("ceil_mode", 0) != 0 : 0};
+  int64_t p = lpPower(n);
   attrs["p"] = p;
   n.emitResult("LpPool", {x}, std::move(attrs));
+}
+
+// GlobalLpPool is LpPool with the whole plane as its one window.
+void mapGlobalLpPool(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "X");
+  requireSpatial(n, x, "X");
+  const size_t k = spatialRank(x);
+  for (size_t i = 0; i < k; ++i)
+    if (x->type.dims[2 + i] < 1) n.fail("X " + x->type.str() + " has an empty spatial dim");
+  int64_t p = lpPower(n);
+  n.emitResult(
+      "LpPool", {x},
+      {{"kernel_shape", std::vector<int64_t>(x->type.dims.begin() + 2, x->type.dims.end())},
+       {"pads", std::vector<int64_t>(2 * k, 0)},
+       {"strides", std::vector<int64_t>(k, 1)},
+       {"dilations", std::vector<int64_t>(k, 1)},
+       {"ceil_mode", int64_t{0}},
+       {"p", p}});
 }
 
 void mapGlobalPool(NodeImporter& n) {
@@ -470,6 +494,7 @@ MappingList spatialMappings() {
       {"Conv", mapConv},
       {"ConvTranspose", mapConvTranspose},
       {"GlobalAveragePool", mapGlobalPool},
+      {"GlobalLpPool", mapGlobalLpPool},
       {"GlobalMaxPool", mapGlobalPool},
       {"LpPool", mapLpPool},
       {"MaxPool", mapMaxPool},

@@ -233,6 +233,20 @@ TEST(MapWindows, ThreeDimensionalAveragePoolAndGlobalMaxPool) {
   EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,2,1,1,1]");
 }
 
+TEST(MapWindows, GlobalLpPoolIsLpPoolOverTheWholePlane) {
+  Model m(2);
+  m.input("x", {1, 2, 3, 5});
+  setInt(m.node("GlobalLpPool", {"x"}, {"y"}), "p", 3);
+  m.output("y");
+  auto g = m.import();
+  const Node& p = onlyNode(*g);
+  EXPECT_EQ(p.op, "LpPool");
+  EXPECT_EQ(p.ints("kernel_shape"), (Dims{3, 5}));
+  EXPECT_EQ(p.ints("pads"), (Dims{0, 0, 0, 0}));
+  EXPECT_EQ(p.i("p"), 3);
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,2,1,1]");
+}
+
 TEST(MapWindows, RejectsAttributesOfTheWrongLength) {
   Model m(12);
   m.input("x", {1, 1, 5, 5});

@@ -20,6 +20,11 @@ OpSchema makeReshapeSchema();
 OpSchema makeTransposeSchema();
 OpSchema makeConcatSchema();
 OpSchema makeIdentitySchema();
+OpSchema makeMaxPoolWithIndicesSchema();
+OpSchema makeLpPoolSchema();
+OpSchema makeGlobalMaxPoolSchema();
+OpSchema makeConvTransposeSchema();
+OpSchema makeResizeSchema();
 // Families of operators list their schemas in one function each.
 std::vector<OpSchema> elementwiseSchemas();    // elementwise_table.cc
 std::vector<OpSchema> reductionSchemas();      // reductions.cc
@@ -32,10 +37,12 @@ namespace {
 const std::map<std::string, OpSchema, std::less<>>& opTable() {
   static const std::map<std::string, OpSchema, std::less<>> table = [] {
     std::map<std::string, OpSchema, std::less<>> t;
-    for (OpSchema (*make)() : {makeMatMulSchema, makeGemmSchema, makeConvSchema, makeMaxPoolSchema,
-                               makeAveragePoolSchema, makeGlobalAveragePoolSchema,
-                               makeBatchNormalizationSchema, makeSoftmaxSchema, makeReshapeSchema,
-                               makeTransposeSchema, makeConcatSchema, makeIdentitySchema}) {
+    for (OpSchema (*make)() :
+         {makeMatMulSchema, makeGemmSchema, makeConvSchema, makeMaxPoolSchema,
+          makeAveragePoolSchema, makeGlobalAveragePoolSchema, makeBatchNormalizationSchema,
+          makeSoftmaxSchema, makeReshapeSchema, makeTransposeSchema, makeConcatSchema,
+          makeIdentitySchema, makeMaxPoolWithIndicesSchema, makeLpPoolSchema,
+          makeGlobalMaxPoolSchema, makeConvTransposeSchema, makeResizeSchema}) {
       OpSchema schema = make();
       std::string name = schema.name;
       t.emplace(std::move(name), std::move(schema));

@@ -346,7 +346,8 @@ TEST(ShapeConv, HandlesGroupsPadsStridesDilations) {
 
 TEST(ShapeConv, RejectsInconsistentOperands) {
   Attrs a = convAttrs(1, {3, 3}, {0, 0, 0, 0}, {1, 1}, {1, 1});
-  expectInferError("Conv", {f32({1, 3, 8}), f32({4, 3, 3, 3})}, a, "X must have rank 4");
+  expectInferError("Conv", {f32({1, 3}), f32({4, 3, 3, 3})}, a, "X must have rank >= 3");
+  expectInferError("Conv", {f32({1, 3, 8}), f32({4, 3, 3, 3})}, a, "must have the rank of X");
   expectInferError("Conv", {f32({1, 3, 8, 8}), f32({4, 2, 3, 3})}, a, "input channels");
   expectInferError("Conv", {f32({1, 3, 8, 8}), f32({4, 3, 3, 3}), f32({3})}, a, "B must be [4]");
   expectInferError("Conv", {f32({1, 3, 8, 8}), f32({4, 3, 2, 2})}, a, "kernel_shape");
@@ -427,8 +428,10 @@ TEST(ShapePool, MaxAndAveragePoolOutputSizes) {
 TEST(ShapePool, RejectsBadAttributes) {
   expectInferError("MaxPool", {f32({1, 1, 5, 5})}, poolAttrs({2, 2}, {2, 0, 0, 0}, {1, 1}, 0),
                    "smaller than kernel_shape");
+  expectInferError("MaxPool", {f32({1, 1})}, poolAttrs({2, 2}, {0, 0, 0, 0}, {1, 1}, 0),
+                   "rank >= 3");
   expectInferError("MaxPool", {f32({1, 1, 5})}, poolAttrs({2, 2}, {0, 0, 0, 0}, {1, 1}, 0),
-                   "rank 4");
+                   "'kernel_shape' must have 1 entries");
   expectInferError("MaxPool", {f32({1, 1, 2, 2})}, poolAttrs({3, 3}, {0, 0, 0, 0}, {1, 1}, 0),
                    "larger than the padded");
   expectInferError("MaxPool", {f32({1, 1, 5, 5})}, poolAttrs({2, 2}, {0, 0, 0, 0}, {1, 1}, 2),

@@ -464,6 +464,131 @@ def global_average_pool():
     return single("global_average_pool", "GlobalAveragePool", [(2, 5, 7, 6)], (2, 5, 1, 1))
 
 
+@case()
+def global_max_pool_3d():
+    return single("global_max_pool_3d", "GlobalMaxPool", [(1, 4, 3, 5, 6)], (1, 4, 1, 1, 1))
+
+
+@case()
+def global_lp_pool_p3():
+    return single("global_lp_pool_p3", "GlobalLpPool", [(2, 3, 5, 4)], (2, 3, 1, 1), p=3)
+
+
+# ---- 1-D and 3-D windows, ConvTranspose --------------------------------------
+
+
+@case()
+def conv_1d_stride_dilation():
+    return conv_case("conv_1d_stride_dilation", (2, 3, 20), (4, 3, 3), (2, 4, 10),
+                     pads=[1, 2], strides=[2], dilations=[2])
+
+
+@case()
+def conv_3d_group2_same_lower():
+    return conv_case("conv_3d_group2_same_lower", (1, 4, 5, 6, 7), (6, 2, 3, 2, 3),
+                     (1, 6, 5, 6, 7), group=2, auto_pad="SAME_LOWER")
+
+
+@case()
+def maxpool_3d_ceil_dilation():
+    return single("maxpool_3d_ceil_dilation", "MaxPool", [(1, 2, 9, 10, 11)], (1, 2, 4, 5, 6),
+                  kernel_shape=[3, 2, 3], strides=[3, 2, 2], dilations=[1, 2, 1],
+                  pads=[1, 0, 1, 0, 1, 0], ceil_mode=1)
+
+
+@case()
+def averagepool_1d_include_pad():
+    return single("averagepool_1d_include_pad", "AveragePool", [(2, 3, 17)], (2, 3, 9),
+                  kernel_shape=[4], strides=[2], pads=[2, 1], count_include_pad=1)
+
+
+@case()
+def lppool_2d_p3():
+    return single("lppool_2d_p3", "LpPool", [(1, 3, 9, 8)], (1, 3, 5, 4), opset=18,
+                  kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 0], p=3)
+
+
+def conv_transpose_case(name, x_shape, w_shape, y_shape, **attrs):
+    rng = rng_for(name)
+    m = w_shape[1] * attrs.get("group", 1)
+    inits = [init("w", weights(rng, w_shape)), init("bias", weights(rng, (m,), 0.5))]
+    return single(name, "ConvTranspose", [x_shape], y_shape, initializers=inits, **attrs)
+
+
+@case()
+def convtranspose_2d_stride_pads_output_padding():
+    return conv_transpose_case("convtranspose_2d_stride_pads_output_padding", (1, 4, 5, 6),
+                               (4, 3, 3, 3), (1, 3, 10, 13), strides=[2, 2], pads=[1, 0, 1, 1],
+                               output_padding=[1, 1])
+
+
+@case()
+def convtranspose_1d_group_dilation():
+    return conv_transpose_case("convtranspose_1d_group_dilation", (2, 4, 7), (4, 2, 3),
+                               (2, 4, 17), group=2, strides=[2], dilations=[2])
+
+
+@case()
+def convtranspose_3d_output_shape():
+    return conv_transpose_case("convtranspose_3d_output_shape", (1, 2, 3, 4, 3), (2, 3, 2, 3, 3),
+                               (1, 3, 7, 8, 6), strides=[2, 2, 2], output_shape=[7, 8, 6])
+
+
+# ---- Resize ----------------------------------------------------------------
+
+
+def resize_case(name, x_shape, y_shape, scales=None, sizes=None, roi=None, opset=19, **attrs):
+    # Opset 11 requires roi and scales as inputs, empty when unused.
+    inits = [init("roi", np.array(roi if roi else [], dtype=np.float32)),
+             init("scales", np.array(scales if scales else [], dtype=np.float32))]
+    inputs = ["x", "roi", "scales"]
+    if sizes is not None:
+        inits.append(init("sizes", np.array(sizes, dtype=np.int64)))
+        inputs.append("sizes")
+    node = helper.make_node("Resize", inputs, ["y"], name=name + "_0", **attrs)
+    return model(name, [node], [vi("x", x_shape)], [vi("y", y_shape)], inits, opset=opset)
+
+
+@case()
+def resize_nearest_scales():
+    return resize_case("resize_nearest_scales", (1, 2, 5, 6), (1, 2, 10, 3),
+                       scales=[1, 1, 2, 0.5], mode="nearest")
+
+
+@case()
+def resize_linear_half_pixel_sizes():
+    return resize_case("resize_linear_half_pixel_sizes", (2, 3, 7, 9), (2, 3, 12, 5),
+                       sizes=[2, 3, 12, 5], mode="linear")
+
+
+@case()
+def resize_linear_align_corners():
+    return resize_case("resize_linear_align_corners", (1, 3, 6, 6), (1, 3, 11, 9),
+                       sizes=[1, 3, 11, 9], mode="linear",
+                       coordinate_transformation_mode="align_corners")
+
+
+@case()
+def resize_cubic_asymmetric():
+    return resize_case("resize_cubic_asymmetric", (1, 2, 6, 7), (1, 2, 9, 14),
+                       scales=[1, 1, 1.5, 2], mode="cubic",
+                       coordinate_transformation_mode="asymmetric")
+
+
+@case()
+def resize_linear_antialias_axes():
+    return resize_case("resize_linear_antialias_axes", (1, 2, 16, 12), (1, 2, 7, 5),
+                       sizes=[7, 5], mode="linear", antialias=1, axes=[2, 3])
+
+
+@case()
+def resize_nearest_opset11_pytorch_half_pixel():
+    return resize_case("resize_nearest_opset11_pytorch_half_pixel", (1, 3, 4, 5), (1, 3, 9, 11),
+                       sizes=[1, 3, 9, 11], opset=11, mode="nearest",
+                       coordinate_transformation_mode="pytorch_half_pixel",
+                       nearest_mode="round_prefer_ceil")
+
+
 # ---- normalisation ---------------------------------------------------------
 
 

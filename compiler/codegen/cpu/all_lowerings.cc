@@ -23,6 +23,12 @@ Lowering makeGemmLowering();
 Lowering makeConvLowering();
 Lowering makeMaxPoolLowering();
 Lowering makeAveragePoolLowering();
+// lower_pool.cc, lower_global_max_pool.cc, lower_conv_transpose.cc, lower_resize.cc
+Lowering makeMaxPoolWithIndicesLowering();
+Lowering makeLpPoolLowering();
+Lowering makeGlobalMaxPoolLowering();
+Lowering makeConvTransposeLowering();
+Lowering makeResizeLowering();
 // Families of operators list their lowerings in one function each.
 using LoweringList = std::vector<std::pair<std::string, Lowering>>;
 LoweringList elementwiseTableLowerings();  // lower_elementwise.cc
@@ -43,6 +49,11 @@ const Lowering* findLowering(std::string_view op) {
         {"Conv", makeConvLowering()},
         {"MaxPool", makeMaxPoolLowering()},
         {"AveragePool", makeAveragePoolLowering()},
+        {"MaxPoolWithIndices", makeMaxPoolWithIndicesLowering()},
+        {"LpPool", makeLpPoolLowering()},
+        {"GlobalMaxPool", makeGlobalMaxPoolLowering()},
+        {"ConvTranspose", makeConvTransposeLowering()},
+        {"Resize", makeResizeLowering()},
     };
     for (LoweringList (*family)() : {elementwiseTableLowerings, reductionLowerings,
                                      dataMovementLowerings, normalizationLowerings})

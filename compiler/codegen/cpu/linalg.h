@@ -40,4 +40,16 @@ void emitWindowTaps(
     llvm::Value* y_plane, const std::function<llvm::Value*(llvm::Value* kh, llvm::Value* kw)>& tap,
     const std::function<void(llvm::Value* tap_value, llvm::Value* x_at, llvm::Value* y_at)>& body);
 
+// The same over any number of spatial dims (in, out, kernel, strides,
+// dilations one per dim; pads every begin, then every end): the dims before
+// the last two are looped as (tap, output) pairs whose input lies inside the
+// input, the last two are emitWindowTaps; one spatial dim is a 1 x W plane.
+// `tap(taps)` gets the tap index of every dim.
+void emitWindowTapsND(
+    llvm::IRBuilder<>& b, const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+    const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+    const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads, llvm::Value* x_plane,
+    llvm::Value* y_plane, const std::function<llvm::Value*(const std::vector<llvm::Value*>&)>& tap,
+    const std::function<void(llvm::Value* tap_value, llvm::Value* x_at, llvm::Value* y_at)>& body);
+
 }  // namespace nanoc::cpu

@@ -1,6 +1,6 @@
-// MaxPool and AveragePool over 2-D NCHW planes, with the output sizes, the
-// ceil_mode rule and the count_include_pad divisors of compiler/ops/README.md
-// (ONNX Runtime's behaviour).
+// MaxPool, MaxPoolWithIndices, AveragePool and LpPool over [N, C, spatial...]
+// planes, with the output sizes, the ceil_mode rule and the count_include_pad
+// divisors of compiler/ops/README.md (ONNX Runtime's behaviour).
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalVariable.h>
 
@@ -20,42 +20,36 @@ namespace nanoc::cpu {
 
 namespace {
 
-struct PoolShape {
-  int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
-  std::vector<int64_t> kernel, pads, strides, dilations;
-  bool ceil_mode = false;
-
-  PoolAxis rows() const { return {H, kernel[0], dilations[0], strides[0], pads[0], pads[2]}; }
-  PoolAxis cols() const { return {W, kernel[1], dilations[1], strides[1], pads[1], pads[3]}; }
+// The decoded window, checked against the node's output, with the per-dim
+// lists emitWindowTapsND takes.
+struct LoweredPool {
+  PoolShape shape;
+  std::vector<int64_t> in, kernel, strides, dilations, pads;
 };
 
-PoolShape poolShape(const Node& node) {
-  requireF32(node);
-  requireRank(node, 0, "X", 4);
-  PoolShape s;
-  const std::vector<int64_t>& x = node.inputs[0]->type.dims;
-  s.N = x[0], s.C = x[1], s.H = x[2], s.W = x[3];
-  s.kernel = intsAttr(node, "kernel_shape", 2, 1);
-  s.pads = intsAttr(node, "pads", 4, 0);
-  s.strides = intsAttr(node, "strides", 2, 1);
-  s.dilations = intsAttr(node, "dilations", 2, 1);
-  s.ceil_mode = boolAttr(node, "ceil_mode") != 0;
-  for (const PoolAxis& a : {s.rows(), s.cols()})
-    if (a.size + a.pad_begin + a.pad_end < a.effectiveKernel())
-      failNode(node, "the dilated kernel (" + std::to_string(a.effectiveKernel()) +
-                         ") is larger than the padded input (" +
-                         std::to_string(a.size + a.pad_begin + a.pad_end) + ")");
-  s.OH = poolOutputSize(s.rows(), s.ceil_mode);
-  s.OW = poolOutputSize(s.cols(), s.ceil_mode);
-  std::vector<int64_t> y = {s.N, s.C, s.OH, s.OW};
-  if (node.outputs.size() != 1 || node.outputs[0]->type.dims != y)
-    failNode(node, "output must be " + dimsStr(y));
-  return s;
+LoweredPool loweredPool(const Node& node) {
+  LoweredPool p;
+  p.shape = poolShape(node);
+  const size_t k = p.shape.axes.size();
+  p.pads.resize(2 * k);
+  for (size_t i = 0; i < k; ++i) {
+    const PoolAxis& a = p.shape.axes[i];
+    p.in.push_back(a.size);
+    p.kernel.push_back(a.kernel);
+    p.strides.push_back(a.stride);
+    p.dilations.push_back(a.dilation);
+    p.pads[i] = a.pad_begin;
+    p.pads[k + i] = a.pad_end;
+  }
+  std::vector<int64_t> y = p.shape.outputDims();
+  for (const Value* out : node.outputs)
+    if (out->type.dims != y) failNode(node, "outputs must be " + dimsStr(y));
+  return p;
 }
 
 uint64_t planeCount(const Node& node) {
   PoolShape s = poolShape(node);
-  return static_cast<uint64_t>(std::max<int64_t>(1, s.N * s.C));
+  return static_cast<uint64_t>(std::max<int64_t>(1, s.planes()));
 }
 
 // Per output position along one axis, the factor of the window's count that
@@ -72,95 +66,257 @@ std::vector<float> divisorsAlongAxis(const PoolAxis& axis, int64_t out, bool cou
   return counts;
 }
 
-llvm::Value* constantTable(KernelBuilder& kb, const std::vector<float>& values, const char* what) {
+llvm::Value* constantTable(KernelBuilder& kb, const std::vector<float>& values,
+                           const std::string& what) {
   llvm::Constant* init = llvm::ConstantDataArray::get(kb.module.getContext(), values);
   return new llvm::GlobalVariable(kb.module, init->getType(), /*isConstant=*/true,
                                   llvm::GlobalValue::PrivateLinkage, init,
                                   kb.fn->getName() + "." + what);
 }
 
-// The sweep of one task's planes: `init` fills each output plane, `fold`
-// folds each input element under a window tap into its output, `finish` runs
-// on the plane afterwards (may be empty).
-void emitPool(KernelBuilder& kb, const PoolShape& s, llvm::Value* init,
-              const std::function<llvm::Value*(llvm::Value* acc, llvm::Value* x)>& fold,
-              const std::function<void(llvm::Value* y_plane)>& finish) {
-  if (s.N * s.C == 0) return;
+// The sweep of one task's planes: `init(y_plane)` fills each output plane,
+// `fold(x_at, y_at)` folds each input element under a window tap into its
+// output, `finish(y_plane)` runs on the plane afterwards (may be empty).
+void emitPool(KernelBuilder& kb, const LoweredPool& p,
+              const std::function<void(llvm::Value* y_plane, llvm::Value* x_plane)>& init,
+              const std::function<void(llvm::Value* x_at, llvm::Value* y_at)>& fold,
+              const std::function<void(llvm::Value* y_plane, llvm::Value* x_plane)>& finish) {
+  const PoolShape& s = p.shape;
+  if (s.planes() == 0) return;
   llvm::IRBuilder<>& b = kb.b;
-  llvm::Value* x = kb.input(0);
-  llvm::Value* y = kb.output(0);
   emitLoop(
       b, kb.task_begin, kb.task_end,
       [&](llvm::Value* t) {
-        llvm::Value* y_plane = b.CreateMul(t, b.getInt64(s.OH * s.OW));
-        llvm::Value* x_plane = b.CreateMul(t, b.getInt64(s.H * s.W));
-        emitLoop(
-            b, 0, s.OH * s.OW,
-            [&](llvm::Value* p) { storeF32(b, init, y, b.CreateAdd(y_plane, p)); }, "p");
-        emitWindowTaps(b, s.H, s.W, s.OH, s.OW, s.kernel, s.strides, s.dilations, s.pads, x_plane,
-                       y_plane, {}, [&](llvm::Value*, llvm::Value* x_at, llvm::Value* y_at) {
-                         storeF32(b, fold(loadF32(b, y, y_at), loadF32(b, x, x_at)), y, y_at);
-                       });
-        if (finish) finish(y_plane);
+        llvm::Value* y_plane = b.CreateMul(t, b.getInt64(s.outPlane()));
+        llvm::Value* x_plane = b.CreateMul(t, b.getInt64(s.inPlane()));
+        init(y_plane, x_plane);
+        emitWindowTapsND(
+            b, p.in, s.out, p.kernel, p.strides, p.dilations, p.pads, x_plane, y_plane, {},
+            [&](llvm::Value*, llvm::Value* x_at, llvm::Value* y_at) { fold(x_at, y_at); });
+        if (finish) finish(y_plane, x_plane);
       },
       "task");
+}
+
+// Fills every element of one output plane with `value`.
+void emitFill(llvm::IRBuilder<>& b, DType dtype, llvm::Value* y, llvm::Value* y_plane,
+              int64_t count, llvm::Value* value) {
+  emitLoop(
+      b, 0, count,
+      [&](llvm::Value* i) { storeElement(b, dtype, value, y, b.CreateAdd(y_plane, i)); }, "p");
+}
+
+// The value no element is below: lowest() for floats, the minimum for ints.
+llvm::Value* lowestValue(llvm::IRBuilder<>& b, DType dtype) {
+  llvm::Type* t = storageType(b.getContext(), dtype);
+  if (dtype == DType::F32)
+    return llvm::ConstantFP::get(t, static_cast<double>(std::numeric_limits<float>::lowest()));
+  if (dtype == DType::F64) return llvm::ConstantFP::get(t, std::numeric_limits<double>::lowest());
+  if (dtype == DType::F16 || dtype == DType::BF16)
+    return llvm::ConstantFP::get(t, llvm::APFloat::getLargest(t->getFltSemantics(), true));
+  if (isSigned(dtype))
+    return llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()));
+  return llvm::ConstantInt::get(t, 0);
+}
+
+// v > acc in the dtype's order; false for a NaN v, so NaN never wins.
+llvm::Value* greater(llvm::IRBuilder<>& b, DType dtype, llvm::Value* v, llvm::Value* acc) {
+  if (isFloat(dtype)) return b.CreateFCmpOGT(v, acc);
+  return isSigned(dtype) ? b.CreateICmpSGT(v, acc) : b.CreateICmpUGT(v, acc);
+}
+
+// The p-th root of s >= 0 for integer p: exact intrinsics for p = 1, 2, 4;
+// otherwise Newton's iteration y <- ((p - 1) y + s / y^(p-1)) / p from an
+// exponent-halving guess (the bits of s scaled toward 1.0 by 1/p), which
+// gains f32 precision in five steps. s = 0 gives 0, s = inf gives inf.
+llvm::Value* emitRoot(llvm::IRBuilder<>& b, llvm::Value* s, int64_t p) {
+  llvm::Type* f32 = b.getFloatTy();
+  if (p == 1) return s;
+  auto sqrt = [&](llvm::Value* v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, v); };
+  if (p == 2) return sqrt(s);
+  if (p == 4) return sqrt(sqrt(s));
+  llvm::Value* one_bits = b.getInt32(0x3f800000);
+  llvm::Value* bits = b.CreateBitCast(s, b.getInt32Ty());
+  llvm::Value* guess_bits =
+      b.CreateAdd(one_bits, b.CreateSDiv(b.CreateSub(bits, one_bits), b.getInt32(p)));
+  llvm::Value* y = b.CreateBitCast(guess_bits, f32);
+  llvm::Value* pm1 = llvm::ConstantFP::get(f32, static_cast<double>(p - 1));
+  llvm::Value* inv_p = llvm::ConstantFP::get(f32, 1.0 / static_cast<double>(p));
+  for (int i = 0; i < 6; ++i) {
+    llvm::Value* pow = y;
+    for (int64_t j = 2; j < p; ++j) pow = b.CreateFMul(pow, y);
+    llvm::Value* next = b.CreateFMul(
+        b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f32}, {pm1, y, b.CreateFDiv(s, pow)}), inv_p);
+    y = next;
+  }
+  llvm::Value* zero = llvm::ConstantFP::get(f32, 0.0);
+  llvm::Value* inf = llvm::ConstantFP::getInfinity(f32);
+  y = b.CreateSelect(b.CreateFCmpOEQ(s, zero), zero, y);
+  return b.CreateSelect(b.CreateFCmpOEQ(s, inf), inf, y);
 }
 
 }  // namespace
 
 // One task per (n, c) plane. Padding never wins: a window's maximum is over
-// its taps inside the input only, and a window with none is the lowest float.
+// its taps inside the input only, and a window with none is the lowest value.
 // A NaN input is skipped, as ONNX Runtime's `if (x > max) max = x` does.
 Lowering makeMaxPoolLowering() {
   return {planeCount, [](KernelBuilder& kb) {
-            PoolShape s = poolShape(kb.node);
+            LoweredPool p = loweredPool(kb.node);
             llvm::IRBuilder<>& b = kb.b;
-            llvm::Value* lowest =
-                llvm::ConstantFP::get(b.getFloatTy(), std::numeric_limits<float>::lowest());
-            emitPool(kb, s, lowest,
-                     [&](llvm::Value* acc, llvm::Value* v) {
-                       return b.CreateSelect(b.CreateFCmpOGT(v, acc), v, acc);
-                     },
-                     {});
+            const DType dtype = kb.node.inputs[0]->type.dtype;
+            llvm::Value* x = kb.input(0);
+            llvm::Value* y = kb.output(0);
+            emitPool(
+                kb, p,
+                [&](llvm::Value* y_plane, llvm::Value*) {
+                  emitFill(b, dtype, y, y_plane, p.shape.outPlane(), lowestValue(b, dtype));
+                },
+                [&](llvm::Value* x_at, llvm::Value* y_at) {
+                  llvm::Value* acc = loadElement(b, dtype, y, y_at);
+                  llvm::Value* v = loadElement(b, dtype, x, x_at);
+                  storeElement(b, dtype, b.CreateSelect(greater(b, dtype, v, acc), v, acc), y,
+                               y_at);
+                },
+                {});
+          }};
+}
+
+// MaxPool with the index of each maximum: Indices holds the running argmax
+// (X's flat row-major index) beside the running maximum; with storage_order
+// 1 a last pass rewrites each index's spatial part column-major.
+Lowering makeMaxPoolWithIndicesLowering() {
+  return {planeCount, [](KernelBuilder& kb) {
+            LoweredPool p = loweredPool(kb.node);
+            const PoolShape& s = p.shape;
+            llvm::IRBuilder<>& b = kb.b;
+            const DType dtype = kb.node.inputs[0]->type.dtype;
+            const bool column_major = boolAttr(kb.node, "storage_order") != 0;
+            llvm::Value* x = kb.input(0);
+            llvm::Value* y = kb.output(0);
+            llvm::Value* indices = kb.output(1);
+            emitPool(
+                kb, p,
+                [&](llvm::Value* y_plane, llvm::Value* x_plane) {
+                  emitFill(b, dtype, y, y_plane, s.outPlane(), lowestValue(b, dtype));
+                  emitFill(b, DType::I64, indices, y_plane, s.outPlane(), x_plane);
+                },
+                [&](llvm::Value* x_at, llvm::Value* y_at) {
+                  llvm::Value* acc = loadElement(b, dtype, y, y_at);
+                  llvm::Value* v = loadElement(b, dtype, x, x_at);
+                  llvm::Value* wins = greater(b, dtype, v, acc);
+                  storeElement(b, dtype, b.CreateSelect(wins, v, acc), y, y_at);
+                  llvm::Value* arg = loadElement(b, DType::I64, indices, y_at);
+                  storeElement(b, DType::I64, b.CreateSelect(wins, x_at, arg), indices, y_at);
+                },
+                [&](llvm::Value* y_plane, llvm::Value* x_plane) {
+                  if (!column_major) return;
+                  const size_t k = s.axes.size();
+                  emitLoop(
+                      b, 0, s.outPlane(),
+                      [&](llvm::Value* o) {
+                        llvm::Value* at = b.CreateAdd(y_plane, o);
+                        llvm::Value* rem =
+                            b.CreateSub(loadElement(b, DType::I64, indices, at), x_plane);
+                        std::vector<llvm::Value*> pos(k);
+                        for (size_t i = k; i-- > 0;) {
+                          pos[i] = b.CreateURem(rem, b.getInt64(s.axes[i].size));
+                          rem = b.CreateUDiv(rem, b.getInt64(s.axes[i].size));
+                        }
+                        llvm::Value* cm = x_plane;
+                        int64_t stride = 1;
+                        for (size_t i = 0; i < k; ++i) {
+                          cm = b.CreateAdd(cm, b.CreateMul(pos[i], b.getInt64(stride)));
+                          stride *= s.axes[i].size;
+                        }
+                        storeElement(b, DType::I64, cm, indices, at);
+                      },
+                      "o");
+                });
           }};
 }
 
 // One task per (n, c) plane: sums the taps inside the input, then divides
-// each output by its window's count (row count x column count: the window is
-// a rectangle).
+// each output by its window's count (the product of the per-dim counts: the
+// window is a box).
 Lowering makeAveragePoolLowering() {
-  return {planeCount, [](KernelBuilder& kb) {
-            PoolShape s = poolShape(kb.node);
-            bool include_pad = boolAttr(kb.node, "count_include_pad") != 0;
-            llvm::IRBuilder<>& b = kb.b;
-            llvm::Type* f32 = b.getFloatTy();
-            llvm::Value* rows =
-                constantTable(kb, divisorsAlongAxis(s.rows(), s.OH, include_pad), "rows");
-            llvm::Value* cols =
-                constantTable(kb, divisorsAlongAxis(s.cols(), s.OW, include_pad), "cols");
-            llvm::Value* y = kb.output(0);
-            emitPool(
-                kb, s, llvm::ConstantFP::get(f32, 0.0),
-                [&](llvm::Value* acc, llvm::Value* v) { return b.CreateFAdd(acc, v); },
-                [&](llvm::Value* y_plane) {
-                  emitLoop(
-                      b, 0, s.OH,
-                      [&](llvm::Value* oh) {
-                        llvm::Value* row_count = loadF32(b, rows, oh);
-                        llvm::Value* y_row =
-                            b.CreateAdd(y_plane, b.CreateMul(oh, b.getInt64(s.OW)));
-                        emitLoop(
-                            b, 0, s.OW,
-                            [&](llvm::Value* ow) {
-                              llvm::Value* at = b.CreateAdd(y_row, ow);
-                              llvm::Value* count = b.CreateFMul(row_count, loadF32(b, cols, ow));
-                              storeF32(b, b.CreateFDiv(loadF32(b, y, at), count), y, at);
-                            },
-                            "ow");
-                      },
-                      "oh");
-                });
-          }};
+  return {
+      planeCount, [](KernelBuilder& kb) {
+        LoweredPool p = loweredPool(kb.node);
+        const PoolShape& s = p.shape;
+        bool include_pad = boolAttr(kb.node, "count_include_pad") != 0;
+        llvm::IRBuilder<>& b = kb.b;
+        llvm::Type* f32 = b.getFloatTy();
+        const size_t k = s.axes.size();
+        std::vector<llvm::Value*> divisors;
+        for (size_t i = 0; i < k; ++i)
+          divisors.push_back(
+              constantTable(kb, divisorsAlongAxis(s.axes[i], s.out[i], include_pad),
+                            k == 2 ? (i == 0 ? "rows" : "cols") : "dim" + std::to_string(i)));
+        llvm::Value* x = kb.input(0);
+        llvm::Value* y = kb.output(0);
+        emitPool(
+            kb, p,
+            [&](llvm::Value* y_plane, llvm::Value*) {
+              emitFill(b, DType::F32, y, y_plane, s.outPlane(), llvm::ConstantFP::get(f32, 0.0));
+            },
+            [&](llvm::Value* x_at, llvm::Value* y_at) {
+              storeF32(b, b.CreateFAdd(loadF32(b, y, y_at), loadF32(b, x, x_at)), y, y_at);
+            },
+            [&](llvm::Value* y_plane, llvm::Value*) {
+              // Nested loops over the output dims, the count a running product.
+              std::function<void(size_t, llvm::Value*, llvm::Value*)> dim =
+                  [&](size_t d, llvm::Value* y_at, llvm::Value* count) {
+                    emitLoop(
+                        b, 0, s.out[d],
+                        [&](llvm::Value* o) {
+                          llvm::Value* c = loadF32(b, divisors[d], o);
+                          c = count ? b.CreateFMul(count, c) : c;
+                          llvm::Value* at = b.CreateAdd(b.CreateMul(y_at, b.getInt64(s.out[d])), o);
+                          if (d + 1 < k) return dim(d + 1, at, c);
+                          at = b.CreateAdd(y_plane, at);
+                          storeF32(b, b.CreateFDiv(loadF32(b, y, at), c), y, at);
+                        },
+                        "o");
+                  };
+              dim(0, b.getInt64(0), nullptr);
+            });
+      }};
+}
+
+// LpPool: the sum of |x|^p over the taps inside the input (padding adds 0),
+// then its p-th root per output.
+Lowering makeLpPoolLowering() {
+  return {
+      planeCount, [](KernelBuilder& kb) {
+        LoweredPool p = loweredPool(kb.node);
+        const PoolShape& s = p.shape;
+        const int64_t power = kb.node.i("p");
+        llvm::IRBuilder<>& b = kb.b;
+        llvm::Type* f32 = b.getFloatTy();
+        llvm::Value* x = kb.input(0);
+        llvm::Value* y = kb.output(0);
+        emitPool(
+            kb, p,
+            [&](llvm::Value* y_plane, llvm::Value*) {
+              emitFill(b, DType::F32, y, y_plane, s.outPlane(), llvm::ConstantFP::get(f32, 0.0));
+            },
+            [&](llvm::Value* x_at, llvm::Value* y_at) {
+              llvm::Value* v = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, loadF32(b, x, x_at));
+              llvm::Value* pow = v;
+              for (int64_t j = 1; j < power; ++j) pow = b.CreateFMul(pow, v);
+              storeF32(b, b.CreateFAdd(loadF32(b, y, y_at), pow), y, y_at);
+            },
+            [&](llvm::Value* y_plane, llvm::Value*) {
+              emitLoop(
+                  b, 0, s.outPlane(),
+                  [&](llvm::Value* o) {
+                    llvm::Value* at = b.CreateAdd(y_plane, o);
+                    storeF32(b, emitRoot(b, loadF32(b, y, at), power), y, at);
+                  },
+                  "o");
+            });
+      }};
 }
 
 }  // namespace nanoc::cpu

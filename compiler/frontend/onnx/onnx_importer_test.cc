@@ -203,15 +203,20 @@ TEST(OnnxImporter, ConvSameUpperAndLowerPutTheOddPadOnOppositeSides) {
   }
 }
 
-TEST(OnnxImporter, ConvRejectsThreeDimensionalConvolution) {
+TEST(OnnxImporter, ConvThreeDimensionalTakesPerDimAttributes) {
   ModelBuilder m(11);
-  m.input("x", {1, 1, 4, 4, 4});
-  m.floatInit("w", {1, 1, 2, 2, 2}, std::vector<float>(8, 1.f));
-  m.node("Conv", {"x", "w"}, {"y"}, "conv3d");
+  m.input("x", {1, 1, 4, 5, 6});
+  m.floatInit("w", {2, 1, 2, 3, 3}, std::vector<float>(36, 1.f));
+  onnx::NodeProto* n = m.node("Conv", {"x", "w"}, {"y"}, "conv3d");
+  setString(n, "auto_pad", "SAME_LOWER");
   m.output("y");
-  std::string err = m.importError();
-  EXPECT_NE(err.find("node 'conv3d' (Conv"), std::string::npos) << err;
-  EXPECT_NE(err.find("2-D"), std::string::npos) << err;
+  auto g = m.import();
+  const Node& conv = onlyNode(*g, "Conv");
+  EXPECT_EQ(conv.ints("kernel_shape"), (Dims{2, 3, 3}));
+  // Begins, then ends; the odd pad of the depth goes first (LOWER).
+  EXPECT_EQ(conv.ints("pads"), (Dims{1, 1, 1, 0, 1, 1}));
+  EXPECT_EQ(conv.ints("strides"), (Dims{1, 1, 1}));
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,2,4,5,6]");
 }
 
 TEST(OnnxImporter, FlattenBecomesReshapeWithExplicitShape) {
@@ -479,7 +484,7 @@ TEST(OnnxImporter, LegacyBroadcastAxisAlignsB) {
   EXPECT_EQ(g->outputs[0]->type.str(), "f32[2,3,4,5]");
 }
 
-TEST(OnnxImporter, MaxPoolFillsDefaultsAndRejectsUsedIndices) {
+TEST(OnnxImporter, MaxPoolFillsDefaultsAndImportsUsedIndices) {
   ModelBuilder m(12);
   m.input("x", {1, 1, 4, 4});
   onnx::NodeProto* n = m.node("MaxPool", {"x"}, {"y"}, "pool");
@@ -492,9 +497,14 @@ TEST(OnnxImporter, MaxPoolFillsDefaultsAndRejectsUsedIndices) {
   EXPECT_EQ(pool.ints("dilations"), (Dims{1, 1}));
   EXPECT_EQ(pool.i("ceil_mode"), 0);
 
+  // A used Indices output makes it the two-output MaxPoolWithIndices.
   n->add_output("idx");
   m.output("idx");
-  EXPECT_NE(m.importError().find("Indices"), std::string::npos);
+  g = m.import();
+  const Node& with = onlyNode(*g, "MaxPoolWithIndices");
+  EXPECT_EQ(with.i("storage_order"), 0);
+  EXPECT_EQ(g->outputs[1]->name, "idx");
+  EXPECT_EQ(g->outputs[1]->type.str(), "i64[1,1,2,2]");
 }
 
 TEST(OnnxImporter, BatchNormAndDropoutForInference) {

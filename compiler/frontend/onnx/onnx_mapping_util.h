@@ -41,5 +41,6 @@ MappingList elementwiseMappings();
 MappingList reductionMappings();
 MappingList dataMovementMappings();
 MappingList normalizationMappings();
+MappingList spatialMappings();
 
 }  // namespace nanoc::onnx_import

@@ -31,128 +31,6 @@ void mapGemm(NodeImporter& n) {
                 {"transB", int64_t{n.intAttr("transB", 0) != 0}}});
 }
 
-// ---- windows: Conv and pooling ----
-
-struct Window {
-  std::vector<int64_t> kernel, strides, dilations, pads;  // pads: top, left, bottom, right
-};
-
-std::vector<int64_t> windowInts(const NodeImporter& n, const char* key, size_t size,
-                                std::vector<int64_t> fallback, int64_t min) {
-  std::vector<int64_t> v = n.intsAttr(key).value_or(std::move(fallback));
-  if (v.size() != size)
-    n.fail(std::string(key) + " " + dimsStr(v) + " must have " + std::to_string(size) +
-           " values (nanoc supports 2-D windows only)");
-  for (int64_t x : v)
-    if (x < min || x > kMaxWindowAttr)
-      n.fail(std::string(key) + " " + dimsStr(v) + " has an out-of-range value");
-  return v;
-}
-
-// Reads strides, dilations, pads and auto_pad for a 2-D window over NCHW `x`,
-// resolving auto_pad into explicit pads.
-Window readWindow(const NodeImporter& n, const Value* x, std::vector<int64_t> kernel) {
-  Window w;
-  w.kernel = std::move(kernel);
-  if (w.kernel.size() != 2) n.fail("kernel_shape " + dimsStr(w.kernel) + " is not 2-D");
-  for (int64_t k : w.kernel)
-    if (k < 1 || k > kMaxWindowAttr)
-      n.fail("kernel_shape " + dimsStr(w.kernel) + " is out of range");
-  w.strides = windowInts(n, "strides", 2, {1, 1}, 1);
-  w.dilations = windowInts(n, "dilations", 2, {1, 1}, 1);
-  std::optional<std::vector<int64_t>> pads;
-  if (n.hasAttr("pads")) pads = windowInts(n, "pads", 4, {}, 0);
-  std::string auto_pad = n.stringAttr("auto_pad").value_or("NOTSET");
-  if (auto_pad == "NOTSET") {
-    w.pads = pads.value_or(std::vector<int64_t>(4, 0));
-    return w;
-  }
-  if (auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
-    n.fail("auto_pad '" + auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
-  if (pads && std::any_of(pads->begin(), pads->end(), [](int64_t p) { return p != 0; }))
-    n.fail("has both auto_pad " + auto_pad + " and explicit pads " + dimsStr(*pads));
-  w.pads.assign(4, 0);
-  if (auto_pad == "VALID") return w;
-  // SAME: the output has ceil(in / stride) elements; the padding that needs
-  // is split evenly, the odd one at the end (UPPER) or the beginning (LOWER).
-  for (size_t i = 0; i < 2; ++i) {
-    int64_t in = x->type.dims[2 + i];
-    int64_t out = (in + w.strides[i] - 1) / w.strides[i];
-    int64_t eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
-    int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + eff - in);
-    int64_t begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    w.pads[i] = begin;
-    w.pads[i + 2] = total - begin;
-  }
-  return w;
-}
-
-void requireImage(const NodeImporter& n, const Value* v, const char* role) {
-  if (v->type.rank() != 4)
-    n.fail(std::string(role) + " is " + v->type.str() +
-           "; nanoc supports 2-D (4-D NCHW) windows only");
-}
-
-void mapConv(NodeImporter& n) {
-  Value* x = n.requiredInput(0, "X");
-  Value* w = n.requiredInput(1, "W");
-  requireImage(n, x, "X");
-  requireImage(n, w, "W");
-  std::vector<int64_t> w_kernel(w->type.dims.begin() + 2, w->type.dims.end());
-  std::vector<int64_t> kernel = n.intsAttr("kernel_shape").value_or(w_kernel);
-  if (kernel != w_kernel)
-    n.fail("kernel_shape " + dimsStr(kernel) + " does not match W " + w->type.str());
-  int64_t group = n.intAttr("group", 1);
-  if (group < 1) n.fail("group " + std::to_string(group) + " must be >= 1");
-  Window win = readWindow(n, x, kernel);
-  n.emitResult("Conv", {x, w, n.input(2)},
-               {{"group", group},
-                {"kernel_shape", win.kernel},
-                {"pads", win.pads},
-                {"strides", win.strides},
-                {"dilations", win.dilations}});
-}
-
-void mapMaxPool(NodeImporter& n) {
-  Value* x = n.requiredInput(0, "X");
-  requireImage(n, x, "X");
-  // storage_order only changes the Indices output, so it is irrelevant as
-  // long as nothing reads Indices.
-  if (n.outputUsed(1))
-    n.fail("its second output 'Indices' is used; nanoc supports MaxPool values only");
-  std::optional<std::vector<int64_t>> kernel = n.intsAttr("kernel_shape");
-  if (!kernel) n.fail("attribute kernel_shape is missing");
-  Window win = readWindow(n, x, *kernel);
-  int64_t ceil_mode = n.opset() >= 10 ? n.intAttr("ceil_mode", 0) != 0 : 0;
-  n.emitResult("MaxPool", {x},
-               {{"kernel_shape", win.kernel},
-                {"pads", win.pads},
-                {"strides", win.strides},
-                {"dilations", win.dilations},
-                {"ceil_mode", ceil_mode}});
-}
-
-void mapAveragePool(NodeImporter& n) {
-  Value* x = n.requiredInput(0, "X");
-  requireImage(n, x, "X");
-  std::optional<std::vector<int64_t>> kernel = n.intsAttr("kernel_shape");
-  if (!kernel) n.fail("attribute kernel_shape is missing");
-  Window win = readWindow(n, x, *kernel);
-  int64_t ceil_mode = n.opset() >= 10 ? n.intAttr("ceil_mode", 0) != 0 : 0;
-  int64_t count_include_pad = n.opset() >= 7 ? n.intAttr("count_include_pad", 0) != 0 : 0;
-  n.emitResult("AveragePool", {x},
-               {{"kernel_shape", win.kernel},
-                {"pads", win.pads},
-                {"strides", win.strides},
-                {"dilations", win.dilations},
-                {"ceil_mode", ceil_mode},
-                {"count_include_pad", count_include_pad}});
-}
-
-void mapGlobalAveragePool(NodeImporter& n) {
-  n.emitResult("GlobalAveragePool", {n.requiredInput(0, "X")});
-}
-
 // ---- normalization ----
 
 void mapBatchNormalization(NodeImporter& n) {
@@ -412,19 +290,15 @@ void mapConstantOfShape(NodeImporter& n) {
 const std::map<std::string_view, OpMapping>& mappings() {
   static const std::map<std::string_view, OpMapping> table = [] {
     std::map<std::string_view, OpMapping> t = {
-        {"AveragePool", mapAveragePool},
         {"BatchNormalization", mapBatchNormalization},
         {"Concat", mapConcat},
         {"Constant", mapConstant},
         {"ConstantOfShape", mapConstantOfShape},
-        {"Conv", mapConv},
         {"Dropout", mapDropout},
         {"Flatten", mapFlatten},
         {"Gemm", mapGemm},
-        {"GlobalAveragePool", mapGlobalAveragePool},
         {"Identity", mapIdentity},
         {"MatMul", mapMatMul},
-        {"MaxPool", mapMaxPool},
         {"Reshape", mapReshape},
         {"Softmax", mapSoftmax},
         {"Squeeze", mapSqueeze},
@@ -433,7 +307,7 @@ const std::map<std::string_view, OpMapping>& mappings() {
     };
     // Each family of operators lists its own mappings (onnx_map_*.cc).
     for (const auto& family : {elementwiseMappings(), reductionMappings(), dataMovementMappings(),
-                               normalizationMappings()})
+                               normalizationMappings(), spatialMappings()})
       for (const auto& [op, mapping] : family) t.emplace(op, mapping);
     return t;
   }();

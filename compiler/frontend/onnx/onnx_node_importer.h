@@ -11,9 +11,27 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/ir/error.h"
 #include "compiler/ir/graph.h"
 
 namespace nanoc::onnx_import {
+
+// What NodeImporter::fail throws: the full message, and the reason alone so
+// that the importer can list it under the node's name, op and opset.
+class NodeError : public CompileError {
+ public:
+  NodeError(const std::string& message, std::string reason)
+      : CompileError(message), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+// Nodes whose inputs are all constants are evaluated as they are imported
+// when their outputs are at most this large, so that the mappings after them
+// see constants (a Reshape's shape computed by Shape -> Gather -> Concat).
+constexpr uint64_t kImportFoldBytes = uint64_t{1} << 20;
 
 // Names the model itself uses. The helper values and nodes a mapping adds
 // (e.g. the Reshapes around a legacy Softmax) take fresh names outside these
@@ -59,20 +77,24 @@ class NodeImporter {
   bool outputUsed(size_t i) const;
 
   // Appends IR node `op`, types it with shape inference and returns its one
-  // output. The node is named after this ONNX node, with "/suffix" for the
-  // helper nodes of a multi-node mapping; the output is named `output_name`
-  // (a model value name) or, when empty, a fresh name after the node.
+  // output; when every input is a constant, it folds the node (see
+  // kImportFoldBytes) and the output is that constant. The node is named after this ONNX node, with
+  // "/suffix" for the helper nodes of a multi-node mapping; the output is named `output_name` (a
+  // model value name) or, when empty, a fresh name after the node.
   Value* emit(const std::string& op, std::vector<Value*> inputs, std::map<std::string, Attr> attrs,
               const std::string& suffix = "", const std::string& output_name = "");
   // Emits `op` as the producer of the model's output 0, which names its value.
   void emitResult(const std::string& op, std::vector<Value*> inputs,
                   std::map<std::string, Attr> attrs = {}, const std::string& suffix = "");
+  // Defines the model's output `i` as a constant under its model name.
+  void setConstantOutput(size_t i, const TensorType& type, std::vector<uint8_t> bytes);
 
   // The IR value for the model's output `i`; outputs left null are not
   // defined (mappings leave unread extra outputs null).
   void setOutput(size_t i, Value* value);
   const std::vector<Value*>& outputs() const { return outputs_; }
 
+  // Throws NodeError: "node 'NAME' (OP, opset N): message".
   [[noreturn]] void fail(const std::string& message) const;
 
  private:

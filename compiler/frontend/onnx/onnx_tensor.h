@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,11 @@ std::string onnxTypeName(int32_t onnx_type);
 // a tensor too large to address (its byte size must fit comfortably in int64).
 int64_t checkedNumel(const std::vector<int64_t>& dims, DType dtype, const std::string& what);
 
+// The most bytes a node that the importer turns into a constant of a size the
+// model computes (ConstantOfShape, Range) may make: beyond it, a model could
+// ask for any amount of compile-time memory.
+constexpr int64_t kMaxMadeConstantBytes = int64_t{256} << 20;
+
 struct ConstantTensor {
   TensorType type;
   std::vector<uint8_t> bytes;  // dense, row-major, little-endian; type.bytes() long
@@ -33,8 +39,25 @@ struct ConstantTensor {
 // data, an unsupported dtype, or a payload whose size does not match the dims.
 ConstantTensor decodeTensor(const onnx::TensorProto& tensor, const std::string& what);
 
-// The static type of a graph input or output. Throws for a non-tensor type, a
-// missing shape, or a symbolic / unknown dim, naming `what` and the dim.
-TensorType staticTypeOf(const onnx::ValueInfoProto& info, const std::string& what);
+// What a value is when it is not a tensor ("a sequence", "a map", "an
+// optional", "a sparse tensor", "of unknown type"), for refusals.
+std::string nonTensorKind(const onnx::TypeProto& type);
+
+// A graph input dim that neither the model nor the user fixed.
+struct OpenDim {
+  std::string input;
+  size_t index = 0;
+  std::string param;  // its dim_param; empty for an unknown dim
+};
+
+// The type of graph input `info`. `shape` (nanoc's --input-shape, may be null)
+// gives every dim; otherwise `dim_params` (--dim) fixes symbolic dims. A dim
+// left open is appended to `open` and typed 1, so the caller can list every
+// open dim of every input in one error. Throws CompileError naming the input
+// for a non-tensor type, an unsupported dtype, a rank or dim that conflicts
+// with `shape`, a negative dim, or a tensor too large to address.
+TensorType inputTypeOf(const onnx::ValueInfoProto& info, const std::vector<int64_t>* shape,
+                       const std::map<std::string, int64_t>& dim_params,
+                       std::vector<OpenDim>& open);
 
 }  // namespace nanoc::onnx_import

@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <fstream>
@@ -183,10 +184,13 @@ class Structure {
           break;
         }
     }
-    std::string cycle;
-    // The path runs against the data flow; print it along.
-    for (size_t k = path.size(); k-- > seen[at];) cycle += describeNode(path[k]) + " -> ";
-    throw CompileError("the graph has a cycle: " + cycle + describeNode(path.back()));
+    // The path runs against the data flow; the cycle is printed along it,
+    // from its first node in the model's order.
+    std::vector<int> cycle(path.rbegin(), path.rend() - static_cast<ptrdiff_t>(seen[at]));
+    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+    std::string text;
+    for (int c : cycle) text += describeNode(c) + " -> ";
+    throw CompileError("the graph has a cycle: " + text + describeNode(cycle[0]));
   }
 
   const onnx::GraphProto& g_;
@@ -316,18 +320,21 @@ std::string problemsMessage(const std::vector<NodeProblem>& problems, int skippe
   return message + "\nto add an operator or extend one, see docs/ADDING_AN_OPERATOR.md";
 }
 
-void checkDeclaredOutput(const onnx::ValueInfoProto& info, const Value& v) {
+// A declared type (of a graph output, or of an input that an initializer
+// defines) against the type the value has: `what` names the value, `has`
+// says where its type comes from ("computes", "its initializer is").
+void checkDeclaredType(const onnx::ValueInfoProto& info, const TensorType& type,
+                       const std::string& what, const std::string& has) {
   if (!info.has_type() || info.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
   if (!info.type().has_tensor_type())
-    throw CompileError("graph output '" + info.name() + "' is " +
-                       onnx_import::nonTensorKind(info.type()) +
-                       ": nanoc supports tensor outputs only");
+    throw CompileError(what + " is " + onnx_import::nonTensorKind(info.type()) +
+                       ": nanoc supports tensors only");
   const onnx::TypeProto::Tensor& t = info.type().tensor_type();
   std::string declared;
   bool ok = true;
   if (t.elem_type() != onnx::TensorProto::UNDEFINED) {
     std::optional<DType> dtype = onnx_import::dtypeFromOnnx(t.elem_type());
-    ok = dtype == v.type.dtype;
+    ok = dtype == type.dtype;
     declared = dtype ? std::string(dtypeName(*dtype)) : onnx_import::onnxTypeName(t.elem_type());
   } else {
     declared = "?";
@@ -335,20 +342,18 @@ void checkDeclaredOutput(const onnx::ValueInfoProto& info, const Value& v) {
   if (t.has_shape()) {
     // Symbolic and unknown dims in an output's declaration are fine: the
     // inputs fixed them. Only static dims are compared.
-    ok = ok && t.shape().dim_size() == static_cast<int>(v.type.rank());
+    ok = ok && t.shape().dim_size() == static_cast<int>(type.rank());
     declared += "[";
     for (int i = 0; i < t.shape().dim_size(); ++i) {
       const onnx::TensorShapeProto::Dimension& d = t.shape().dim(i);
       declared += (i ? "," : "") + (d.has_dim_value()   ? std::to_string(d.dim_value())
                                     : d.has_dim_param() ? d.dim_param()
                                                         : "?");
-      if (ok && d.has_dim_value()) ok = d.dim_value() == v.type.dims[static_cast<size_t>(i)];
+      if (ok && d.has_dim_value()) ok = d.dim_value() == type.dims[static_cast<size_t>(i)];
     }
     declared += "]";
   }
-  if (!ok)
-    throw CompileError("graph output '" + info.name() + "' is declared " + declared +
-                       " but computes " + v.type.str());
+  if (!ok) throw CompileError(what + " is declared " + declared + " but " + has + " " + type.str());
 }
 
 std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
@@ -428,6 +433,10 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
         onnx_import::decodeTensor(init, "initializer '" + init.name() + "'");
     values[init.name()] = graph->addConstant(init.name(), t.type, std::move(t.bytes));
   }
+  for (const onnx::ValueInfoProto& in : g.input())
+    if (initializer_names.count(in.name()))
+      checkDeclaredType(in, values.at(in.name())->type, "input '" + in.name() + "'",
+                        "its initializer is");
 
   // A node that cannot be imported leaves its outputs null here; the nodes
   // that read them are skipped, and every problem found is reported at once.
@@ -488,7 +497,7 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
 
   for (const onnx::ValueInfoProto& out : g.output()) {
     Value* v = values.at(out.name());
-    checkDeclaredOutput(out, *v);
+    checkDeclaredType(out, v->type, "graph output '" + out.name() + "'", "computes");
     graph->outputs.push_back(v);
   }
   if (graph->outputs.empty()) throw CompileError("the graph has no outputs");

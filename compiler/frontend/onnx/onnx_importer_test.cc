@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <cctype>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -27,6 +28,19 @@ class ModelBuilder {
   onnx::ValueInfoProto* input(const std::string& name, std::vector<int64_t> dims,
                               int32_t elem_type = onnx::TensorProto::FLOAT) {
     return valueInfo(graph()->add_input(), name, dims, elem_type);
+  }
+  // An input whose dims are numbers, dim_params ("batch") or "?" (unknown).
+  onnx::ValueInfoProto* openInput(const std::string& name, std::vector<std::string> dims) {
+    onnx::ValueInfoProto* v = input(name, {});
+    onnx::TensorShapeProto* shape = v->mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (const std::string& d : dims) {
+      onnx::TensorShapeProto::Dimension* dim = shape->add_dim();
+      if (std::isdigit(static_cast<unsigned char>(d[0])))
+        dim->set_dim_value(std::stoll(d));
+      else if (d != "?")
+        dim->set_dim_param(d);
+    }
+    return v;
   }
   onnx::ValueInfoProto* output(const std::string& name) {
     onnx::ValueInfoProto* v = graph()->add_output();
@@ -59,14 +73,14 @@ class ModelBuilder {
 
   onnx::GraphProto* graph() { return model_.mutable_graph(); }
   onnx::ModelProto& model() { return model_; }
-  std::unique_ptr<Graph> import() const {
+  std::unique_ptr<Graph> import(const OnnxImportOptions& options = {}) const {
     std::string bytes = model_.SerializeAsString();
-    return importOnnxBytes(bytes.data(), bytes.size(), "model.onnx");
+    return importOnnxBytes(bytes.data(), bytes.size(), "model.onnx", options);
   }
   // The CompileError message of importing, or "" if it imported.
-  std::string importError() const {
+  std::string importError(const OnnxImportOptions& options = {}) const {
     try {
-      import();
+      import(options);
     } catch (const CompileError& e) {
       return e.what();
     }
@@ -633,6 +647,396 @@ TEST(OnnxImporter, ConstantOfShapeWithAConstantShapeIsAConstant) {
   ASSERT_TRUE(k->isConstant());
   EXPECT_EQ(k->type.str(), "f32[2,3]");
   EXPECT_EQ(k->as<float>()[5], 7.f);
+}
+
+// ---- shapes fold as they import ----
+
+std::vector<int64_t> int64s(const Value* v) {
+  EXPECT_TRUE(v->isConstant()) << v->name;
+  EXPECT_EQ(v->type.dtype, DType::I64) << v->name;
+  return std::vector<int64_t>(v->as<int64_t>(), v->as<int64_t>() + v->type.numel());
+}
+
+TEST(OnnxImporter, ShapeFeedsReshapeAsAConstant) {
+  ModelBuilder m(13);
+  m.input("x", {6, 2});
+  m.input("like", {3, 4});
+  m.node("Shape", {"like"}, {"s"});
+  m.node("Reshape", {"x", "s"}, {"y"});
+  m.node("Add", {"y", "like"}, {"z"});
+  m.output("z");
+  auto g = m.import();
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"Reshape", "Add"}));
+  EXPECT_EQ(onlyNode(*g, "Reshape").ints("shape"), (Dims{3, 4}));
+}
+
+TEST(OnnxImporter, ShapeConcatReshapeChainFoldsAtImport) {
+  // The exporter's flatten: Reshape(x, Concat(Shape(x)[0:1], [-1])).
+  ModelBuilder m(15);
+  m.input("x", {2, 3, 4});
+  onnx::NodeProto* shape = m.node("Shape", {"x"}, {"batch"});
+  setInt(shape, "end", 1);
+  setInts(m.node("Constant", {}, {"minus_one"}), "value_ints", {-1});
+  setInt(m.node("Concat", {"batch", "minus_one"}, {"flat_shape"}, "concat"), "axis", 0);
+  m.node("Reshape", {"x", "flat_shape"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"Reshape"}));
+  EXPECT_EQ(onlyNode(*g, "Reshape").ints("shape"), (Dims{2, 12}));
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[2,12]");
+}
+
+TEST(OnnxImporter, FoldedValuesKeepTheModelsNames) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3});
+  m.node("Shape", {"x"}, {"s"});
+  setInt(m.node("Concat", {"s", "s"}, {"twice"}, "concat"), "axis", 0);
+  m.output("twice");
+  auto g = m.import();
+  EXPECT_TRUE(g->nodes.empty());
+  ASSERT_EQ(g->outputs.size(), 1u);
+  EXPECT_EQ(g->outputs[0]->name, "twice");
+  EXPECT_EQ(int64s(g->outputs[0]), (Dims{2, 3, 2, 3}));
+}
+
+TEST(OnnxImporter, ShapeStartAndEndFromOpset15ClampLikeOnnx) {
+  ModelBuilder m(15);
+  m.input("x", {2, 3, 4, 5});
+  setInt(m.node("Shape", {"x"}, {"last_two"}), "start", -2);
+  onnx::NodeProto* middle = m.node("Shape", {"x"}, {"middle"});
+  setInt(middle, "start", 1);
+  setInt(middle, "end", -1);
+  onnx::NodeProto* clamped = m.node("Shape", {"x"}, {"clamped"});
+  setInt(clamped, "start", -100);
+  setInt(clamped, "end", 100);
+  onnx::NodeProto* empty = m.node("Shape", {"x"}, {"empty"});
+  setInt(empty, "start", 3);
+  setInt(empty, "end", 1);
+  for (const char* out : {"last_two", "middle", "clamped", "empty"}) m.output(out);
+  auto g = m.import();
+  EXPECT_EQ(int64s(g->outputs[0]), (Dims{4, 5}));
+  EXPECT_EQ(int64s(g->outputs[1]), (Dims{3, 4}));
+  EXPECT_EQ(int64s(g->outputs[2]), (Dims{2, 3, 4, 5}));
+  EXPECT_EQ(g->outputs[3]->type.str(), "i64[0]");
+}
+
+TEST(OnnxImporter, SizeIsAnInt64Scalar) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4});
+  m.node("Size", {"x"}, {"n"});
+  m.output("n");
+  auto g = m.import();
+  EXPECT_EQ(g->outputs[0]->type.str(), "i64[]");
+  EXPECT_EQ(int64s(g->outputs[0]), (Dims{24}));
+}
+
+TEST(OnnxImporter, ConstantOfShapeOfAShapeIsAConstant) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3});
+  m.node("Shape", {"x"}, {"s"});
+  m.node("ConstantOfShape", {"s"}, {"zeros"});
+  m.node("Add", {"x", "zeros"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"Add"}));
+  const Value* zeros = onlyNode(*g, "Add").inputs[1];
+  ASSERT_TRUE(zeros->isConstant());
+  EXPECT_EQ(zeros->name, "zeros");
+  EXPECT_EQ(zeros->type.str(), "f32[2,3]");
+}
+
+TEST(OnnxImporter, ConstantOfShapeTooLargeToCompileInIsAnError) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  m.int64Init("shape", {1 << 20, 1 << 20});
+  m.node("ConstantOfShape", {"shape"}, {"big"}, "big");
+  m.node("Add", {"x", "big"}, {"y"});
+  m.output("y");
+  std::string err = m.importError();
+  EXPECT_EQ(err.rfind("model.onnx: node 'big' (ConstantOfShape, opset 13): output "
+                      "f32[1048576,1048576] is larger than the 256 MiB nanoc compiles in",
+                      0),
+            0u)
+      << err;
+}
+
+void int64Scalar(ModelBuilder& m, const std::string& name, int64_t v) {
+  onnx::TensorProto* t = m.graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_int64_data(v);
+}
+
+TEST(OnnxImporter, RangeOfConstantsIsAConstant) {
+  ModelBuilder m(13);
+  m.input("x", {1});
+  int64Scalar(m, "start", 10);
+  int64Scalar(m, "limit", 1);
+  int64Scalar(m, "delta", -4);
+  m.node("Range", {"start", "limit", "delta"}, {"r"});
+  m.output("r");
+  auto g = m.import();
+  EXPECT_EQ(int64s(g->outputs[0]), (Dims{10, 6, 2}));
+}
+
+TEST(OnnxImporter, RangeWithARunTimeInputIsAnError) {
+  ModelBuilder m(13);
+  onnx::ValueInfoProto* limit = m.input("limit", {}, onnx::TensorProto::INT64);
+  (void)limit;
+  int64Scalar(m, "start", 0);
+  int64Scalar(m, "delta", 1);
+  m.node("Range", {"start", "limit", "delta"}, {"r"}, "range");
+  m.output("r");
+  std::string err = m.importError();
+  EXPECT_EQ(err.rfind("model.onnx: node 'range' (Range, opset 13): limit input 'limit' is "
+                      "computed at run time",
+                      0),
+            0u)
+      << err;
+}
+
+TEST(OnnxImporter, SymbolicOutputDeclarationsAreFine) {
+  ModelBuilder m(13);
+  m.openInput("x", {"batch", "3"});
+  m.node("Relu", {"x"}, {"y"});
+  onnx::ValueInfoProto* y = m.output("y");
+  onnx::TypeProto::Tensor* t = y->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  t->mutable_shape()->add_dim()->set_dim_param("batch");
+  t->mutable_shape()->add_dim()->set_dim_value(3);
+  OnnxImportOptions options;
+  options.dim_params["batch"] = 2;
+  EXPECT_EQ(m.import(options)->outputs[0]->type.str(), "f32[2,3]");
+}
+
+// ---- open input dims: --input-shape and --dim ----
+
+TEST(OnnxImporter, DimFixesEverySymbolicDimOfThatName) {
+  ModelBuilder m(13);
+  m.openInput("ids", {"batch", "seq"});
+  m.openInput("mask", {"batch", "1", "seq"});
+  m.node("Relu", {"ids"}, {"a"});
+  m.node("Relu", {"mask"}, {"b"});
+  m.output("a");
+  m.output("b");
+  OnnxImportOptions options;
+  options.dim_params = {{"batch", 2}, {"seq", 7}};
+  auto g = m.import(options);
+  EXPECT_EQ(g->inputs[0]->type.str(), "f32[2,7]");
+  EXPECT_EQ(g->inputs[1]->type.str(), "f32[2,1,7]");
+}
+
+TEST(OnnxImporter, InputShapeFixesUnknownAndSymbolicDims) {
+  ModelBuilder m(13);
+  m.openInput("x", {"?", "3", "height", "8"});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  OnnxImportOptions options;
+  options.input_shapes["x"] = {4, 3, 16, 8};
+  EXPECT_EQ(m.import(options)->inputs[0]->type.str(), "f32[4,3,16,8]");
+}
+
+TEST(OnnxImporter, InputShapeGivesAShapelessInputItsShape) {
+  ModelBuilder m(13);
+  onnx::ValueInfoProto* x = m.input("x", {});
+  x->mutable_type()->mutable_tensor_type()->clear_shape();
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  EXPECT_EQ(m.importError(),
+            "model.onnx: input 'x' has no shape, not even a rank: give it one with --input-shape "
+            "x=d0,d1,...");
+  OnnxImportOptions options;
+  options.input_shapes["x"] = {5};
+  EXPECT_EQ(m.import(options)->inputs[0]->type.str(), "f32[5]");
+}
+
+TEST(OnnxImporter, OneOpenDimIsAnErrorSuggestingBothFlags) {
+  ModelBuilder m(13);
+  m.openInput("x", {"N", "3"});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  EXPECT_EQ(m.importError(),
+            "model.onnx: input 'x' dim 0 is symbolic ('N'): nanoc needs static shapes; fix it "
+            "with --dim N=1 or --input-shape x=1,3 (1 stands for the size you will run with)");
+}
+
+TEST(OnnxImporter, EveryOpenDimIsListedInOneError) {
+  ModelBuilder m(13);
+  m.openInput("ids", {"batch", "seq"});
+  m.openInput("extra", {"?", "4"});
+  m.node("Add", {"ids", "ids"}, {"a"});
+  m.node("Relu", {"extra"}, {"b"});
+  m.output("a");
+  m.output("b");
+  EXPECT_EQ(m.importError(),
+            "model.onnx: 3 input dims are open (input 'ids' dim 0 is symbolic ('batch'), input "
+            "'ids' dim 1 is symbolic ('seq'), input 'extra' dim 0 is unknown): nanoc needs static "
+            "shapes; fix them with --input-shape ids=1,1 --input-shape extra=1,4 (1 stands for "
+            "the sizes you will run with)");
+}
+
+TEST(OnnxImporter, InputShapeMustAgreeWithTheModel) {
+  ModelBuilder m(13);
+  m.openInput("x", {"N", "3"});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  OnnxImportOptions rank;
+  rank.input_shapes["x"] = {1, 3, 1};
+  EXPECT_EQ(m.importError(rank),
+            "model.onnx: --input-shape x has 3 dims, but the model's input 'x' has rank 2");
+  OnnxImportOptions conflict;
+  conflict.input_shapes["x"] = {1, 4};
+  EXPECT_EQ(m.importError(conflict),
+            "model.onnx: --input-shape x sets dim 1 to 4, but the model fixes it at 3");
+}
+
+TEST(OnnxImporter, FlagsNamingNothingInTheModelAreErrors) {
+  ModelBuilder m(13);
+  m.openInput("x", {"N", "3"});
+  m.input("b", {3});
+  m.floatInit("b", {3}, {1.f, 2.f, 3.f});
+  m.node("Add", {"x", "b"}, {"y"});
+  m.output("y");
+  OnnxImportOptions typo;
+  typo.input_shapes["X"] = {1, 3};
+  EXPECT_EQ(m.importError(typo),
+            "model.onnx: --input-shape names 'X', which is not a graph input; the inputs are: x");
+  OnnxImportOptions initializer;
+  initializer.input_shapes["b"] = {3};
+  EXPECT_EQ(m.importError(initializer),
+            "model.onnx: --input-shape names 'b', an initializer that nanoc compiles in as a "
+            "constant; the inputs are: x");
+  OnnxImportOptions dim;
+  dim.dim_params["batch"] = 1;
+  EXPECT_EQ(m.importError(dim),
+            "model.onnx: --dim batch names no symbolic dim of the graph inputs (they have: N)");
+}
+
+TEST(OnnxImporter, HugeInputDimIsAnError) {
+  ModelBuilder m(13);
+  m.input("x", {int64_t{1} << 40, int64_t{1} << 40});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  EXPECT_EQ(m.importError(),
+            "model.onnx: input 'x' f32[1099511627776,1099511627776] is too large to address");
+}
+
+TEST(OnnxImporter, UnsupportedOperatorsComeBeforeOpenDims) {
+  ModelBuilder m(13);
+  m.openInput("x", {"N"});
+  m.node("Erf", {"x"}, {"y"}, "e");
+  m.output("y");
+  std::string err = m.importError();
+  EXPECT_EQ(err.substr(0, err.find('\n')),
+            "model.onnx: node 'e' (Erf, opset 13): unsupported operator");
+  EXPECT_NE(err.find("(and input 'x' dim 0 is symbolic ('N')"), std::string::npos) << err;
+}
+
+// ---- malformed graphs ----
+
+TEST(OnnxImporter, ACycleIsAnErrorNamingItsNodes) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  m.node("Add", {"x", "c"}, {"a"}, "first");
+  m.node("Relu", {"a"}, {"b"}, "second");
+  m.node("Relu", {"b"}, {"c"}, "third");
+  m.output("c");
+  EXPECT_EQ(m.importError(),
+            "model.onnx: the graph has a cycle: node 'first' (Add) -> node 'second' (Relu) -> "
+            "node 'third' (Relu) -> node 'first' (Add)");
+}
+
+TEST(OnnxImporter, NodesOutOfTopologicalOrderAreAnError) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  m.node("Relu", {"a"}, {"y"}, "late_reader");
+  m.node("Relu", {"x"}, {"a"}, "producer");
+  m.output("y");
+  EXPECT_EQ(m.importError(),
+            "model.onnx: node 'late_reader' (Relu) reads 'a' before node 'producer' (Relu) defines "
+            "it: ONNX requires nodes in topological order (onnx.checker rejects this model too)");
+}
+
+TEST(OnnxImporter, AValueDefinedTwiceIsAnError) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  m.node("Relu", {"x"}, {"a"}, "one");
+  m.node("Sigmoid", {"x"}, {"a"}, "two");
+  m.output("a");
+  EXPECT_EQ(m.importError(),
+            "model.onnx: value 'a' is defined twice: by node 'one' (Relu) and by node 'two' "
+            "(Sigmoid)");
+  ModelBuilder shadow(13);
+  shadow.input("x", {2});
+  shadow.node("Relu", {"x"}, {"x"}, "in_place");
+  shadow.output("x");
+  EXPECT_EQ(shadow.importError(),
+            "model.onnx: value 'x' is defined twice: by a graph input and by node 'in_place' "
+            "(Relu)");
+}
+
+TEST(OnnxImporter, AnInputListedTwiceIsAnError) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  m.input("x", {2});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  EXPECT_EQ(m.importError(), "model.onnx: graph input 'x' is listed twice");
+}
+
+TEST(OnnxImporter, AnInitializersDeclarationMustMatchIt) {
+  ModelBuilder m(13);
+  m.input("x", {3});
+  m.input("b", {4});
+  m.floatInit("b", {3}, {1.f, 2.f, 3.f});
+  m.node("Add", {"x", "b"}, {"y"});
+  m.output("y");
+  EXPECT_EQ(m.importError(),
+            "model.onnx: input 'b' is declared f32[4] but its initializer is f32[3]");
+}
+
+TEST(OnnxImporter, SequenceInputsAndOutputsAreRefused) {
+  ModelBuilder m(13);
+  onnx::ValueInfoProto* seq = m.graph()->add_input();
+  seq->set_name("s");
+  seq->mutable_type()
+      ->mutable_sequence_type()
+      ->mutable_elem_type()
+      ->mutable_tensor_type()
+      ->set_elem_type(onnx::TensorProto::FLOAT);
+  m.node("Identity", {"s"}, {"y"});
+  m.output("y");
+  EXPECT_EQ(m.importError(),
+            "model.onnx: input 's' is a sequence: nanoc supports tensor inputs only");
+
+  ModelBuilder out(13);
+  out.input("x", {2});
+  out.node("Relu", {"x"}, {"y"});
+  out.output("y")->mutable_type()->mutable_optional_type();
+  EXPECT_EQ(out.importError(),
+            "model.onnx: graph output 'y' is an optional: nanoc supports tensors only");
+}
+
+TEST(OnnxImporter, EveryTruncationOfAModelIsAnErrorOrAModel) {
+  ModelBuilder m(13);
+  m.input("x", {1, 2, 4, 4});
+  m.floatInit("w", {3, 2, 1, 1}, std::vector<float>(6, 0.5f));
+  m.node("Conv", {"x", "w"}, {"c"}, "conv");
+  m.node("Relu", {"c"}, {"y"}, "relu");
+  m.output("y");
+  std::string bytes = m.model().SerializeAsString();
+  int errors = 0;
+  for (size_t size = 0; size < bytes.size(); ++size) {
+    try {
+      importOnnxBytes(bytes.data(), size, "cut.onnx");
+    } catch (const CompileError& e) {
+      ++errors;
+      EXPECT_EQ(std::string(e.what()).rfind("cut.onnx: ", 0), 0u) << e.what();
+    }
+  }
+  // A cut between top-level fields can leave a valid (smaller) model; most
+  // cuts do not.
+  EXPECT_GT(errors, static_cast<int>(bytes.size()) / 2);
 }
 
 TEST(OnnxImporter, SmallCnnAtOpset9PassesTheIRVerifier) {

@@ -23,11 +23,11 @@ using onnx_import::NodeImporter;
 bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 struct Opsets {
-  int64_t default_domain = 0;
+  int64_t default_domain = 0;  // 0: the model imports no default-domain opset
   std::map<std::string, int64_t> others;
 
   std::string versionFor(const std::string& domain) const {
-    if (isDefaultDomain(domain)) return std::to_string(default_domain);
+    if (isDefaultDomain(domain)) return default_domain ? std::to_string(default_domain) : "none";
     auto it = others.find(domain);
     return it == others.end() ? "?" : std::to_string(it->second);
   }
@@ -45,10 +45,11 @@ Opsets readOpsets(const onnx::ModelProto& model) {
     }
   }
   if (!found) {
-    // Models before IR version 3 predate opset_import and mean opset 1.
-    if (model.ir_version() >= 3)
-      throw CompileError("the model imports no opset of the default ONNX domain");
-    opsets.default_domain = 1;
+    // Models before IR version 3 predate opset_import and mean opset 1. A
+    // later model without the default domain (only ai.onnx.ml or a training
+    // domain) has no default-domain node to import; any it has is refused.
+    if (model.ir_version() < 3) opsets.default_domain = 1;
+    return opsets;
   }
   if (opsets.default_domain < 1)
     throw CompileError("opset " + std::to_string(opsets.default_domain) + " is not valid");
@@ -389,11 +390,22 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
     return "node '" + node_names[static_cast<size_t>(i)] + "' (" + opName(node) + ", opset " +
            opsets.versionFor(node.domain()) + ")";
   };
+  // The mapping of node i, or null with the reason it has none.
+  auto mappingOf = [&](int i, std::string& reason) -> onnx_import::OpMapping {
+    const onnx::NodeProto& node = g.node(i);
+    onnx_import::OpMapping mapping =
+        isDefaultDomain(node.domain()) ? onnx_import::findOpMapping(node.op_type()) : nullptr;
+    if (!mapping)
+      reason = "unsupported operator";
+    else if (opsets.default_domain == 0)
+      reason = "the model imports no opset of the default ONNX domain";
+    return reason.empty() ? mapping : nullptr;
+  };
   std::vector<NodeProblem> problems;
   for (int i = 0; i < g.node_size(); ++i) {
-    const onnx::NodeProto& node = g.node(i);
-    if (!isDefaultDomain(node.domain()) || !onnx_import::findOpMapping(node.op_type()))
-      problems.push_back({nodeLine(i) + ": unsupported operator", opName(node), true});
+    std::string reason;
+    if (!mappingOf(i, reason))
+      problems.push_back({nodeLine(i) + ": " + reason, opName(g.node(i)), true});
   }
 
   auto graph = std::make_unique<Graph>();
@@ -449,10 +461,10 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
       for (const std::string& out : node.output())
         if (!out.empty()) values[out] = nullptr;
     };
-    onnx_import::OpMapping mapping =
-        isDefaultDomain(node.domain()) ? onnx_import::findOpMapping(node.op_type()) : nullptr;
+    std::string unsupported;
+    onnx_import::OpMapping mapping = mappingOf(i, unsupported);
     if (!mapping) {
-      problems.push_back({nodeLine(i) + ": unsupported operator", opName(node), true});
+      problems.push_back({nodeLine(i) + ": " + unsupported, opName(node), true});
       poison();
       continue;
     }

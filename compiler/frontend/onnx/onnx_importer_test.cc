@@ -932,6 +932,26 @@ TEST(OnnxImporter, UnsupportedOperatorsComeBeforeOpenDims) {
   EXPECT_NE(err.find("(and input 'x' dim 0 is symbolic ('N')"), std::string::npos) << err;
 }
 
+TEST(OnnxImporter, ADefaultDomainNodeNeedsTheDefaultOpset) {
+  ModelBuilder m(3);
+  m.model().mutable_opset_import(0)->set_domain("ai.onnx.ml");
+  m.input("x", {2});
+  m.node("Relu", {"x"}, {"y"}, "r");
+  m.output("y");
+  std::string err = m.importError();
+  EXPECT_EQ(err.substr(0, err.find('\n')),
+            "model.onnx: node 'r' (Relu, opset none): the model imports no opset of the default "
+            "ONNX domain");
+}
+
+TEST(OnnxImporter, NewerDataTypesAreNamed) {
+  ModelBuilder m(21);
+  m.input("x", {2}, 22);  // INT4
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  EXPECT_EQ(m.importError(), "model.onnx: input 'x' has dtype INT4, which nanoc does not support");
+}
+
 // ---- malformed graphs ----
 
 TEST(OnnxImporter, ACycleIsAnErrorNamingItsNodes) {

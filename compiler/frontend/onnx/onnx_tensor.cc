@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 #include "compiler/ir/error.h"
@@ -49,8 +50,13 @@ std::optional<DType> dtypeFromOnnx(int32_t onnx_type) {
 std::string onnxTypeName(int32_t onnx_type) {
   if (onnx::TensorProto::DataType_IsValid(onnx_type))
     return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnx_type));
-  // Newer ONNX versions add types (FLOAT8*, INT4, ...) that this protobuf
-  // schema does not name.
+  // Types newer than the protobuf schema nanoc builds against (onnx.proto
+  // of ONNX 1.23 numbers them so).
+  static constexpr const char* kNewer[] = {
+      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4",
+      "FLOAT4E2M1",   "FLOAT8E8M0",     "UINT2",      "INT2",           "FLOAT6E2M3", "FLOAT6E3M2"};
+  if (onnx_type >= 17 && onnx_type < 17 + static_cast<int32_t>(std::size(kNewer)))
+    return kNewer[onnx_type - 17];
   return "data type " + std::to_string(onnx_type);
 }
 

@@ -357,6 +357,213 @@ void checkDeclaredType(const onnx::ValueInfoProto& info, const TensorType& type,
   if (!ok) throw CompileError(what + " is declared " + declared + " but " + has + " " + type.str());
 }
 
+// The values a node can read: its graph's, then those of the graphs around
+// it (an If branch reads the enclosing graph's values by name).
+struct Scope {
+  std::map<std::string, Value*> values;  // null: its producer could not be imported
+  const Scope* outer = nullptr;
+
+  // The entry for `name` here or further out; null when no scope has one.
+  Value* const* find(const std::string& name) const {
+    for (const Scope* s = this; s; s = s->outer)
+      if (auto it = s->values.find(name); it != s->values.end()) return &it->second;
+    return nullptr;
+  }
+};
+
+// Why the importer has nothing for `node`, or "" when it has.
+std::string unsupportedReason(const onnx::NodeProto& node, const Opsets& opsets) {
+  bool known = isDefaultDomain(node.domain()) &&
+               (node.op_type() == "If" || onnx_import::findOpMapping(node.op_type()));
+  if (known)
+    return opsets.default_domain == 0 ? "the model imports no opset of the default ONNX domain"
+                                      : "";
+  const std::string& op = node.op_type();
+  if (isDefaultDomain(node.domain()) && (op == "Loop" || op == "Scan"))
+    return "unsupported operator: nanoc compiles static graphs; of the control-flow operators "
+           "it inlines only If with a constant condition";
+  if (isDefaultDomain(node.domain()) &&
+      (op.rfind("Sequence", 0) == 0 || op.rfind("Optional", 0) == 0 || op == "SplitToSequence" ||
+       op == "ConcatFromSequence"))
+    return "unsupported operator: nanoc compiles tensors only, not sequences or optionals";
+  return "unsupported operator";
+}
+
+// Imports a graph's nodes in order into the IR graph: the model's own, and
+// the branches of the If nodes it inlines. A node that cannot be imported
+// leaves its outputs null in the scope; the nodes that read them are
+// skipped, and every problem is kept for one error at the end.
+class NodeSequenceImporter {
+ public:
+  NodeSequenceImporter(Graph& graph, const Opsets& opsets, ModelNames& names,
+                       const std::set<std::string>& used_names)
+      : graph_(graph), opsets_(opsets), names_(names), used_names_(used_names) {}
+
+  // `node_names` holds the IR name of each node.
+  void importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                   const std::vector<std::string>& node_names, Scope& scope) {
+    for (int i = 0; i < nodes.size(); ++i)
+      importNode(nodes.Get(i), node_names[static_cast<size_t>(i)], scope);
+  }
+
+  std::vector<NodeProblem> problems;
+  int skipped = 0;  // nodes not tried because an input's producer failed
+
+ private:
+  std::string nodeLine(const onnx::NodeProto& node, const std::string& name) const {
+    return "node '" + name + "' (" + opName(node) + ", opset " + opsets_.versionFor(node.domain()) +
+           ")";
+  }
+
+  void importNode(const onnx::NodeProto& node, const std::string& name, Scope& scope) {
+    auto poison = [&] {
+      for (const std::string& out : node.output())
+        if (!out.empty()) scope.values[out] = nullptr;
+    };
+    if (std::string why = unsupportedReason(node, opsets_); !why.empty()) {
+      problems.push_back({nodeLine(node, name) + ": " + why, opName(node), true});
+      poison();
+      return;
+    }
+    std::vector<Value*> inputs;
+    bool readable = true;
+    for (const std::string& in : node.input()) {
+      Value* const* v = in.empty() ? nullptr : scope.find(in);
+      // The model's graph is checked up front (Structure); a branch is not.
+      if (!in.empty() && !v)
+        throw CompileError("node '" + name + "' (" + opName(node) + ") reads '" + in +
+                           "', which is not defined before it");
+      readable = readable && (in.empty() || *v);
+      inputs.push_back(v ? *v : nullptr);
+    }
+    if (!readable) {
+      ++skipped;
+      poison();
+      return;
+    }
+    const size_t nodes_before = graph_.nodes.size();
+    const size_t problems_before = problems.size();
+    std::optional<std::string> reason;
+    try {
+      NodeImporter importer(graph_, node, name, opsets_.default_domain, std::move(inputs),
+                            used_names_, names_);
+      if (node.op_type() == "If") {
+        if (!inlineIf(importer, scope)) {
+          poison();  // a node of the branch failed; it is listed itself
+          return;
+        }
+      } else {
+        onnx_import::findOpMapping(node.op_type())(importer);
+      }
+      for (int j = 0; j < node.output_size(); ++j) {
+        const std::string& out = node.output(j);
+        if (out.empty()) continue;
+        Value* v = importer.outputs()[static_cast<size_t>(j)];
+        if (!v && used_names_.count(out)) importer.fail("output '" + out + "' is not supported");
+        scope.values[out] = v;
+      }
+    } catch (const onnx_import::NodeError& e) {
+      reason = e.reason();
+    } catch (const CompileError& e) {
+      reason = reasonOf(e.what(), name);
+    }
+    if (reason) {
+      problems.resize(problems_before);  // a branch's, superseded by its If's
+      problems.push_back({nodeLine(node, name) + ": " + *reason, opName(node), false});
+      graph_.nodes.resize(nodes_before);  // what the mapping emitted before it failed
+      poison();
+    }
+  }
+
+  // If with a constant condition is its taken branch: the branch's nodes are
+  // imported in its place, named "IF/NODE". Returns false when a node of the
+  // branch could not be imported.
+  bool inlineIf(NodeImporter& n, const Scope& scope) {
+    Value* cond = n.requiredInput(0, "cond");
+    if (!cond->isConstant())
+      n.fail("condition '" + cond->name +
+             "' is computed at run time; nanoc inlines If only when its condition is a constant");
+    if (cond->type.dtype != DType::Bool || cond->type.numel() != 1)
+      n.fail("condition '" + cond->name + "' is " + cond->type.str() + ", not one bool");
+    const char* key = (*cond->data)[0] ? "then_branch" : "else_branch";
+    const onnx::AttributeProto* attr = n.findAttr(key);
+    if (!attr || !attr->has_g()) n.fail(std::string("attribute ") + key + " holds no graph");
+    const onnx::GraphProto& body = attr->g();
+    if (body.input_size() > 0) n.fail(std::string(key) + " has inputs; If's branches take none");
+    if (body.output_size() != n.proto().output_size())
+      n.fail(std::string(key) + " has " + std::to_string(body.output_size()) +
+             " outputs, the node " + std::to_string(n.proto().output_size()));
+    if (body.sparse_initializer_size() > 0)
+      n.fail(std::string(key) + " has sparse initializers (unsupported)");
+
+    const size_t values_before = n.graph().values.size();
+    Scope inner;
+    inner.outer = &scope;
+    for (const onnx::TensorProto& init : body.initializer()) {
+      onnx_import::ConstantTensor t =
+          onnx_import::decodeTensor(init, std::string(key) + " initializer '" + init.name() + "'");
+      inner.values[init.name()] =
+          n.graph().addConstant(ModelNames::fresh(names_.values, n.name() + "/" + init.name()),
+                                t.type, std::move(t.bytes));
+    }
+    std::vector<std::string> body_names;
+    for (int i = 0; i < body.node_size(); ++i) {
+      const onnx::NodeProto& node = body.node(i);
+      std::string hint =
+          node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name();
+      body_names.push_back(ModelNames::fresh(names_.nodes, n.name() + "/" + hint));
+    }
+    const size_t problems_before = problems.size();
+    importNodes(body.node(), body_names, inner);
+    if (problems.size() > problems_before) return false;
+
+    // A value the branch made takes the If's output name; one from outside
+    // the branch (or a second output of the same value) is copied under it.
+    std::set<Value*> made_here;
+    for (size_t k = values_before; k < n.graph().values.size(); ++k)
+      made_here.insert(n.graph().values[k].get());
+    for (int j = 0; j < body.output_size(); ++j) {
+      const std::string& out = n.proto().output(j);
+      Value* const* found = inner.find(body.output(j).name());
+      if (!found)
+        n.fail(std::string(key) + " output '" + body.output(j).name() + "' is not defined");
+      Value* v = *found;
+      if (!v) return false;  // it reads a value whose producer failed, listed already
+      if (out.empty()) continue;
+      if (made_here.erase(v)) {
+        v->name = n.graph().uniqueName(out);
+        n.setOutput(static_cast<size_t>(j), v);
+      } else {
+        n.setOutput(static_cast<size_t>(j),
+                    n.emit("Identity", {v}, {}, "output_" + std::to_string(j), out));
+      }
+    }
+    return true;
+  }
+
+  Graph& graph_;
+  const Opsets& opsets_;
+  ModelNames& names_;
+  const std::set<std::string>& used_names_;
+};
+
+// Every name used anywhere in `g` and the graphs of its nodes' attributes
+// (If branches), so that fresh names avoid them all.
+void collectNames(const onnx::GraphProto& g, ModelNames& names, std::set<std::string>& used_names) {
+  for (const onnx::ValueInfoProto& in : g.input()) names.values.insert(in.name());
+  for (const onnx::TensorProto& init : g.initializer()) names.values.insert(init.name());
+  for (const onnx::NodeProto& node : g.node()) {
+    if (!node.name().empty()) names.nodes.insert(node.name());
+    names.values.insert(node.output().begin(), node.output().end());
+    used_names.insert(node.input().begin(), node.input().end());
+    for (const onnx::AttributeProto& a : node.attribute())
+      if (a.has_g()) {
+        collectNames(a.g(), names, used_names);
+        for (const onnx::ValueInfoProto& out : a.g().output()) used_names.insert(out.name());
+      }
+  }
+}
+
 std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
                                    const OnnxImportOptions& options) {
   if (!model.has_graph()) throw CompileError("not a valid ONNX model (it has no graph)");
@@ -368,13 +575,7 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
 
   ModelNames names;
   std::set<std::string> used_names;  // read by some node or a graph output
-  for (const onnx::ValueInfoProto& in : g.input()) names.values.insert(in.name());
-  for (const onnx::TensorProto& init : g.initializer()) names.values.insert(init.name());
-  for (const onnx::NodeProto& node : g.node()) {
-    if (!node.name().empty()) names.nodes.insert(node.name());
-    names.values.insert(node.output().begin(), node.output().end());
-    used_names.insert(node.input().begin(), node.input().end());
-  }
+  collectNames(g, names, used_names);
   for (const onnx::ValueInfoProto& out : g.output()) used_names.insert(out.name());
   std::vector<std::string> node_names;
   for (int i = 0; i < g.node_size(); ++i) {
@@ -385,32 +586,20 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
   }
   Structure(g, node_names).check();
 
-  auto nodeLine = [&](int i) {
-    const onnx::NodeProto& node = g.node(i);
-    return "node '" + node_names[static_cast<size_t>(i)] + "' (" + opName(node) + ", opset " +
-           opsets.versionFor(node.domain()) + ")";
-  };
-  // The mapping of node i, or null with the reason it has none.
-  auto mappingOf = [&](int i, std::string& reason) -> onnx_import::OpMapping {
-    const onnx::NodeProto& node = g.node(i);
-    onnx_import::OpMapping mapping =
-        isDefaultDomain(node.domain()) ? onnx_import::findOpMapping(node.op_type()) : nullptr;
-    if (!mapping)
-      reason = "unsupported operator";
-    else if (opsets.default_domain == 0)
-      reason = "the model imports no opset of the default ONNX domain";
-    return reason.empty() ? mapping : nullptr;
-  };
-  std::vector<NodeProblem> problems;
+  // The operators nanoc lacks, listed before open input dims: fixing the
+  // dims would not help.
+  std::vector<NodeProblem> unsupported;
   for (int i = 0; i < g.node_size(); ++i) {
-    std::string reason;
-    if (!mappingOf(i, reason))
-      problems.push_back({nodeLine(i) + ": " + reason, opName(g.node(i)), true});
+    const onnx::NodeProto& node = g.node(i);
+    if (std::string why = unsupportedReason(node, opsets); !why.empty())
+      unsupported.push_back({"node '" + node_names[static_cast<size_t>(i)] + "' (" + opName(node) +
+                                 ", opset " + opsets.versionFor(node.domain()) + "): " + why,
+                             opName(node), true});
   }
 
   auto graph = std::make_unique<Graph>();
   graph->name = graphName(g.name());
-  std::map<std::string, Value*> values;  // model value name -> IR value
+  Scope scope;  // model value name -> IR value
   std::set<std::string> initializer_names;
   for (const onnx::TensorProto& init : g.initializer()) initializer_names.insert(init.name());
   checkOptions(g, initializer_names, options);
@@ -431,84 +620,30 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
                                  options.dim_params, open);
   }
   if (!open.empty()) {
-    // Nodes nanoc lacks outweigh open dims: fixing the dims would not help.
-    if (!problems.empty())
-      throw CompileError(problemsMessage(problems, 0) + "\n(and " +
+    if (!unsupported.empty())
+      throw CompileError(problemsMessage(unsupported, 0) + "\n(and " +
                          openDimsMessage(open, input_types) + ")");
     throw CompileError(openDimsMessage(open, input_types));
   }
   for (const onnx::ValueInfoProto& in : g.input())
     if (!initializer_names.count(in.name()))
-      values[in.name()] = graph->addInput(in.name(), input_types.at(in.name()));
+      scope.values[in.name()] = graph->addInput(in.name(), input_types.at(in.name()));
   for (const onnx::TensorProto& init : g.initializer()) {
     onnx_import::ConstantTensor t =
         onnx_import::decodeTensor(init, "initializer '" + init.name() + "'");
-    values[init.name()] = graph->addConstant(init.name(), t.type, std::move(t.bytes));
+    scope.values[init.name()] = graph->addConstant(init.name(), t.type, std::move(t.bytes));
   }
   for (const onnx::ValueInfoProto& in : g.input())
     if (initializer_names.count(in.name()))
-      checkDeclaredType(in, values.at(in.name())->type, "input '" + in.name() + "'",
+      checkDeclaredType(in, scope.values.at(in.name())->type, "input '" + in.name() + "'",
                         "its initializer is");
 
-  // A node that cannot be imported leaves its outputs null here; the nodes
-  // that read them are skipped, and every problem found is reported at once.
-  problems.clear();
-  int skipped = 0;
-  for (int i = 0; i < g.node_size(); ++i) {
-    const onnx::NodeProto& node = g.node(i);
-    const std::string& name = node_names[static_cast<size_t>(i)];
-    auto poison = [&] {
-      for (const std::string& out : node.output())
-        if (!out.empty()) values[out] = nullptr;
-    };
-    std::string unsupported;
-    onnx_import::OpMapping mapping = mappingOf(i, unsupported);
-    if (!mapping) {
-      problems.push_back({nodeLine(i) + ": " + unsupported, opName(node), true});
-      poison();
-      continue;
-    }
-    std::vector<Value*> inputs;
-    bool readable = true;
-    for (const std::string& in : node.input()) {
-      // Structure::check saw every name defined before its use.
-      Value* v = in.empty() ? nullptr : values.at(in);
-      readable = readable && (in.empty() || v);
-      inputs.push_back(v);
-    }
-    if (!readable) {
-      ++skipped;
-      poison();
-      continue;
-    }
-    const size_t nodes_before = graph->nodes.size();
-    std::optional<std::string> reason;
-    try {
-      NodeImporter importer(*graph, node, name, opsets.default_domain, std::move(inputs),
-                            used_names, names);
-      mapping(importer);
-      for (int j = 0; j < node.output_size(); ++j) {
-        const std::string& out = node.output(j);
-        if (out.empty()) continue;
-        Value* v = importer.outputs()[static_cast<size_t>(j)];
-        if (!v && used_names.count(out)) importer.fail("output '" + out + "' is not supported");
-        values[out] = v;
-      }
-    } catch (const onnx_import::NodeError& e) {
-      reason = e.reason();
-    } catch (const CompileError& e) {
-      reason = reasonOf(e.what(), name);
-    }
-    if (reason) {
-      problems.push_back({nodeLine(i) + ": " + *reason, opName(node), false});
-      graph->nodes.resize(nodes_before);  // what the mapping emitted before it failed
-      poison();
-    }
-  }
-  if (!problems.empty()) throw CompileError(problemsMessage(problems, skipped));
+  NodeSequenceImporter nodes(*graph, opsets, names, used_names);
+  nodes.importNodes(g.node(), node_names, scope);
+  if (!nodes.problems.empty()) throw CompileError(problemsMessage(nodes.problems, nodes.skipped));
 
   for (const onnx::ValueInfoProto& out : g.output()) {
-    Value* v = values.at(out.name());
+    Value* v = scope.values.at(out.name());
     checkDeclaredType(out, v->type, "graph output '" + out.name() + "'", "computes");
     graph->outputs.push_back(v);
   }

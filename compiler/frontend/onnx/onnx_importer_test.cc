@@ -952,6 +952,123 @@ TEST(OnnxImporter, NewerDataTypesAreNamed) {
   EXPECT_EQ(m.importError(), "model.onnx: input 'x' has dtype INT4, which nanoc does not support");
 }
 
+// ---- control flow ----
+
+onnx::GraphProto* setGraph(onnx::NodeProto* n, const std::string& key) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(key);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  return a->mutable_g();
+}
+
+onnx::NodeProto* addNode(onnx::GraphProto* g, const std::string& op,
+                         std::vector<std::string> inputs, std::vector<std::string> outputs,
+                         const std::string& name = "") {
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (const std::string& in : inputs) n->add_input(in);
+  for (const std::string& out : outputs) n->add_output(out);
+  return n;
+}
+
+void boolConstant(ModelBuilder& m, const std::string& name, bool value) {
+  onnx::AttributeProto* a = m.node("Constant", {}, {name})->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
+  a->mutable_t()->add_int32_data(value);
+}
+
+// If(cond) { then: Relu(x) + w (a branch initializer) } else { Sigmoid(x) }.
+void ifModel(ModelBuilder& m, const std::string& cond) {
+  m.input("x", {2, 2});
+  onnx::NodeProto* n = m.node("If", {cond}, {"y"}, "choose");
+  onnx::GraphProto* then_branch = setGraph(n, "then_branch");
+  addNode(then_branch, "Relu", {"x"}, {"r"}, "relu");
+  addNode(then_branch, "Add", {"r", "w"}, {"then_out"}, "add");
+  onnx::TensorProto* w = then_branch->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_float_data(5.f);
+  then_branch->add_output()->set_name("then_out");
+  onnx::GraphProto* else_branch = setGraph(n, "else_branch");
+  addNode(else_branch, "Sigmoid", {"x"}, {"else_out"}, "sigmoid");
+  else_branch->add_output()->set_name("else_out");
+  m.output("y");
+}
+
+TEST(OnnxImporter, IfWithAConstantConditionIsItsTakenBranch) {
+  ModelBuilder yes(13);
+  boolConstant(yes, "cond", true);
+  ifModel(yes, "cond");
+  auto g = yes.import();
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"Relu", "Add"}));
+  EXPECT_EQ(g->nodes[0]->name, "choose/relu");
+  EXPECT_EQ(g->outputs[0]->name, "y");
+  EXPECT_EQ(g->outputs[0]->producer->name, "choose/add");
+  EXPECT_EQ(g->nodes[1]->inputs[1]->as<float>()[0], 5.f);
+  EXPECT_NO_THROW(verifyGraph(*g));
+
+  ModelBuilder no(13);
+  boolConstant(no, "cond", false);
+  ifModel(no, "cond");
+  EXPECT_EQ(ops(*no.import()), (std::vector<std::string>{"Sigmoid"}));
+}
+
+TEST(OnnxImporter, IfOfAValueFromOutsideCopiesIt) {
+  ModelBuilder m(13);
+  boolConstant(m, "cond", true);
+  m.input("x", {2});
+  onnx::NodeProto* n = m.node("If", {"cond"}, {"y"}, "choose");
+  setGraph(n, "then_branch")->add_output()->set_name("x");
+  setGraph(n, "else_branch")->add_output()->set_name("x");
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"Identity"}));
+  EXPECT_EQ(g->outputs[0]->name, "y");
+}
+
+TEST(OnnxImporter, IfWithARunTimeConditionIsAnError) {
+  ModelBuilder m(13);
+  m.input("c", {}, onnx::TensorProto::BOOL);
+  ifModel(m, "c");
+  std::string err = m.importError();
+  EXPECT_EQ(err.substr(0, err.find('\n')),
+            "model.onnx: node 'choose' (If, opset 13): condition 'c' is computed at run time; "
+            "nanoc inlines If only when its condition is a constant");
+}
+
+TEST(OnnxImporter, AnUnsupportedNodeInTheTakenBranchIsListed) {
+  ModelBuilder m(13);
+  boolConstant(m, "cond", true);
+  m.input("x", {2});
+  onnx::NodeProto* n = m.node("If", {"cond"}, {"y"}, "choose");
+  onnx::GraphProto* then_branch = setGraph(n, "then_branch");
+  addNode(then_branch, "Erf", {"x"}, {"e"}, "erf");
+  then_branch->add_output()->set_name("e");
+  setGraph(n, "else_branch")->add_output()->set_name("x");
+  m.node("Relu", {"y"}, {"z"});
+  m.output("z");
+  std::string err = m.importError();
+  EXPECT_EQ(err.substr(0, err.find('\n')),
+            "model.onnx: node 'choose/erf' (Erf, opset 13): unsupported operator");
+  EXPECT_NE(err.find("(1 later node reading their results were not checked)"), std::string::npos)
+      << err;
+}
+
+TEST(OnnxImporter, LoopAndScanAreRefusedAsControlFlow) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  m.node("Loop", {"", "", "x"}, {"y"}, "loop");
+  m.output("y");
+  std::string err = m.importError();
+  EXPECT_EQ(err.substr(0, err.find('\n')),
+            "model.onnx: node 'loop' (Loop, opset 13): unsupported operator: nanoc compiles "
+            "static graphs; of the control-flow operators it inlines only If with a constant "
+            "condition");
+}
+
 // ---- malformed graphs ----
 
 TEST(OnnxImporter, ACycleIsAnErrorNamingItsNodes) {

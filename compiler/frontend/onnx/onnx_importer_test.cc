@@ -1154,14 +1154,54 @@ TEST(OnnxImporter, SequenceInputsAndOutputsAreRefused) {
             "model.onnx: graph output 'y' is an optional: nanoc supports tensors only");
 }
 
-TEST(OnnxImporter, EveryTruncationOfAModelIsAnErrorOrAModel) {
-  ModelBuilder m(13);
+// A small model with a Shape chain, an If and a Conv: the byte-level tests'
+// subject.
+std::string byteTestModel() {
+  ModelBuilder m(15);
   m.input("x", {1, 2, 4, 4});
   m.floatInit("w", {3, 2, 1, 1}, std::vector<float>(6, 0.5f));
   m.node("Conv", {"x", "w"}, {"c"}, "conv");
-  m.node("Relu", {"c"}, {"y"}, "relu");
+  setInt(m.node("Shape", {"c"}, {"s"}, "shape"), "end", 1);
+  setInts(m.node("Constant", {}, {"minus_one"}), "value_ints", {-1});
+  setInt(m.node("Concat", {"s", "minus_one"}, {"flat_shape"}, "concat"), "axis", 0);
+  m.node("Reshape", {"c", "flat_shape"}, {"flat"}, "reshape");
+  onnx::AttributeProto* cond = m.node("Constant", {}, {"cond"})->add_attribute();
+  cond->set_name("value");
+  cond->set_type(onnx::AttributeProto::TENSOR);
+  cond->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
+  cond->mutable_t()->add_int32_data(1);
+  onnx::NodeProto* n = m.node("If", {"cond"}, {"y"}, "choose");
+  for (const char* key : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::NodeProto* relu = a->mutable_g()->add_node();
+    relu->set_op_type("Relu");
+    relu->add_input("flat");
+    relu->add_output(std::string(key) + "_out");
+    a->mutable_g()->add_output()->set_name(std::string(key) + "_out");
+  }
   m.output("y");
-  std::string bytes = m.model().SerializeAsString();
+  EXPECT_EQ(m.import()->outputs[0]->type.str(), "f32[1,48]");
+  return m.model().SerializeAsString();
+}
+
+TEST(OnnxImporter, EveryByteFlipOfAModelIsAnErrorOrAModel) {
+  const std::string bytes = byteTestModel();
+  for (size_t at = 0; at < bytes.size(); ++at)
+    for (unsigned char flip : {0x01, 0x80, 0xff}) {
+      std::string mutated = bytes;
+      mutated[at] = static_cast<char>(mutated[at] ^ flip);
+      try {
+        importOnnxBytes(mutated.data(), mutated.size(), "flipped.onnx");
+      } catch (const CompileError& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("flipped.onnx: ", 0), 0u) << e.what();
+      }
+    }
+}
+
+TEST(OnnxImporter, EveryTruncationOfAModelIsAnErrorOrAModel) {
+  std::string bytes = byteTestModel();
   int errors = 0;
   for (size_t size = 0; size < bytes.size(); ++size) {
     try {

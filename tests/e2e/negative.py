@@ -269,6 +269,21 @@ def open_dims(args):
     if missing:
         return fail(f"without --dim, the error {line!r} does not name {', '.join(missing)}")
 
+    # Flags that do not fit the model are refused, naming what does.
+    for flags, words in ((["--input-shape", "x=5,12"], ["--input-shape x", "rank 3"]),
+                         (["--input-shape", "nope=1"], ["'nope'", "the inputs are: x"]),
+                         (["--input-shape", "x=5,4,4"], ["dim 1", "fixes it at 3"]),
+                         (["--dim", "bach=5"], ["--dim bach", "batch"]),
+                         (["--dim", "batch=five"], ["'five' is not a dim"])):
+        p = run([args.nanoc, path, "--name", "open_dims", "-o", out, *flags])
+        problem = expect_clean_failure(p, "nanoc", want_status=1)
+        if problem:
+            return fail(f"{' '.join(flags)}: {problem}")
+        line = first_error_line(p) or ""
+        missing = [w for w in words if w not in line]
+        if missing:
+            return fail(f"{' '.join(flags)}: the error {line!r} does not name {', '.join(missing)}")
+
     batch = 5
     for flags in (["--dim", "batch=5"], ["--input-shape", "x=5,3,4"]):
         p = run([args.nanoc, path, "--name", "open_dims", "-o", out, *flags])
@@ -287,8 +302,8 @@ def open_dims(args):
         want = np.maximum(x.reshape(batch, 12), 0)
         if got.shape != want.shape or not np.array_equal(got, want):
             return fail(f"with {' '.join(flags)}: y is {got.shape}, not Relu(x) as {want.shape}")
-    print("PASS: an open batch dim is refused with both flags named, and each flag fixes it; "
-          "the Shape -> Concat -> Reshape chain folds")
+    print("PASS: an open batch dim is refused with both flags named, flags that do not fit are "
+          "refused, and each flag fixes it; the Shape -> Concat -> Reshape chain folds")
     return 0
 
 

@@ -204,7 +204,6 @@ class Structure {
 // The open dims of the graph inputs, in one error that says how to fix them.
 std::string openDimsMessage(const std::vector<onnx_import::OpenDim>& open,
                             const std::map<std::string, TensorType>& types) {
-  std::string first;
   std::set<std::string> params;
   bool all_named = true;
   std::vector<std::string> inputs;  // in order, once each

@@ -8,6 +8,7 @@ names what is wrong.
     negative.py missing_feature   --nanoc PATH --nanort-run PATH --work DIR
     negative.py malformed_models  --nanoc PATH --work DIR
     negative.py open_dims         --nanoc PATH --nanort-run PATH --work DIR
+    negative.py control_flow      --nanoc PATH --nanort-run PATH --work DIR
 
 Exit status: 0 pass, 1 fail, 77 skipped (CTest's SKIP_RETURN_CODE).
 """
@@ -307,8 +308,92 @@ def open_dims(args):
     return 0
 
 
+def if_model(cond_from_input):
+    """y = If(cond) { Relu(x) + w } else { Sigmoid(x) }, then z = y * ConstantOfShape(Shape(y), 2)."""
+    f = TensorProto.FLOAT
+    then_branch = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+         helper.make_node("Add", ["r", "w"], ["t"], name="add")],
+        "then", [], [helper.make_tensor_value_info("t", f, None)],
+        initializer=[onnx.numpy_helper.from_array(np.array([5.0], np.float32), "w")])
+    else_branch = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["e"], name="sigmoid")],
+                                    "else", [], [helper.make_tensor_value_info("e", f, None)])
+    nodes = [
+        helper.make_node("If", ["cond"], ["y"], name="choose", then_branch=then_branch,
+                         else_branch=else_branch),
+        helper.make_node("Shape", ["y"], ["s"], name="shape"),
+        helper.make_node("ConstantOfShape", ["s"], ["twos"], name="twos",
+                         value=onnx.numpy_helper.from_array(np.array([2.0], np.float32))),
+        helper.make_node("Mul", ["y", "twos"], ["z"], name="mul"),
+    ]
+    inputs = [helper.make_tensor_value_info("x", f, [4, 3])]
+    if cond_from_input:
+        inputs.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
+    else:
+        nodes.insert(0, helper.make_node("Constant", [], ["cond"], name="cond",
+                                         value=onnx.numpy_helper.from_array(np.array(True))))
+    return small_model(nodes, inputs, [helper.make_tensor_value_info("z", f, [4, 3])])
+
+
+def control_flow(args):
+    out = os.path.join(args.work, "control_flow")
+    os.makedirs(out, exist_ok=True)
+    # If with a constant condition: its taken branch, computed like ONNX's.
+    path = os.path.join(args.work, "if_constant.onnx")
+    onnx.save(if_model(cond_from_input=False), path)
+    p = run([args.nanoc, path, "--name", "if_constant", "-o", out])
+    if p.returncode != 0:
+        return fail(f"nanoc refused If with a constant condition (status {p.returncode})")
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    x_path = os.path.join(args.work, "control_flow_x.npy")
+    np.save(x_path, x)
+    outs = os.path.join(args.work, "control_flow_outputs")
+    os.makedirs(outs, exist_ok=True)
+    p = run([args.nanort_run, os.path.join(out, "if_constant.so"), "--input", f"x={x_path}",
+             "--output-dir", outs])
+    if p.returncode != 0:
+        return fail("nanort-run failed on the inlined If")
+    got = np.load(os.path.join(outs, "z.npy"))
+    want = (np.maximum(x, 0) + 5) * 2
+    if not np.allclose(got, want, rtol=1e-6, atol=0):
+        return fail(f"the inlined If computes {got}, not {want}")
+
+    # A run-time condition, and Loop: refused, each in one clear line.
+    f = TensorProto.FLOAT
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Identity", ["v_in"], ["v_out"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("v_in", f, [2])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", f, [2])])
+    loop = small_model(
+        [helper.make_node("Loop", ["n", "", "v"], ["y"], name="loop", body=body)],
+        [helper.make_tensor_value_info("n", TensorProto.INT64, []),
+         helper.make_tensor_value_info("v", f, [2])],
+        [helper.make_tensor_value_info("y", f, [2])])
+    refused = [(if_model(cond_from_input=True), "if_runtime",
+                ["node 'choose' (If, opset 17)", "condition 'cond' is computed at run time"]),
+               (loop, "loop", ["node 'loop' (Loop, opset 17)", "only If with a constant"])]
+    for model, name, words in refused:
+        path = os.path.join(args.work, name + ".onnx")
+        onnx.save(model, path)
+        p = run([args.nanoc, path, "--name", name, "-o", out])
+        problem = expect_clean_failure(p, "nanoc", want_status=1)
+        if problem:
+            return fail(f"{name}: {problem}")
+        line = first_error_line(p) or ""
+        missing = [w for w in words if w not in line]
+        if missing:
+            return fail(f"{name}: the error {line!r} does not name {', '.join(missing)}")
+    print("PASS: If with a constant condition is inlined and computes its branch; If on a "
+          "run-time condition and Loop are refused in one clear line")
+    return 0
+
+
 TESTS = {f.__name__: f for f in (unsupported_ops, wrong_input_shape, missing_feature,
-                                  malformed_models, open_dims)}
+                                  malformed_models, open_dims, control_flow)}
 
 
 def main(argv=None):

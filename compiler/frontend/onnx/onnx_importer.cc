@@ -445,7 +445,7 @@ class NodeSequenceImporter {
     std::optional<std::string> reason;
     try {
       NodeImporter importer(graph_, node, name, opsets_.default_domain, std::move(inputs),
-                            used_names_, names_);
+                            used_names_, names_, made_constant_bytes_);
       if (node.op_type() == "If") {
         if (!inlineIf(importer, scope)) {
           poison();  // a node of the branch failed; it is listed itself
@@ -544,6 +544,7 @@ class NodeSequenceImporter {
   const Opsets& opsets_;
   ModelNames& names_;
   const std::set<std::string>& used_names_;
+  uint64_t made_constant_bytes_ = 0;  // see NodeImporter::reserveMadeConstant
 };
 
 // Every name used anywhere in `g` and the graphs of its nodes' attributes

@@ -745,7 +745,7 @@ TEST(OnnxImporter, ConstantOfShapeOfAShapeIsAConstant) {
   EXPECT_EQ(zeros->type.str(), "f32[2,3]");
 }
 
-TEST(OnnxImporter, ConstantOfShapeTooLargeToCompileInIsAnError) {
+TEST(OnnxImporter, ConstantOfShapeBeyondTheMadeConstantBudgetIsAnError) {
   ModelBuilder m(13);
   m.input("x", {2});
   m.int64Init("shape", {1 << 20, 1 << 20});
@@ -754,7 +754,8 @@ TEST(OnnxImporter, ConstantOfShapeTooLargeToCompileInIsAnError) {
   m.output("y");
   std::string err = m.importError();
   EXPECT_EQ(err.rfind("model.onnx: node 'big' (ConstantOfShape, opset 13): output "
-                      "f32[1048576,1048576] is larger than the 256 MiB nanoc compiles in",
+                      "f32[1048576,1048576] would take the constants that nanoc makes at compile "
+                      "time (ConstantOfShape, Range) past 4 GiB",
                       0),
             0u)
       << err;
@@ -777,6 +778,21 @@ TEST(OnnxImporter, RangeOfConstantsIsAConstant) {
   m.output("r");
   auto g = m.import();
   EXPECT_EQ(int64s(g->outputs[0]), (Dims{10, 6, 2}));
+}
+
+TEST(OnnxImporter, RangeBeyondTheMadeConstantBudgetIsAnError) {
+  ModelBuilder m(13);
+  m.input("x", {1});
+  int64Scalar(m, "start", 0);
+  int64Scalar(m, "limit", int64_t{1} << 62);
+  int64Scalar(m, "delta", 1);
+  m.node("Range", {"start", "limit", "delta"}, {"r"}, "range");
+  m.output("r");
+  EXPECT_EQ(m.importError(),
+            "model.onnx: node 'range' (Range, opset 13): output of 4611686018427387904 elements "
+            "would take the constants that nanoc makes at compile time (ConstantOfShape, Range) "
+            "past 4 GiB\n"
+            "to add an operator or extend one, see docs/ADDING_AN_OPERATOR.md");
 }
 
 TEST(OnnxImporter, RangeWithARunTimeInputIsAnError) {

@@ -3,6 +3,7 @@
 // build from them (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) fold as
 // they are imported.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <type_traits>
 
@@ -77,11 +78,13 @@ void emitRange(NodeImporter& n, DType dtype) {
   double count = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
                            static_cast<double>(delta));
   if (!(count >= 0)) count = 0;  // NaN too
-  const double max_count = static_cast<double>(kMaxMadeConstantBytes / dtypeSize(dtype));
-  if (count > max_count)
-    n.fail("its output would have " + std::to_string(count) + " elements, more than the " +
-           std::to_string(kMaxMadeConstantBytes >> 20) + " MiB nanoc compiles in as a constant");
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%.0f", count);
+  std::string what = "output of " + std::string(digits) + " elements";
+  if (count > static_cast<double>(kMaxMadeConstantBytes / sizeof(T)))
+    n.reserveMadeConstant(kMaxMadeConstantBytes + 1, what);  // fails
   auto numel = static_cast<size_t>(count);
+  n.reserveMadeConstant(numel * sizeof(T), what);
   std::vector<uint8_t> bytes(numel * sizeof(T));
   T value = start;
   for (size_t i = 0; i < numel; ++i) {

@@ -11,7 +11,8 @@ namespace nanoc::onnx_import {
 
 NodeImporter::NodeImporter(Graph& graph, const onnx::NodeProto& proto, std::string name,
                            int64_t opset, std::vector<Value*> inputs,
-                           const std::set<std::string>& used_names, ModelNames& names)
+                           const std::set<std::string>& used_names, ModelNames& names,
+                           uint64_t& made_constant_bytes)
     : graph_(graph),
       proto_(proto),
       name_(std::move(name)),
@@ -19,6 +20,7 @@ NodeImporter::NodeImporter(Graph& graph, const onnx::NodeProto& proto, std::stri
       inputs_(std::move(inputs)),
       used_names_(used_names),
       names_(names),
+      made_constant_bytes_(made_constant_bytes),
       outputs_(static_cast<size_t>(proto.output_size()), nullptr) {}
 
 void NodeImporter::fail(const std::string& message) const {
@@ -128,6 +130,15 @@ void NodeImporter::emitResult(const std::string& op, std::vector<Value*> inputs,
                               std::map<std::string, Attr> attrs, const std::string& suffix) {
   if (proto_.output_size() < 1 || proto_.output(0).empty()) fail("has no output");
   setOutput(0, emit(op, std::move(inputs), std::move(attrs), suffix, proto_.output(0)));
+}
+
+void NodeImporter::reserveMadeConstant(uint64_t bytes, const std::string& what) {
+  if (bytes > kMaxMadeConstantBytes - made_constant_bytes_)
+    fail(what +
+         " would take the constants that nanoc makes at compile time (ConstantOfShape, "
+         "Range) past " +
+         std::to_string(kMaxMadeConstantBytes >> 30) + " GiB");
+  made_constant_bytes_ += bytes;
 }
 
 void NodeImporter::setConstantOutput(size_t i, const TensorType& type, std::vector<uint8_t> bytes) {

@@ -33,6 +33,11 @@ class NodeError : public CompileError {
 // see constants (a Reshape's shape computed by Shape -> Gather -> Concat).
 constexpr uint64_t kImportFoldBytes = uint64_t{1} << 20;
 
+// ConstantOfShape and Range make constants of sizes the model computes. Their
+// total is bounded, so that a small hostile model cannot ask for any amount of
+// memory: twice what a model file (protobuf's 2 GiB) can hold.
+constexpr uint64_t kMaxMadeConstantBytes = uint64_t{4} << 30;
+
 // Names the model itself uses. The helper values and nodes a mapping adds
 // (e.g. the Reshapes around a legacy Softmax) take fresh names outside these
 // sets, so every model value keeps its exact name in the IR.
@@ -48,9 +53,11 @@ class NodeImporter {
   // `inputs` are the IR values of proto's inputs, null where the name is empty
   // (an absent optional input). `used_names` holds every value name that some
   // node or graph output reads, so a mapping can ignore unread extra outputs.
+  // `made_constant_bytes` is the model's running total for
+  // reserveMadeConstant.
   NodeImporter(Graph& graph, const onnx::NodeProto& proto, std::string name, int64_t opset,
                std::vector<Value*> inputs, const std::set<std::string>& used_names,
-               ModelNames& names);
+               ModelNames& names, uint64_t& made_constant_bytes);
 
   const onnx::NodeProto& proto() const { return proto_; }
   const std::string& name() const { return name_; }
@@ -86,6 +93,10 @@ class NodeImporter {
   // Emits `op` as the producer of the model's output 0, which names its value.
   void emitResult(const std::string& op, std::vector<Value*> inputs,
                   std::map<std::string, Attr> attrs = {}, const std::string& suffix = "");
+  // Counts `bytes` of a constant this node makes (ConstantOfShape, Range)
+  // against kMaxMadeConstantBytes for the whole model; fails beyond it,
+  // naming `what` ("output f32[4096,25088]").
+  void reserveMadeConstant(uint64_t bytes, const std::string& what);
   // Defines the model's output `i` as a constant under its model name.
   void setConstantOutput(size_t i, const TensorType& type, std::vector<uint8_t> bytes);
 
@@ -105,6 +116,7 @@ class NodeImporter {
   std::vector<Value*> inputs_;
   const std::set<std::string>& used_names_;
   ModelNames& names_;
+  uint64_t& made_constant_bytes_;
   std::vector<Value*> outputs_;
 };
 

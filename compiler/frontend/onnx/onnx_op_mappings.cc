@@ -445,9 +445,7 @@ void mapConstantOfShape(NodeImporter& n) {
   }
   TensorType type{fill.type.dtype, dims};
   int64_t numel = checkedNumel(dims, type.dtype, "output " + dimsStr(dims));
-  if (static_cast<int64_t>(type.bytes()) > kMaxMadeConstantBytes)
-    n.fail("output " + type.str() + " is larger than the " +
-           std::to_string(kMaxMadeConstantBytes >> 20) + " MiB nanoc compiles in as a constant");
+  n.reserveMadeConstant(type.bytes(), "output " + type.str());
   std::vector<uint8_t> bytes(static_cast<size_t>(type.bytes()));
   for (int64_t i = 0; i < numel; ++i)
     std::memcpy(bytes.data() + i * static_cast<int64_t>(fill.bytes.size()), fill.bytes.data(),

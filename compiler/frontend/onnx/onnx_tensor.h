@@ -24,11 +24,6 @@ std::string onnxTypeName(int32_t onnx_type);
 // a tensor too large to address (its byte size must fit comfortably in int64).
 int64_t checkedNumel(const std::vector<int64_t>& dims, DType dtype, const std::string& what);
 
-// The most bytes a node that the importer turns into a constant of a size the
-// model computes (ConstantOfShape, Range) may make: beyond it, a model could
-// ask for any amount of compile-time memory.
-constexpr int64_t kMaxMadeConstantBytes = int64_t{256} << 20;
-
 struct ConstantTensor {
   TensorType type;
   std::vector<uint8_t> bytes;  // dense, row-major, little-endian; type.bytes() long

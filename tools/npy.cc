@@ -26,13 +26,14 @@ struct DescrEntry {
   const char* descr;  // what numpy writes
 };
 
-// bf16 is absent on purpose: numpy has no such dtype, so a file claiming one
-// could not be read back by anyone else.
+// numpy has no bf16: ml_dtypes' bfloat16 arrays, which is how Python code
+// holds bf16 tensors, save as a 2-byte void '<V2', so that is bf16 here.
 constexpr DescrEntry kDescrs[] = {
-    {NANORT_F32, "f4", 4, "<f4"},  {NANORT_F16, "f2", 2, "<f2"}, {NANORT_I8, "i1", 1, "|i1"},
-    {NANORT_U8, "u1", 1, "|u1"},   {NANORT_I32, "i4", 4, "<i4"}, {NANORT_I64, "i8", 8, "<i8"},
-    {NANORT_BOOL, "b1", 1, "|b1"}, {NANORT_F64, "f8", 8, "<f8"}, {NANORT_I16, "i2", 2, "<i2"},
-    {NANORT_U16, "u2", 2, "<u2"},  {NANORT_U32, "u4", 4, "<u4"}, {NANORT_U64, "u8", 8, "<u8"},
+    {NANORT_BF16, "V2", 2, "<V2"}, {NANORT_F32, "f4", 4, "<f4"},  {NANORT_F16, "f2", 2, "<f2"},
+    {NANORT_I8, "i1", 1, "|i1"},   {NANORT_U8, "u1", 1, "|u1"},   {NANORT_I32, "i4", 4, "<i4"},
+    {NANORT_I64, "i8", 8, "<i8"},  {NANORT_BOOL, "b1", 1, "|b1"}, {NANORT_F64, "f8", 8, "<f8"},
+    {NANORT_I16, "i2", 2, "<i2"},  {NANORT_U16, "u2", 2, "<u2"},  {NANORT_U32, "u4", 4, "<u4"},
+    {NANORT_U64, "u8", 8, "<u8"},
 };
 
 const DescrEntry* FindDescr(nanort_dtype dtype) {
@@ -213,7 +214,7 @@ class HeaderParser {
 };
 
 bool DtypeFromDescr(const std::string& descr, nanort_dtype* dtype, std::string* error) {
-  const char* supported = "supported: <f4 <f2 |i1 |u1 <i4 <i8 |b1";
+  const char* supported = "supported: <f4 <f8 <f2 <V2 (bf16) |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1";
   if (descr.size() < 2) {
     *error = "dtype '" + Printable(descr) + "' is not supported (" + supported + ")";
     return false;
@@ -363,9 +364,7 @@ bool ReadNpy(const std::string& path, NpyArray* out, std::string* error) {
 bool EncodeNpy(const NpyArray& array, std::vector<uint8_t>* out, std::string* error) {
   const DescrEntry* e = FindDescr(array.dtype);
   if (!e) {
-    *error = array.dtype == NANORT_BF16
-                 ? std::string("bf16 has no .npy dtype")
-                 : "unknown dtype value " + std::to_string(static_cast<int>(array.dtype));
+    *error = "unknown dtype value " + std::to_string(static_cast<int>(array.dtype));
     return false;
   }
   uint64_t count = 0;

@@ -12,6 +12,8 @@ DEB_PACKAGES=(
   libgtest-dev libmimalloc-dev
   qemu-user-static g++-aarch64-linux-gnu g++-riscv64-linux-gnu
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
+  # Model exports for tests/models (Debian's python3, not the pip wheel's CUDA stack).
+  python3-torch python3-torchvision
 )
 
 missing=()

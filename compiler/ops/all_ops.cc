@@ -8,13 +8,6 @@
 
 namespace nanoc {
 
-OpSchema makeAddSchema();
-OpSchema makeSubSchema();
-OpSchema makeMulSchema();
-OpSchema makeDivSchema();
-OpSchema makeReluSchema();
-OpSchema makeSigmoidSchema();
-OpSchema makeTanhSchema();
 OpSchema makeMatMulSchema();
 OpSchema makeGemmSchema();
 OpSchema makeConvSchema();
@@ -39,12 +32,10 @@ namespace {
 const std::map<std::string, OpSchema, std::less<>>& opTable() {
   static const std::map<std::string, OpSchema, std::less<>> table = [] {
     std::map<std::string, OpSchema, std::less<>> t;
-    for (OpSchema (*make)() :
-         {makeAddSchema, makeSubSchema, makeMulSchema, makeDivSchema, makeReluSchema,
-          makeSigmoidSchema, makeTanhSchema, makeMatMulSchema, makeGemmSchema, makeConvSchema,
-          makeMaxPoolSchema, makeAveragePoolSchema, makeGlobalAveragePoolSchema,
-          makeBatchNormalizationSchema, makeSoftmaxSchema, makeReshapeSchema, makeTransposeSchema,
-          makeConcatSchema, makeIdentitySchema}) {
+    for (OpSchema (*make)() : {makeMatMulSchema, makeGemmSchema, makeConvSchema, makeMaxPoolSchema,
+                               makeAveragePoolSchema, makeGlobalAveragePoolSchema,
+                               makeBatchNormalizationSchema, makeSoftmaxSchema, makeReshapeSchema,
+                               makeTransposeSchema, makeConcatSchema, makeIdentitySchema}) {
       OpSchema schema = make();
       std::string name = schema.name;
       t.emplace(std::move(name), std::move(schema));

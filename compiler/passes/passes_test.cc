@@ -229,11 +229,12 @@ TEST(PassesVerify, RejectsWrongArityAndUnknownOps) {
 TEST(PassesVerify, RejectsComputeOpsOnOtherDtypes) {
   Graph g;
   Value* x = g.addInput("x", {DType::I32, {2}});
-  Value* y = unary(g, "Relu", "int_relu", x);
+  Value* y = unary(g, "Sigmoid", "int_sigmoid", x);
   y->type = {DType::I32, {2}};
   y->typed = true;
   g.outputs = {y};
-  expectErrorContaining([&] { verifyGraph(g); }, {"node 'int_relu' (Relu)", "f32 only"});
+  expectErrorContaining([&] { verifyGraph(g); },
+                        {"node 'int_sigmoid' (Sigmoid)", "this op takes a float type"});
 }
 
 // ---- shape inference and pipeline ----

@@ -725,8 +725,8 @@ def unsupported_ops():
     # Two unsupported ops between supported ones: nanoc must name both nodes.
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="relu_0"),
-        helper.make_node("Erf", ["r"], ["e"], name="erf_node_0"),
-        helper.make_node("Cos", ["e"], ["c"], name="cos_node_1"),
+        helper.make_node("Bernoulli", ["r"], ["e"], name="bernoulli_node_0"),
+        helper.make_node("RandomUniformLike", ["e"], ["c"], name="random_node_1"),
         helper.make_node("Add", ["c", "x"], ["y"], name="add_0"),
     ]
     return model("unsupported_ops", nodes, [vi("x", (2, 3))], [vi("y", (2, 3))])

@@ -28,7 +28,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     rng = np.random.default_rng(0)
     names = {"float32": "f32", "float16": "f16", "int8": "i8", "uint8": "u8", "int32": "i32",
-             "int64": "i64", "bool": "bool"}
+             "int64": "i64", "bool": "bool", "float64": "f64", "int16": "i16", "uint16": "u16",
+             "uint32": "u32", "uint64": "u64"}
     n = 0
     for dtype in names:
         for shape in [(), (5,), (2, 3), (2, 0, 4), (3, 1, 2)]:

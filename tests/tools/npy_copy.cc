@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "nanort/nanort.h"
 #include "npy.h"
 
 int main(int argc, char** argv) {
@@ -17,13 +18,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "npy_copy: error: %s\n", error.c_str());
     return 1;
   }
-  static const char* const kNames[] = {"f32", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"};
   std::string shape;
   for (size_t i = 0; i < array.shape.size(); ++i) {
     if (i > 0) shape += ',';
     shape += std::to_string(array.shape[i]);
   }
-  std::printf("%s %s\n", kNames[array.dtype], shape.c_str());
+  std::printf("%s %s\n", nanort_dtype_name(array.dtype), shape.c_str());
   if (!nanort::tools::WriteNpy(argv[2], array, &error)) {
     std::fprintf(stderr, "npy_copy: error: %s\n", error.c_str());
     return 1;

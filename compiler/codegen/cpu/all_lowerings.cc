@@ -10,14 +10,6 @@
 
 namespace nanoc::cpu {
 
-// lower_elementwise.cc
-Lowering makeAddLowering();
-Lowering makeSubLowering();
-Lowering makeMulLowering();
-Lowering makeDivLowering();
-Lowering makeReluLowering();
-Lowering makeSigmoidLowering();
-Lowering makeTanhLowering();
 // lower_softmax.cc, lower_batch_normalization.cc, lower_global_average_pool.cc,
 // lower_transpose.cc, lower_concat.cc
 Lowering makeSoftmaxLowering();
@@ -33,7 +25,7 @@ Lowering makeMaxPoolLowering();
 Lowering makeAveragePoolLowering();
 // Families of operators list their lowerings in one function each.
 using LoweringList = std::vector<std::pair<std::string, Lowering>>;
-LoweringList elementwiseTableLowerings();  // lower_elementwise_table.cc
+LoweringList elementwiseTableLowerings();  // lower_elementwise.cc
 LoweringList reductionLowerings();         // lower_reductions.cc
 LoweringList dataMovementLowerings();      // lower_data_movement.cc
 LoweringList normalizationLowerings();     // lower_normalizations.cc
@@ -41,13 +33,6 @@ LoweringList normalizationLowerings();     // lower_normalizations.cc
 const Lowering* findLowering(std::string_view op) {
   static const std::map<std::string, Lowering, std::less<>> table = [] {
     std::map<std::string, Lowering, std::less<>> t = {
-        {"Add", makeAddLowering()},
-        {"Sub", makeSubLowering()},
-        {"Mul", makeMulLowering()},
-        {"Div", makeDivLowering()},
-        {"Relu", makeReluLowering()},
-        {"Sigmoid", makeSigmoidLowering()},
-        {"Tanh", makeTanhLowering()},
         {"Softmax", makeSoftmaxLowering()},
         {"BatchNormalization", makeBatchNormalizationLowering()},
         {"GlobalAveragePool", makeGlobalAveragePoolLowering()},

@@ -32,6 +32,7 @@
 #include "compiler/ir/error.h"
 #include "compiler/ir/graph.h"
 #include "compiler/ir/op_registry.h"
+#include "compiler/ops/elementwise_table.h"
 #include "compiler/passes/shape_inference.h"
 #include "nanort/nanort.h"
 
@@ -58,17 +59,23 @@ class AlignedBuffer {
   uint8_t* data_;
 };
 
-// Fills a buffer of `type` with random values: f32 uniform in [lo, hi], other
-// dtypes random bytes (data-movement ops only copy them).
+// Fills a buffer of `type` with random values: floats uniform in [lo, hi],
+// integers uniform in [lo, hi] rounded (unsigned ones in [0, hi]), bools 0/1.
 inline void fillRandom(AlignedBuffer& buffer, const TensorType& type, std::mt19937_64& rng,
                        float lo = -2.0f, float hi = 2.0f) {
   if (type.dtype == DType::F32) {
     std::uniform_real_distribution<float> dist(lo, hi);
     auto* p = reinterpret_cast<float*>(buffer.data());
     for (int64_t i = 0; i < type.numel(); ++i) p[i] = dist(rng);
-  } else {
-    std::uniform_int_distribution<int> dist(0, 255);
-    for (size_t i = 0; i < buffer.size(); ++i) buffer.data()[i] = static_cast<uint8_t>(dist(rng));
+    return;
+  }
+  std::uniform_real_distribution<double> dist(isUnsignedDType(type.dtype) ? 0.0 : lo, hi);
+  for (int64_t i = 0; i < type.numel(); ++i) {
+    double v = dist(rng);
+    Scalar s = isFloatDType(type.dtype)    ? Scalar::ofFloat(v)
+               : type.dtype == DType::Bool ? Scalar::ofBool(v > (lo + hi) / 2)
+                                           : Scalar::ofFloat(std::round(v));
+    storeScalar(type.dtype, s, buffer.data(), i);
   }
 }
 
@@ -157,21 +164,26 @@ inline void runKernel(const JitKernel& kernel, const std::vector<void*>& buffers
     if (cuts[c - 1] < cuts[c]) kernel.fn(&args, cuts[c - 1], cuts[c]);
 }
 
-// Compares one output: f32 by tolerance relative to the reference's largest
-// magnitude, every other dtype bit for bit.
+// Compares one output: floats by tolerance relative to the reference's
+// largest magnitude (1e-5 for f32 and f64, which computes transcendentals in
+// f32; the rounding step of f16 and bf16), every other dtype bit for bit.
 inline void expectOutputMatches(const TensorType& type, const AlignedBuffer& got,
                                 const AlignedBuffer& want, const std::string& what) {
-  if (type.dtype != DType::F32) {
+  if (!isFloatDType(type.dtype)) {
     EXPECT_EQ(0, std::memcmp(got.data(), want.data(), type.bytes())) << what;
     return;
   }
-  auto* a = reinterpret_cast<const float*>(got.data());
-  auto* r = reinterpret_cast<const float*>(want.data());
   int64_t n = type.numel();
-  float max_ref = 0;
+  std::vector<double> a(static_cast<size_t>(n)), r(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    a[static_cast<size_t>(i)] = loadScalar(type.dtype, got.data(), i).f;
+    r[static_cast<size_t>(i)] = loadScalar(type.dtype, want.data(), i).f;
+  }
+  double max_ref = 0;
   for (int64_t i = 0; i < n; ++i)
     if (std::isfinite(r[i])) max_ref = std::max(max_ref, std::fabs(r[i]));
-  float tolerance = 1e-5f * std::max(1.0f, max_ref);
+  double step = type.dtype == DType::F16 ? 1e-3 : type.dtype == DType::BF16 ? 8e-3 : 1e-5;
+  double tolerance = step * std::max(1.0, max_ref);
   int64_t bad = 0;
   for (int64_t i = 0; i < n; ++i) {
     bool ok = std::isnan(r[i])

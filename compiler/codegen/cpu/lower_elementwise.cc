@@ -1,8 +1,13 @@
-// Elementwise ops. Binary ops broadcast numpy-style over any rank: the output
-// shape is collapsed to the fewest dims such that each operand is, per dim,
-// either fully present or broadcast (stride 0), so the innermost loop is one
+// The elementwise ops of compiler/ops/elementwise_table.h: one scalar
+// emitter per table row, found by the op's name, and one loop nest for all of
+// them. Operands broadcast numpy-style over any rank: the output shape is
+// collapsed to the fewest dims such that each operand is, per dim, either
+// fully present or broadcast (stride 0), so the innermost loop is one
 // unit-stride (or invariant) run that LLVM vectorizes.
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
 
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
@@ -10,11 +15,10 @@
 #include "compiler/codegen/cpu/operand_alias.h"
 #include "compiler/codegen/cpu/row_tasks.h"
 #include "compiler/ir/error.h"
+#include "compiler/ops/elementwise_table.h"
 
 namespace nanoc::cpu {
 namespace {
-
-using ScalarFn = std::function<llvm::Value*(llvm::IRBuilder<>&, const std::vector<llvm::Value*>&)>;
 
 // The output iteration space after collapsing: dims[k], and per operand the
 // element stride of each dim (0 where the operand is broadcast).
@@ -79,20 +83,472 @@ RowTasks tasksFor(const BroadcastLayout& layout) {
   return splitRows(rows, layout.dims.back());
 }
 
-Lowering makeElementwise(ScalarFn fn) {
+// What a scalar emitter sees: the operands, each already in the compute type
+// of its dtype (loops.h: computeType), and the node for its attributes. It
+// returns the result in computeType(out) (a bool may be returned as i1).
+struct ScalarArgs {
+  llvm::IRBuilder<>& b;
+  const Node& node;
+  std::vector<DType> in;  // operand dtypes
+  DType out;
+  std::vector<llvm::Value*> v;
+
+  llvm::Type* type(size_t i = 0) const { return v[i]->getType(); }
+  bool isF(size_t i = 0) const { return isFloat(in[i]); }
+  bool isS(size_t i = 0) const { return isSigned(in[i]); }
+  llvm::Value* k(double c, size_t i = 0) const {
+    return type(i)->isFloatingPointTy() ? llvm::ConstantFP::get(type(i), c)
+                                        : llvm::ConstantInt::get(type(i), static_cast<int64_t>(c));
+  }
+  llvm::Value* attrF(const char* key) const { return k(node.f(key)); }
+};
+
+using ScalarEmitter = llvm::Value* (*)(ScalarArgs&);
+
+// Transcendental emitters are f32: an f64 operand is computed through f32
+// (rounded once in, once out), accurate to f32 precision.
+template <llvm::Value* (*Fn)(ScalarArgs&, llvm::Value*)>
+llvm::Value* viaF32(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value* x = a.v[0];
+  if (x->getType()->isDoubleTy()) {
+    llvm::Value* r = Fn(a, b.CreateFPTrunc(x, b.getFloatTy()));
+    return b.CreateFPExt(r, x->getType());
+  }
+  return Fn(a, x);
+}
+
+llvm::Value* kf(llvm::IRBuilder<>& b, llvm::Value* like, double c) {
+  return llvm::ConstantFP::get(like->getType(), c);
+}
+llvm::Value* fabsOf(llvm::IRBuilder<>& b, llvm::Value* x) {
+  return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+}
+llvm::Value* clamp01(llvm::IRBuilder<>& b, llvm::Value* x) {
+  x = b.CreateSelect(b.CreateFCmpOLT(x, kf(b, x, 0.0)), kf(b, x, 0.0), x);
+  return b.CreateSelect(b.CreateFCmpOGT(x, kf(b, x, 1.0)), kf(b, x, 1.0), x);
+}
+llvm::Value* softplus(llvm::IRBuilder<>& b, llvm::Value* x) {
+  // max(x, 0) + log(1 + e^-|x|): never overflows.
+  llvm::Value* pos = b.CreateSelect(b.CreateFCmpOGT(x, kf(b, x, 0.0)), x, kf(b, x, 0.0));
+  llvm::Value* e = emitExp(b, b.CreateFNeg(fabsOf(b, x)));
+  return b.CreateFAdd(pos, emitLog(b, b.CreateFAdd(kf(b, x, 1.0), e)));
+}
+llvm::Value* asinOf(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Value* c = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt,
+                                          b.CreateFSub(kf(b, x, 1.0), b.CreateFMul(x, x)));
+  return emitAtan(b, b.CreateFDiv(x, c));
+}
+
+#define NANOC_F32(NAME, EXPR)                             \
+  llvm::Value* NAME##F32(ScalarArgs& a, llvm::Value* x) { \
+    llvm::IRBuilder<>& b = a.b;                           \
+    (void)a;                                              \
+    return EXPR;                                          \
+  }                                                       \
+  llvm::Value* NAME(ScalarArgs& a) { return viaF32<NAME##F32>(a); }
+
+NANOC_F32(eExp, emitExp(b, x))
+NANOC_F32(eLog, emitLog(b, x))
+NANOC_F32(eSin, emitSin(b, x))
+NANOC_F32(eCos, emitCos(b, x))
+NANOC_F32(eTan, b.CreateFDiv(emitSin(b, x), emitCos(b, x)))
+NANOC_F32(eAtan, emitAtan(b, x))
+NANOC_F32(eAsin, asinOf(b, x))
+NANOC_F32(eAcos, b.CreateFSub(kf(b, x, M_PI / 2), asinOf(b, x)))
+NANOC_F32(eSinh, [&] {
+  llvm::Value* e = emitExp(b, x);
+  llvm::Value* big = b.CreateFMul(b.CreateFSub(e, b.CreateFDiv(kf(b, x, 1.0), e)), kf(b, x, 0.5));
+  // Near 0, e - 1/e cancels: x + x^3/6 + x^5/120 instead.
+  llvm::Value* x2 = b.CreateFMul(x, x);
+  llvm::Value* s = b.CreateFAdd(kf(b, x, 1.0 / 6), b.CreateFMul(x2, kf(b, x, 1.0 / 120)));
+  s = b.CreateFAdd(x, b.CreateFMul(b.CreateFMul(x2, x), s));
+  return b.CreateSelect(b.CreateFCmpOLT(fabsOf(b, x), kf(b, x, 0.25)), s, big);
+}())
+NANOC_F32(eCosh, [&] {
+  llvm::Value* e = emitExp(b, fabsOf(b, x));
+  return b.CreateFMul(b.CreateFAdd(e, b.CreateFDiv(kf(b, x, 1.0), e)), kf(b, x, 0.5));
+}())
+NANOC_F32(eAsinh, [&] {
+  llvm::Value* ax = fabsOf(b, x);
+  llvm::Value* r = emitLog(
+      b,
+      b.CreateFAdd(ax, b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt,
+                                              b.CreateFAdd(b.CreateFMul(ax, ax), kf(b, x, 1.0)))));
+  // Near 0, asinh(x) = x - x^3/6.
+  llvm::Value* s =
+      b.CreateFSub(x, b.CreateFMul(b.CreateFMul(b.CreateFMul(x, x), x), kf(b, x, 1.0 / 6)));
+  r = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
+  return b.CreateSelect(b.CreateFCmpOLT(ax, kf(b, x, 0.01)), s, r);
+}())
+NANOC_F32(eAcosh, emitLog(b, b.CreateFAdd(x, b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt,
+                                                                    b.CreateFSub(b.CreateFMul(x, x),
+                                                                                 kf(b, x, 1.0))))))
+NANOC_F32(eAtanh,
+          b.CreateFMul(kf(b, x, 0.5), emitLog(b, b.CreateFDiv(b.CreateFAdd(kf(b, x, 1.0), x),
+                                                              b.CreateFSub(kf(b, x, 1.0), x)))))
+NANOC_F32(eErf, emitErf(b, x))
+NANOC_F32(eSigmoid, emitSigmoid(b, x))
+NANOC_F32(eTanh, emitTanh(b, x))
+NANOC_F32(eSoftplus, softplus(b, x))
+NANOC_F32(eMish, b.CreateFMul(x, emitTanh(b, softplus(b, x))))
+NANOC_F32(eElu, b.CreateSelect(b.CreateFCmpOLT(x, kf(b, x, 0.0)),
+                               b.CreateFMul(kf(b, x, a.node.f("alpha")),
+                                            b.CreateFSub(emitExp(b, x), kf(b, x, 1.0))),
+                               x))
+NANOC_F32(eCelu, [&] {
+  double alpha = a.node.f("alpha");
+  llvm::Value* e = b.CreateFMul(
+      kf(b, x, alpha), b.CreateFSub(emitExp(b, b.CreateFDiv(x, kf(b, x, alpha))), kf(b, x, 1.0)));
+  return b.CreateSelect(b.CreateFCmpOLT(x, kf(b, x, 0.0)), e, x);
+}())
+NANOC_F32(eSelu, [&] {
+  llvm::Value* e =
+      b.CreateFMul(kf(b, x, a.node.f("alpha")), b.CreateFSub(emitExp(b, x), kf(b, x, 1.0)));
+  return b.CreateFMul(kf(b, x, a.node.f("gamma")),
+                      b.CreateSelect(b.CreateFCmpOLE(x, kf(b, x, 0.0)), e, x));
+}())
+NANOC_F32(eGelu, [&] {
+  if (a.node.i("approximate_tanh")) {
+    llvm::Value* inner = b.CreateFMul(
+        kf(b, x, std::sqrt(2.0 / M_PI)),
+        b.CreateFAdd(x, b.CreateFMul(kf(b, x, 0.044715), b.CreateFMul(b.CreateFMul(x, x), x))));
+    return b.CreateFMul(b.CreateFMul(kf(b, x, 0.5), x),
+                        b.CreateFAdd(kf(b, x, 1.0), emitTanh(b, inner)));
+  }
+  llvm::Value* e = emitErf(b, b.CreateFMul(x, kf(b, x, M_SQRT1_2)));
+  return b.CreateFMul(b.CreateFMul(kf(b, x, 0.5), x), b.CreateFAdd(kf(b, x, 1.0), e));
+}())
+#undef NANOC_F32
+
+// Float-only rows that need no f32 detour.
+llvm::Value* eSqrt(ScalarArgs& a) {
+  return a.b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a.v[0]);
+}
+llvm::Value* eReciprocal(ScalarArgs& a) { return a.b.CreateFDiv(a.k(1.0), a.v[0]); }
+llvm::Value* eFloor(ScalarArgs& a) {
+  return a.b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, a.v[0]);
+}
+llvm::Value* eCeil(ScalarArgs& a) {
+  return a.b.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, a.v[0]);
+}
+llvm::Value* eRound(ScalarArgs& a) {
+  return a.b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, a.v[0]);
+}
+llvm::Value* eSoftsign(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  return b.CreateFDiv(a.v[0], b.CreateFAdd(a.k(1.0), fabsOf(b, a.v[0])));
+}
+llvm::Value* eHardSwish(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value* x = a.v[0];
+  return b.CreateFMul(x, clamp01(b, b.CreateFAdd(b.CreateFMul(x, a.k(1.0 / 6)), a.k(0.5))));
+}
+llvm::Value* eHardSigmoid(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  return clamp01(b, b.CreateFAdd(b.CreateFMul(a.v[0], a.attrF("alpha")), a.attrF("beta")));
+}
+llvm::Value* eLeakyRelu(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value* x = a.v[0];
+  return b.CreateSelect(b.CreateFCmpOLT(x, a.k(0.0)), b.CreateFMul(x, a.attrF("alpha")), x);
+}
+llvm::Value* eThresholdedRelu(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value* x = a.v[0];
+  return b.CreateSelect(b.CreateFCmpOGT(x, a.attrF("alpha")), x, a.k(0.0));
+}
+llvm::Value* eIsNaN(ScalarArgs& a) { return a.b.CreateFCmpUNO(a.v[0], a.v[0]); }
+llvm::Value* eIsInf(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value* x = a.v[0];
+  const double inf = std::numeric_limits<double>::infinity();
+  llvm::Value* pos = a.node.i("detect_positive") ? b.CreateFCmpOEQ(x, a.k(inf)) : b.getFalse();
+  llvm::Value* neg = a.node.i("detect_negative") ? b.CreateFCmpOEQ(x, a.k(-inf)) : b.getFalse();
+  return b.CreateOr(pos, neg);
+}
+
+// Rows for every numeric dtype.
+llvm::Value* lessThan(ScalarArgs& a, llvm::Value* x, llvm::Value* y) {
+  if (a.isF()) return a.b.CreateFCmpOLT(x, y);
+  return a.isS() ? a.b.CreateICmpSLT(x, y) : a.b.CreateICmpULT(x, y);
+}
+llvm::Value* eRelu(ScalarArgs& a) {
+  // x < 0 ? 0 : x, so NaN propagates as in the reference and ONNX Runtime.
+  return a.b.CreateSelect(lessThan(a, a.v[0], a.k(0.0)), a.k(0.0), a.v[0]);
+}
+llvm::Value* eAbs(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  if (a.isF()) return fabsOf(b, a.v[0]);
+  if (!a.isS()) return a.v[0];
+  return b.CreateSelect(lessThan(a, a.v[0], a.k(0.0)), b.CreateNeg(a.v[0]), a.v[0]);
+}
+llvm::Value* eNeg(ScalarArgs& a) {
+  return a.isF() ? a.b.CreateFNeg(a.v[0]) : a.b.CreateNeg(a.v[0]);
+}
+llvm::Value* eSign(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value* x = a.v[0];
+  if (a.isF())
+    return b.CreateSelect(b.CreateFCmpOGT(x, a.k(0.0)), a.k(1.0),
+                          b.CreateSelect(b.CreateFCmpOLT(x, a.k(0.0)), a.k(-1.0), x));
+  llvm::Value* gt = b.CreateZExt(
+      a.isS() ? b.CreateICmpSGT(x, a.k(0.0)) : b.CreateICmpUGT(x, a.k(0.0)), x->getType());
+  llvm::Value* lt = b.CreateZExt(lessThan(a, x, a.k(0.0)), x->getType());
+  return b.CreateSub(gt, lt);
+}
+llvm::Value* eNot(ScalarArgs& a) { return a.b.CreateICmpEQ(a.v[0], a.k(0.0)); }
+llvm::Value* eBitwiseNot(ScalarArgs& a) { return a.b.CreateNot(a.v[0]); }
+llvm::Value* eCast(ScalarArgs& a) { return convertCompute(a.b, a.v[0], a.in[0], a.out); }
+
+llvm::Value* eAdd(ScalarArgs& a) {
+  return a.isF() ? a.b.CreateFAdd(a.v[0], a.v[1]) : a.b.CreateAdd(a.v[0], a.v[1]);
+}
+llvm::Value* eSub(ScalarArgs& a) {
+  return a.isF() ? a.b.CreateFSub(a.v[0], a.v[1]) : a.b.CreateSub(a.v[0], a.v[1]);
+}
+llvm::Value* eMul(ScalarArgs& a) {
+  return a.isF() ? a.b.CreateFMul(a.v[0], a.v[1]) : a.b.CreateMul(a.v[0], a.v[1]);
+}
+// Integer division and remainder never trap: a zero divisor (undefined in
+// ONNX) gives 0, and MIN / -1 gives MIN (the reference does the same).
+llvm::Value* safeDivisor(ScalarArgs& a, llvm::Value* x, llvm::Value* y, llvm::Value** bad) {
+  llvm::IRBuilder<>& b = a.b;
+  *bad = b.CreateICmpEQ(y, a.k(0.0));
+  llvm::Value* overflow = b.getFalse();
+  if (a.isS()) {
+    unsigned bits = y->getType()->getIntegerBitWidth();
+    overflow = b.CreateAnd(
+        b.CreateICmpEQ(y, llvm::ConstantInt::get(y->getType(), -1, true)),
+        b.CreateICmpEQ(x,
+                       llvm::ConstantInt::get(y->getType(), llvm::APInt::getSignedMinValue(bits))));
+  }
+  return b.CreateSelect(b.CreateOr(*bad, overflow), a.k(1.0), y);
+}
+llvm::Value* eDiv(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  if (a.isF()) return b.CreateFDiv(a.v[0], a.v[1]);
+  llvm::Value* zero;
+  llvm::Value* y = safeDivisor(a, a.v[0], a.v[1], &zero);
+  llvm::Value* q = a.isS() ? b.CreateSDiv(a.v[0], y) : b.CreateUDiv(a.v[0], y);
+  return b.CreateSelect(zero, a.k(0.0), q);
+}
+llvm::Value* eMod(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value* x = a.v[0];
+  if (a.isF()) {
+    // fmod: x - trunc(x / y) y (frem would call libm's fmodf).
+    llvm::Value* y = a.v[1];
+    llvm::Value* q = b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, b.CreateFDiv(x, y));
+    llvm::Value* r = b.CreateFSub(x, b.CreateFMul(q, y));
+    // fmod(x, +-inf) = x for finite x; the result has x's sign (also at 0).
+    llvm::Value* y_inf = b.CreateFCmpOEQ(fabsOf(b, y), a.k(INFINITY));
+    r = b.CreateSelect(b.CreateAnd(y_inf, b.CreateFCmpOLT(fabsOf(b, x), a.k(INFINITY))), x, r);
+    r = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
+    if (a.node.i("fmod") != 0) return r;
+    // fmod = 0: the sign of the divisor, as Python's % (numpy.mod).
+    llvm::Value* zero = b.CreateFCmpOEQ(r, a.k(0.0));
+    llvm::Value* fix = b.CreateAnd(
+        b.CreateNot(zero), b.CreateXor(b.CreateFCmpOLT(r, a.k(0.0)), b.CreateFCmpOLT(y, a.k(0.0))));
+    r = b.CreateSelect(fix, b.CreateFAdd(r, y), r);
+    return b.CreateSelect(zero, b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, y), r);
+  }
+  llvm::Value* zero;
+  llvm::Value* y = safeDivisor(a, x, a.v[1], &zero);
+  if (!a.isS()) return b.CreateSelect(zero, a.k(0.0), b.CreateURem(x, y));
+  llvm::Value* r = b.CreateSRem(x, y);
+  if (a.node.i("fmod") == 0) {
+    // Python's %: the result takes the divisor's sign.
+    llvm::Value* fix =
+        b.CreateAnd(b.CreateICmpNE(r, a.k(0.0)),
+                    b.CreateICmpNE(b.CreateICmpSLT(r, a.k(0.0)), b.CreateICmpSLT(y, a.k(0.0))));
+    r = b.CreateSelect(fix, b.CreateAdd(r, y), r);
+  }
+  return b.CreateSelect(zero, a.k(0.0), r);
+}
+llvm::Value* eMin(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value *x = a.v[0], *y = a.v[1];
+  llvm::Value* m = b.CreateSelect(lessThan(a, y, x), y, x);
+  if (!a.isF()) return m;
+  return b.CreateSelect(b.CreateFCmpUNO(x, y), b.CreateFAdd(x, y), m);  // NaN propagates
+}
+llvm::Value* eMax(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value *x = a.v[0], *y = a.v[1];
+  llvm::Value* m = b.CreateSelect(lessThan(a, x, y), y, x);
+  if (!a.isF()) return m;
+  return b.CreateSelect(b.CreateFCmpUNO(x, y), b.CreateFAdd(x, y), m);
+}
+llvm::Value* ePRelu(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value* scaled = a.isF() ? b.CreateFMul(a.v[0], a.v[1]) : b.CreateMul(a.v[0], a.v[1]);
+  return b.CreateSelect(lessThan(a, a.v[0], a.k(0.0)), scaled, a.v[0]);
+}
+llvm::Value* eBitShift(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  unsigned bits = a.type()->getIntegerBitWidth();
+  llvm::Value* s = a.v[1];
+  llvm::Value* r =
+      a.node.s("direction") == "LEFT" ? b.CreateShl(a.v[0], s) : b.CreateLShr(a.v[0], s);
+  return b.CreateSelect(b.CreateICmpUGE(s, a.k(bits)), a.k(0.0), r);  // no poison shifts
+}
+llvm::Value* eAnd(ScalarArgs& a) { return a.b.CreateAnd(a.v[0], a.v[1]); }
+llvm::Value* eOr(ScalarArgs& a) { return a.b.CreateOr(a.v[0], a.v[1]); }
+llvm::Value* eXor(ScalarArgs& a) { return a.b.CreateXor(a.v[0], a.v[1]); }
+
+llvm::Value* compareWith(ScalarArgs& a, llvm::CmpInst::Predicate f, llvm::CmpInst::Predicate s,
+                         llvm::CmpInst::Predicate u) {
+  llvm::IRBuilder<>& b = a.b;
+  if (a.isF()) return b.CreateFCmp(f, a.v[0], a.v[1]);
+  return b.CreateICmp(a.isS() ? s : u, a.v[0], a.v[1]);
+}
+llvm::Value* eEqual(ScalarArgs& a) {
+  return compareWith(a, llvm::CmpInst::FCMP_OEQ, llvm::CmpInst::ICMP_EQ, llvm::CmpInst::ICMP_EQ);
+}
+llvm::Value* eLess(ScalarArgs& a) {
+  return compareWith(a, llvm::CmpInst::FCMP_OLT, llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_ULT);
+}
+llvm::Value* eLessOrEqual(ScalarArgs& a) {
+  return compareWith(a, llvm::CmpInst::FCMP_OLE, llvm::CmpInst::ICMP_SLE, llvm::CmpInst::ICMP_ULE);
+}
+llvm::Value* eGreater(ScalarArgs& a) {
+  return compareWith(a, llvm::CmpInst::FCMP_OGT, llvm::CmpInst::ICMP_SGT, llvm::CmpInst::ICMP_UGT);
+}
+llvm::Value* eGreaterOrEqual(ScalarArgs& a) {
+  return compareWith(a, llvm::CmpInst::FCMP_OGE, llvm::CmpInst::ICMP_SGE, llvm::CmpInst::ICMP_UGE);
+}
+llvm::Value* eWhere(ScalarArgs& a) {
+  return a.b.CreateSelect(a.b.CreateICmpNE(a.v[0], a.k(0.0)), a.v[1], a.v[2]);
+}
+llvm::Value* eClip(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value* x = b.CreateSelect(lessThan(a, a.v[0], a.v[1]), a.v[1], a.v[0]);
+  return b.CreateSelect(lessThan(a, a.v[2], x), a.v[2], x);
+}
+
+// x^y with numpy's special cases; a constant exponent of 1, 2, 3, 0.5 or -1
+// (LayerNorm decompositions, x^2 in variances) is spelled out exactly.
+llvm::Value* powF32(ScalarArgs& a, llvm::Value* x, llvm::Value* y) {
+  llvm::IRBuilder<>& b = a.b;
+  auto k = [&](double c) { return kf(b, x, c); };
+  llvm::Value* r = emitExp(b, b.CreateFMul(y, emitLog(b, fabsOf(b, x))));
+  llvm::Value* y_int = b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, y), y);
+  llvm::Value* half = b.CreateFMul(y, k(0.5));
+  llvm::Value* y_odd = b.CreateAnd(
+      y_int, b.CreateFCmpUNE(b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, half), half));
+  llvm::Value* neg = b.CreateFCmpOLT(x, k(0.0));
+  r = b.CreateSelect(b.CreateAnd(neg, y_odd), b.CreateFNeg(r), r);
+  r = b.CreateSelect(b.CreateAnd(neg, b.CreateNot(y_int)), k(NAN), r);
+  llvm::Value* x_zero = b.CreateFCmpOEQ(x, k(0.0));
+  llvm::Value* at_zero = b.CreateSelect(b.CreateFCmpOLT(y, k(0.0)), k(INFINITY), k(0.0));
+  r = b.CreateSelect(x_zero, at_zero, r);
+  r = b.CreateSelect(b.CreateFCmpUNO(x, y), b.CreateFAdd(x, y), r);
+  llvm::Value* one = b.CreateOr(b.CreateFCmpOEQ(y, k(0.0)), b.CreateFCmpOEQ(x, k(1.0)));
+  return b.CreateSelect(one, k(1.0), r);
+}
+llvm::Value* ePow(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  const Value* exponent = a.node.inputs[1];
+  if (a.isF() && exponent->isConstant() && exponent->type.numel() == 1) {
+    double e = loadScalar(exponent->type.dtype, exponent->data->data(), 0).asDouble();
+    llvm::Value* x = a.v[0];
+    if (e == 1.0) return x;
+    if (e == 2.0) return b.CreateFMul(x, x);
+    if (e == 3.0) return b.CreateFMul(b.CreateFMul(x, x), x);
+    if (e == 0.5) return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+    if (e == -1.0) return b.CreateFDiv(a.k(1.0), x);
+  }
+  // Through f32 for every dtype: an integer result is rounded to nearest.
+  llvm::Value* x = convertCompute(b, a.v[0], a.in[0], DType::F32);
+  llvm::Value* y = convertCompute(b, a.v[1], a.in[1], DType::F32);
+  llvm::Value* r = powF32(a, x, y);
+  if (a.isF()) return convertCompute(b, r, DType::F32, a.in[0]);
+  r = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, r);
+  return convertCompute(b, r, DType::F32, a.in[0]);
+}
+
+const std::map<std::string_view, ScalarEmitter>& emitters() {
+  static const std::map<std::string_view, ScalarEmitter> table = {
+      {"Exp", eExp},
+      {"Log", eLog},
+      {"Sqrt", eSqrt},
+      {"Reciprocal", eReciprocal},
+      {"Sin", eSin},
+      {"Cos", eCos},
+      {"Tan", eTan},
+      {"Asin", eAsin},
+      {"Acos", eAcos},
+      {"Atan", eAtan},
+      {"Sinh", eSinh},
+      {"Cosh", eCosh},
+      {"Asinh", eAsinh},
+      {"Acosh", eAcosh},
+      {"Atanh", eAtanh},
+      {"Erf", eErf},
+      {"Sigmoid", eSigmoid},
+      {"Tanh", eTanh},
+      {"Softplus", eSoftplus},
+      {"Softsign", eSoftsign},
+      {"Floor", eFloor},
+      {"Ceil", eCeil},
+      {"Round", eRound},
+      {"Mish", eMish},
+      {"HardSwish", eHardSwish},
+      {"Elu", eElu},
+      {"Celu", eCelu},
+      {"Selu", eSelu},
+      {"LeakyRelu", eLeakyRelu},
+      {"ThresholdedRelu", eThresholdedRelu},
+      {"HardSigmoid", eHardSigmoid},
+      {"Gelu", eGelu},
+      {"Relu", eRelu},
+      {"Abs", eAbs},
+      {"Neg", eNeg},
+      {"Sign", eSign},
+      {"IsNaN", eIsNaN},
+      {"IsInf", eIsInf},
+      {"Not", eNot},
+      {"BitwiseNot", eBitwiseNot},
+      {"Cast", eCast},
+      {"Add", eAdd},
+      {"Sub", eSub},
+      {"Mul", eMul},
+      {"Div", eDiv},
+      {"Min", eMin},
+      {"Max", eMax},
+      {"Mod", eMod},
+      {"PRelu", ePRelu},
+      {"BitShift", eBitShift},
+      {"BitwiseAnd", eAnd},
+      {"BitwiseOr", eOr},
+      {"BitwiseXor", eXor},
+      {"And", eAnd},
+      {"Or", eOr},
+      {"Xor", eXor},
+      {"Equal", eEqual},
+      {"Less", eLess},
+      {"LessOrEqual", eLessOrEqual},
+      {"Greater", eGreater},
+      {"GreaterOrEqual", eGreaterOrEqual},
+      {"Pow", ePow},
+      {"Where", eWhere},
+      {"Clip", eClip},
+  };
+  return table;
+}
+
+Lowering makeElementwise(ScalarEmitter fn) {
   Lowering lowering;
   lowering.task_count = [](const Node& node) { return tasksFor(collapseBroadcast(node)).count(); };
   lowering.emit = [fn](KernelBuilder& kb) {
-    for (const Value* in : kb.node.inputs)
-      if (in->type.dtype != DType::F32 || kb.node.outputs[0]->type.dtype != DType::F32)
-        throw CompileError("node '" + kb.node.name + "' (" + kb.node.op +
-                           "): the CPU lowering computes f32 only, got " + in->type.str());
     BroadcastLayout layout = collapseBroadcast(kb.node);
     RowTasks tasks = tasksFor(layout);
     llvm::IRBuilder<>& b = kb.b;
     auto c = [&](int64_t v) { return b.getInt64(v); };
     size_t k = layout.dims.size();
     size_t n = kb.node.inputs.size();
+    const DType out = kb.node.outputs[0]->type.dtype;
     emitRowTasks(kb, tasks, [&](llvm::Value* row, llvm::Value* col_begin, llvm::Value* col_end) {
       // Each operand's offset at the start of this row: the row index split
       // into the outer collapsed dims (divisions by constants).
@@ -109,12 +565,14 @@ Lowering makeElementwise(ScalarFn fn) {
       emitLoop(
           b, col_begin, col_end,
           [&](llvm::Value* col) {
-            std::vector<llvm::Value*> args;
+            ScalarArgs args{b, kb.node, {}, out, {}};
             for (size_t x = 0; x < n; ++x) {
               llvm::Value* index = layout.strides[x][k - 1] ? b.CreateAdd(base[x], col) : base[x];
-              args.push_back(loadF32(b, kb.input(x), index));
+              DType dtype = kb.node.inputs[x]->type.dtype;
+              args.in.push_back(dtype);
+              args.v.push_back(loadCompute(b, dtype, kb.input(x), index));
             }
-            storeF32(b, fn(b, args), kb.output(0), b.CreateAdd(out_base, col));
+            storeCompute(b, out, fn(args), kb.output(0), b.CreateAdd(out_base, col));
           },
           "col");
     });
@@ -125,41 +583,15 @@ Lowering makeElementwise(ScalarFn fn) {
 
 }  // namespace
 
-Lowering makeAddLowering() {
-  return makeElementwise([](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& v) {
-    return b.CreateFAdd(v[0], v[1]);
-  });
-}
-Lowering makeSubLowering() {
-  return makeElementwise([](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& v) {
-    return b.CreateFSub(v[0], v[1]);
-  });
-}
-Lowering makeMulLowering() {
-  return makeElementwise([](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& v) {
-    return b.CreateFMul(v[0], v[1]);
-  });
-}
-Lowering makeDivLowering() {
-  return makeElementwise([](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& v) {
-    return b.CreateFDiv(v[0], v[1]);
-  });
-}
-Lowering makeReluLowering() {
-  // x < 0 ? 0 : x, so NaN propagates as in the reference and ONNX Runtime.
-  return makeElementwise([](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& v) {
-    llvm::Value* zero = llvm::ConstantFP::get(v[0]->getType(), 0.0);
-    return b.CreateSelect(b.CreateFCmpOLT(v[0], zero), zero, v[0]);
-  });
-}
-Lowering makeSigmoidLowering() {
-  return makeElementwise([](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& v) {
-    return emitSigmoid(b, v[0]);
-  });
-}
-Lowering makeTanhLowering() {
-  return makeElementwise(
-      [](llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& v) { return emitTanh(b, v[0]); });
+std::vector<std::pair<std::string, Lowering>> elementwiseTableLowerings() {
+  std::vector<std::pair<std::string, Lowering>> lowerings;
+  for (const ElementwiseOp& op : elementwiseOps()) {
+    auto it = emitters().find(op.name);
+    if (it == emitters().end())
+      throw CompileError("elementwise op " + std::string(op.name) + " has no scalar emitter");
+    lowerings.emplace_back(std::string(op.name), makeElementwise(it->second));
+  }
+  return lowerings;
 }
 
 }  // namespace nanoc::cpu

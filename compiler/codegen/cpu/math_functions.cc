@@ -67,4 +67,139 @@ llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, t, x);
 }
 
+llvm::Value* emitLog(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* ft = x->getType();
+  llvm::Type* it = ft->getWithNewType(b.getInt32Ty());
+  auto k = [&](float v) { return splat(b, ft, v); };
+  auto ki = [&](int32_t v) { return llvm::ConstantInt::get(it, static_cast<uint64_t>(v), true); };
+  // Subnormals: scale by 2^23 first so the exponent field is meaningful.
+  llvm::Value* tiny = b.CreateFCmpOLT(x, k(1.17549435e-38f));
+  llvm::Value* xs = b.CreateSelect(tiny, b.CreateFMul(x, k(8388608.0f)), x);
+  llvm::Value* bits = b.CreateBitCast(xs, it);
+  llvm::Value* e = b.CreateSub(b.CreateLShr(bits, 23), ki(126));
+  e = b.CreateSub(e, b.CreateSelect(tiny, ki(23), ki(0)));
+  // m in [0.5, 1).
+  llvm::Value* m =
+      b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, ki(0x007fffff)), ki(0x3f000000)), ft);
+  // Cephes logf: if m < sqrt(1/2), m = 2m - 1 and e -= 1, else m = m - 1.
+  llvm::Value* small = b.CreateFCmpOLT(m, k(0.707106781186547524f));
+  e = b.CreateSub(e, b.CreateSelect(small, ki(1), ki(0)));
+  llvm::Value* f = b.CreateFSub(b.CreateSelect(small, b.CreateFAdd(m, m), m), k(1.0f));
+  llvm::Value* ef = b.CreateSIToFP(e, ft);
+  llvm::Value* z = b.CreateFMul(f, f);
+  llvm::Value* p = k(7.0376836292e-2f);
+  for (float c : {-1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f,
+                  -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f})
+    p = fmuladd(b, p, f, k(c));
+  llvm::Value* y = b.CreateFMul(b.CreateFMul(p, f), z);
+  y = fmuladd(b, ef, k(-2.12194440e-4f), y);
+  y = fmuladd(b, z, k(-0.5f), y);
+  llvm::Value* r = b.CreateFAdd(f, y);
+  r = fmuladd(b, ef, k(0.693359375f), r);
+  const float inf = std::numeric_limits<float>::infinity();
+  r = b.CreateSelect(b.CreateFCmpOEQ(x, k(inf)), k(inf), r);
+  r = b.CreateSelect(b.CreateFCmpOEQ(x, k(0.0f)), k(-inf), r);
+  r = b.CreateSelect(b.CreateFCmpOLT(x, k(0.0f)), k(std::numeric_limits<float>::quiet_NaN()), r);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+}
+
+namespace {
+
+// Reduces x to r in [-pi/4, pi/4] with x = j pi/4 + r, j even (Cephes).
+// Returns r and j (as an integer vector/scalar).
+std::pair<llvm::Value*, llvm::Value*> reduceQuarterPi(llvm::IRBuilder<>& b, llvm::Value* ax) {
+  llvm::Type* ft = ax->getType();
+  llvm::Type* it = ft->getWithNewType(b.getInt32Ty());
+  auto k = [&](float v) { return splat(b, ft, v); };
+  llvm::Value* j = b.CreateFPToSI(b.CreateFMul(ax, k(1.27323954473516f)), it);
+  j = b.CreateAnd(b.CreateAdd(j, llvm::ConstantInt::get(it, 1)), llvm::ConstantInt::get(it, ~1u));
+  llvm::Value* y = b.CreateSIToFP(j, ft);
+  llvm::Value* r = fmuladd(b, y, k(-0.78515625f), ax);
+  r = fmuladd(b, y, k(-2.4187564849853515625e-4f), r);
+  r = fmuladd(b, y, k(-3.77489497744594108e-8f), r);
+  return {r, j};
+}
+
+llvm::Value* sinPoly(llvm::IRBuilder<>& b, llvm::Value* r) {
+  llvm::Type* ft = r->getType();
+  auto k = [&](float v) { return splat(b, ft, v); };
+  llvm::Value* z = b.CreateFMul(r, r);
+  llvm::Value* p = fmuladd(b, k(-1.9515295891e-4f), z, k(8.3321608736e-3f));
+  p = fmuladd(b, p, z, k(-1.6666654611e-1f));
+  return fmuladd(b, b.CreateFMul(p, z), r, r);
+}
+
+llvm::Value* cosPoly(llvm::IRBuilder<>& b, llvm::Value* r) {
+  llvm::Type* ft = r->getType();
+  auto k = [&](float v) { return splat(b, ft, v); };
+  llvm::Value* z = b.CreateFMul(r, r);
+  llvm::Value* p = fmuladd(b, k(2.443315711809948e-5f), z, k(-1.388731625493765e-3f));
+  p = fmuladd(b, p, z, k(4.166664568298827e-2f));
+  return b.CreateFAdd(fmuladd(b, b.CreateFMul(p, z), z, b.CreateFMul(z, k(-0.5f))), k(1.0f));
+}
+
+llvm::Value* sinCos(llvm::IRBuilder<>& b, llvm::Value* x, bool cosine) {
+  llvm::Type* ft = x->getType();
+  llvm::Type* it = ft->getWithNewType(b.getInt32Ty());
+  auto ki = [&](int32_t v) { return llvm::ConstantInt::get(it, static_cast<uint64_t>(v), true); };
+  llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  auto [r, j] = reduceQuarterPi(b, ax);
+  // Octant j (even): j & 2 picks the other polynomial, j & 4 flips the sign;
+  // cos(x) = sin(x + pi/2) shifts the octant by 2.
+  if (cosine) j = b.CreateAdd(j, ki(2));
+  llvm::Value* use_cos = b.CreateICmpNE(b.CreateAnd(j, ki(2)), ki(0));
+  llvm::Value* v = b.CreateSelect(use_cos, cosPoly(b, r), sinPoly(b, r));
+  llvm::Value* neg = b.CreateICmpNE(b.CreateAnd(j, ki(4)), ki(0));
+  if (!cosine) neg = b.CreateXor(neg, b.CreateFCmpOLT(x, splat(b, ft, 0.0f)));
+  v = b.CreateSelect(neg, b.CreateFNeg(v), v);
+  // inf and NaN give NaN.
+  llvm::Value* finite = b.CreateFCmpOLT(ax, splat(b, ft, std::numeric_limits<float>::infinity()));
+  return b.CreateSelect(finite, v, splat(b, ft, std::numeric_limits<float>::quiet_NaN()));
+}
+
+}  // namespace
+
+llvm::Value* emitSin(llvm::IRBuilder<>& b, llvm::Value* x) { return sinCos(b, x, false); }
+llvm::Value* emitCos(llvm::IRBuilder<>& b, llvm::Value* x) { return sinCos(b, x, true); }
+
+llvm::Value* emitAtan(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* ft = x->getType();
+  auto k = [&](float v) { return splat(b, ft, v); };
+  llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  // Cephes atanf: reduce by tan(3pi/8) and tan(pi/8).
+  llvm::Value* big = b.CreateFCmpOGT(ax, k(2.414213562373095f));
+  llvm::Value* mid = b.CreateFCmpOGT(ax, k(0.4142135623730950f));
+  llvm::Value* xr = b.CreateSelect(
+      big, b.CreateFDiv(k(-1.0f), ax),
+      b.CreateSelect(mid, b.CreateFDiv(b.CreateFSub(ax, k(1.0f)), b.CreateFAdd(ax, k(1.0f))), ax));
+  llvm::Value* y0 = b.CreateSelect(big, k(1.5707963267948966f),
+                                   b.CreateSelect(mid, k(0.7853981633974483f), k(0.0f)));
+  llvm::Value* z = b.CreateFMul(xr, xr);
+  llvm::Value* p = fmuladd(b, k(8.05374449538e-2f), z, k(-1.38776856032e-1f));
+  p = fmuladd(b, p, z, k(1.99777106478e-1f));
+  p = fmuladd(b, p, z, k(-3.33329491539e-1f));
+  llvm::Value* y = b.CreateFAdd(y0, fmuladd(b, b.CreateFMul(p, z), xr, xr));
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, y, x);
+}
+
+llvm::Value* emitErf(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* ft = x->getType();
+  auto k = [&](float v) { return splat(b, ft, v); };
+  // Eigen's generic_fast_erf_float: erf(x) = x p(x^2) / q(x^2) on [-4, 4].
+  llvm::Value* xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, k(-4.0f));
+  xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, xc, k(4.0f));
+  llvm::Value* x2 = b.CreateFMul(xc, xc);
+  llvm::Value* p = k(-2.72614225801306e-10f);
+  for (float c : {2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f,
+                  -7.34990630326855e-04f, -2.95459980854025e-03f, -1.60960333262415e-02f})
+    p = fmuladd(b, p, x2, k(c));
+  p = b.CreateFMul(p, xc);
+  llvm::Value* q = k(-1.45660718464996e-05f);
+  for (float c : {-2.13374055278905e-04f, -1.68282697438203e-03f, -7.37332916720468e-03f,
+                  -1.42647390514189e-02f})
+    q = fmuladd(b, q, x2, k(c));
+  llvm::Value* r = b.CreateFDiv(p, q);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+}
+
 }  // namespace nanoc::cpu

@@ -18,4 +18,18 @@ llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Value* x);
 // overflows; near 0, where 1 - e cancels, an odd polynomial.
 llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Value* x);
 
+// ln(x): -inf at 0, NaN below 0 and for NaN, +inf at +inf; subnormals exact.
+llvm::Value* emitLog(llvm::IRBuilder<>& b, llvm::Value* x);
+
+// sin(x), cos(x) by Cody-Waite reduction to [-pi/4, pi/4] (accurate to a few
+// ulp for |x| < 8192; beyond, the reduction loses precision).
+llvm::Value* emitSin(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* emitCos(llvm::IRBuilder<>& b, llvm::Value* x);
+
+// atan(x), and atan2-free asin/acos built on it.
+llvm::Value* emitAtan(llvm::IRBuilder<>& b, llvm::Value* x);
+
+// erf(x): a rational minimax approximation on [-4, 4], +-1 beyond.
+llvm::Value* emitErf(llvm::IRBuilder<>& b, llvm::Value* x);
+
 }  // namespace nanoc::cpu

@@ -14,54 +14,6 @@
 namespace nanoc::onnx_import {
 namespace {
 
-// ---- elementwise ----
-
-void mapUnary(NodeImporter& n) {
-  // Opsets before 6 carry `consumed_inputs`, a legacy in-place hint with no
-  // effect on the result.
-  n.emitResult(n.proto().op_type(), {n.requiredInput(0, "X")});
-}
-
-void mapBinary(NodeImporter& n) {
-  Value* a = n.requiredInput(0, "A");
-  Value* b = n.requiredInput(1, "B");
-  if (n.opset() < 7) {
-    // Before opset 7, broadcasting was opt-in (broadcast = 1) and aligned B's
-    // dims with A's starting at `axis` instead of at the end.
-    if (n.intAttr("broadcast", 0) == 0) {
-      if (a->type.dims != b->type.dims)
-        n.fail("inputs have different shapes " + a->type.str() + " and " + b->type.str() +
-               " and broadcast = 0");
-    } else if (std::optional<int64_t> axis = n.intAttr("axis")) {
-      int64_t ra = rankOf(a), rb = rankOf(b);
-      int64_t ax = *axis < 0 ? *axis + ra : *axis;
-      if (rb > ra || ax < 0 || ax + rb > ra)
-        n.fail("legacy broadcast of " + b->type.str() + " onto " + a->type.str() + " at axis " +
-               std::to_string(*axis) + " is out of range");
-      // Trailing 1s turn the axis-aligned form into numpy broadcasting.
-      if (int64_t trailing = ra - ax - rb; trailing > 0) {
-        std::vector<int64_t> dims = b->type.dims;
-        dims.resize(dims.size() + static_cast<size_t>(trailing), 1);
-        b = n.emit("Reshape", {b}, {{"shape", dims}}, "broadcast_b");
-      }
-    }
-  }
-  n.emitResult(n.proto().op_type(), {a, b});
-}
-
-// Sum is variadic Add: a chain of Adds, the last one named after the node.
-void mapSum(NodeImporter& n) {
-  if (n.numInputs() == 0) n.fail("has no inputs");
-  Value* acc = n.requiredInput(0, "data_0");
-  if (n.numInputs() == 1) {
-    n.emitResult("Identity", {acc});
-    return;
-  }
-  for (size_t i = 1; i + 1 < n.numInputs(); ++i)
-    acc = n.emit("Add", {acc, n.requiredInput(i, "data")}, {}, "sum_" + std::to_string(i));
-  n.emitResult("Add", {acc, n.requiredInput(n.numInputs() - 1, "data")});
-}
-
 // ---- matrix products ----
 
 void mapMatMul(NodeImporter& n) {
@@ -456,14 +408,12 @@ void mapConstantOfShape(NodeImporter& n) {
 const std::map<std::string_view, OpMapping>& mappings() {
   static const std::map<std::string_view, OpMapping> table = [] {
     std::map<std::string_view, OpMapping> t = {
-        {"Add", mapBinary},
         {"AveragePool", mapAveragePool},
         {"BatchNormalization", mapBatchNormalization},
         {"Concat", mapConcat},
         {"Constant", mapConstant},
         {"ConstantOfShape", mapConstantOfShape},
         {"Conv", mapConv},
-        {"Div", mapBinary},
         {"Dropout", mapDropout},
         {"Flatten", mapFlatten},
         {"Gemm", mapGemm},
@@ -471,15 +421,9 @@ const std::map<std::string_view, OpMapping>& mappings() {
         {"Identity", mapIdentity},
         {"MatMul", mapMatMul},
         {"MaxPool", mapMaxPool},
-        {"Mul", mapBinary},
-        {"Relu", mapUnary},
         {"Reshape", mapReshape},
-        {"Sigmoid", mapUnary},
         {"Softmax", mapSoftmax},
         {"Squeeze", mapSqueeze},
-        {"Sub", mapBinary},
-        {"Sum", mapSum},
-        {"Tanh", mapUnary},
         {"Transpose", mapTranspose},
         {"Unsqueeze", mapUnsqueeze},
     };

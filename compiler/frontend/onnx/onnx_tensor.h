@@ -15,7 +15,7 @@
 namespace nanoc::onnx_import {
 
 // The IR dtype of an ONNX TensorProto.DataType, or nullopt for one the IR has
-// no equivalent of (double, string, complex, u16/u32/u64, ...).
+// no equivalent of (string, complex, the 8-, 4- and 2-bit floats and ints, ...).
 std::optional<DType> dtypeFromOnnx(int32_t onnx_type);
 // ONNX's own name for a data type ("FLOAT", "DOUBLE"), for error messages.
 std::string onnxTypeName(int32_t onnx_type);

@@ -5,8 +5,10 @@
 #include <llvm/TargetParser/Triple.h>
 #include <mimalloc-new-delete.h>  // the compiler's allocator: mimalloc
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -53,9 +55,51 @@ options:
   --emit KIND        what to produce: files (default), or print to stdout one of
                      ir (the IR after optimization), plan (the arena plan),
                      llvm (the optimized LLVM IR), asm (the assembly)
-  --no-fold          skip constant folding
+  --input-shape NAME=D0,D1,...
+                     the dims of ONNX graph input NAME (repeatable): fixes its
+                     symbolic and unknown dims; its rank and static dims must
+                     agree with the model's. An empty list is a scalar
+  --dim PARAM=VALUE  every ONNX input dim named PARAM (a dim_param, such as
+                     batch or sequence) is VALUE (repeatable)
+  --no-fold          skip the constant folding pass (the ONNX importer still
+                     folds the small constant subgraphs that shapes need)
   -h, --help         this text
 )";
+
+// "NAME=VALUE" split at the last '=' (input names may hold one, dims never).
+std::pair<std::string, std::string> splitAssignment(const std::string& flag,
+                                                    const std::string& arg) {
+  size_t eq = arg.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    throw nanoc::CompileError(flag + " '" + arg + "' is not NAME=VALUE");
+  return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+int64_t parseDim(const std::string& flag, const std::string& text) {
+  int64_t value = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0)
+    throw nanoc::CompileError(flag + ": '" + text + "' is not a dim (an integer >= 0)");
+  return value;
+}
+
+void addInputShape(nanoc::OnnxImportOptions& options, const std::string& arg) {
+  auto [name, list] = splitAssignment("--input-shape", arg);
+  std::vector<int64_t> dims;
+  for (size_t at = 0; !list.empty() && at <= list.size();) {
+    size_t comma = std::min(list.find(',', at), list.size());
+    dims.push_back(parseDim("--input-shape " + name, list.substr(at, comma - at)));
+    at = comma + 1;
+  }
+  if (!options.input_shapes.emplace(name, dims).second)
+    throw nanoc::CompileError("--input-shape " + name + " is given twice");
+}
+
+void addDim(nanoc::OnnxImportOptions& options, const std::string& arg) {
+  auto [param, value] = splitAssignment("--dim", arg);
+  if (!options.dim_params.emplace(param, parseDim("--dim " + param, value)).second)
+    throw nanoc::CompileError("--dim " + param + " is given twice");
+}
 
 bool isIdentifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -108,6 +152,7 @@ int run(int argc, char** argv) {
   std::string model, name, out_dir = ".", target = "host", triple, cpu, features, emit = "files";
   std::string targets_dir = nanoc::cpu::defaultTargetsDir();
   bool fold = true, list_targets = false;
+  nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char* flag) -> std::string {
@@ -140,6 +185,10 @@ int run(int argc, char** argv) {
       features = value("--features");
     else if (is("--emit"))
       emit = value("--emit");
+    else if (is("--input-shape"))
+      addInputShape(import_options, value("--input-shape"));
+    else if (is("--dim"))
+      addDim(import_options, value("--dim"));
     else if (arg == "--no-fold")
       fold = false;
     else if (!arg.empty() && arg[0] == '-')
@@ -184,10 +233,14 @@ int run(int argc, char** argv) {
 
   std::unique_ptr<nanoc::Graph> graph;
   std::string ext = std::filesystem::path(model).extension().string();
-  if (ext == ".nir")
+  if (ext == ".nir") {
+    if (!import_options.input_shapes.empty() || !import_options.dim_params.empty())
+      throw nanoc::CompileError(
+          "--input-shape and --dim are for ONNX models; a .nir model's shapes are static");
     graph = nanoc::parseGraph(readFile(model), model);
-  else
-    graph = nanoc::importOnnxFile(model);
+  } else {
+    graph = nanoc::importOnnxFile(model, import_options);
+  }
   graph->name = name;
 
   nanoc::PipelineOptions pipeline;

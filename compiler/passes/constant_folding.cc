@@ -4,34 +4,39 @@
 
 namespace nanoc {
 
+bool foldNode(Node& node, uint64_t max_bytes) {
+  const OpSchema* schema = findOp(node.op);
+  if (!schema || !schema->reference) return false;
+  uint64_t out_bytes = 0;
+  for (const Value* in : node.inputs)
+    if (in && !in->isConstant()) return false;
+  for (const Value* out : node.outputs) out_bytes += out->type.bytes();
+  if (out_bytes > max_bytes) return false;
+  std::vector<const void*> in_ptrs;
+  for (const Value* in : node.inputs) in_ptrs.push_back(in ? in->data->data() : nullptr);
+  std::vector<std::vector<uint8_t>> results;
+  std::vector<void*> out_ptrs;
+  for (const Value* out : node.outputs) results.emplace_back(out->type.bytes());
+  for (auto& r : results) out_ptrs.push_back(r.data());
+  schema->reference(node, in_ptrs, out_ptrs);
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    // The output value itself becomes the constant, so its name and every
+    // use (graph outputs included) stay as they were.
+    Value* out = node.outputs[i];
+    out->producer = nullptr;
+    out->data = std::make_shared<const std::vector<uint8_t>>(std::move(results[i]));
+  }
+  return true;
+}
+
 int foldConstants(Graph& graph, uint64_t max_bytes) {
   int folded = 0;
   std::vector<std::unique_ptr<Node>> kept;
   for (auto& node : graph.nodes) {
-    const OpSchema* schema = findOp(node->op);
-    bool foldable = schema && schema->reference;
-    uint64_t out_bytes = 0;
-    for (const Value* in : node->inputs) foldable = foldable && (!in || in->isConstant());
-    for (const Value* out : node->outputs) out_bytes += out->type.bytes();
-    if (!foldable || out_bytes > max_bytes) {
+    if (foldNode(*node, max_bytes))
+      ++folded;
+    else
       kept.push_back(std::move(node));
-      continue;
-    }
-    std::vector<const void*> in_ptrs;
-    for (const Value* in : node->inputs) in_ptrs.push_back(in ? in->data->data() : nullptr);
-    std::vector<std::vector<uint8_t>> results;
-    std::vector<void*> out_ptrs;
-    for (const Value* out : node->outputs) results.emplace_back(out->type.bytes());
-    for (auto& r : results) out_ptrs.push_back(r.data());
-    schema->reference(*node, in_ptrs, out_ptrs);
-    for (size_t i = 0; i < node->outputs.size(); ++i) {
-      // The output value itself becomes the constant, so its name and every
-      // use (graph outputs included) stay as they were.
-      Value* out = node->outputs[i];
-      out->producer = nullptr;
-      out->data = std::make_shared<const std::vector<uint8_t>>(std::move(results[i]));
-    }
-    ++folded;
   }
   graph.nodes = std::move(kept);
   return folded;

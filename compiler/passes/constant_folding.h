@@ -7,6 +7,12 @@
 
 namespace nanoc {
 
+// Evaluates `node` when its op has a reference implementation, every present
+// input is a constant and its outputs total at most `max_bytes`. Its outputs
+// then become constants (their names and uses unchanged, producer cleared)
+// and the caller removes the node from its graph. Returns whether it folded.
+bool foldNode(Node& node, uint64_t max_bytes);
+
 // Folds in graph order, so chains of constant nodes fold completely. Results
 // larger than `max_bytes` stay computed at run time rather than bloat the
 // object. Returns the number of nodes folded.

@@ -15,6 +15,10 @@ void legalizeOutputs(Graph& graph) {
     if (out->isConstant()) std::swap(copy->outputs[0]->name, out->name);
     copy->outputs[0]->type = out->type;
     copy->outputs[0]->typed = true;
+    // The output keeps the model's name: a constant (a folded Shape, say)
+    // trades names with its copy. A graph input keeps its own, and a
+    // repeated output is a second name for the same value.
+    if (out->isConstant() && !seen.count(out)) std::swap(out->name, copy->outputs[0]->name);
     out = copy->outputs[0];
     seen.insert(out);
   }

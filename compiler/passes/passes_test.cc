@@ -173,6 +173,19 @@ TEST(LegalizeOutputs, ConstantAndRepeatedOutputsGetCopiesOthersDoNot) {
   verifyGraph(g);
 }
 
+TEST(LegalizeOutputs, AConstantOutputKeepsItsNameOnTheCopy) {
+  Graph g;
+  g.addInput("x", f32({2}));
+  Value* c = constant(g, "shape", {2}, {1, 2});
+  g.outputs = {c};
+  legalizeOutputs(g);
+  ASSERT_NE(g.outputs[0], c);
+  EXPECT_EQ(g.outputs[0]->name, "shape");
+  EXPECT_EQ(g.outputs[0]->producer->op, "Identity");
+  EXPECT_NE(c->name, "shape");
+  verifyGraph(g);
+}
+
 // ---- verifier ----
 
 TEST(PassesVerify, RejectsAUseBeforeItsDefinition) {

@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <fstream>
@@ -22,11 +23,11 @@ using onnx_import::NodeImporter;
 bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 struct Opsets {
-  int64_t default_domain = 0;
+  int64_t default_domain = 0;  // 0: the model imports no default-domain opset
   std::map<std::string, int64_t> others;
 
   std::string versionFor(const std::string& domain) const {
-    if (isDefaultDomain(domain)) return std::to_string(default_domain);
+    if (isDefaultDomain(domain)) return default_domain ? std::to_string(default_domain) : "none";
     auto it = others.find(domain);
     return it == others.end() ? "?" : std::to_string(it->second);
   }
@@ -44,10 +45,11 @@ Opsets readOpsets(const onnx::ModelProto& model) {
     }
   }
   if (!found) {
-    // Models before IR version 3 predate opset_import and mean opset 1.
-    if (model.ir_version() >= 3)
-      throw CompileError("the model imports no opset of the default ONNX domain");
-    opsets.default_domain = 1;
+    // Models before IR version 3 predate opset_import and mean opset 1. A
+    // later model without the default domain (only ai.onnx.ml or a training
+    // domain) has no default-domain node to import; any it has is refused.
+    if (model.ir_version() < 3) opsets.default_domain = 1;
+    return opsets;
   }
   if (opsets.default_domain < 1)
     throw CompileError("opset " + std::to_string(opsets.default_domain) + " is not valid");
@@ -63,62 +65,507 @@ std::string graphName(const std::string& onnx_name) {
   return name.empty() ? "model" : name;
 }
 
-// Every unsupported node, in one error, before anything is imported.
-void checkSupported(const onnx::GraphProto& g, const Opsets& opsets,
-                    const std::vector<std::string>& node_names) {
-  std::vector<std::string> lines;
-  std::map<std::string, int> per_op;
-  for (int i = 0; i < g.node_size(); ++i) {
-    const onnx::NodeProto& node = g.node(i);
-    bool known = isDefaultDomain(node.domain()) && onnx_import::findOpMapping(node.op_type());
-    if (known) continue;
-    std::string op =
-        isDefaultDomain(node.domain()) ? node.op_type() : node.domain() + "." + node.op_type();
-    lines.push_back("  node '" + node_names[static_cast<size_t>(i)] + "' op " + op + " (opset " +
-                    opsets.versionFor(node.domain()) + ")");
-    ++per_op[op];
-  }
-  if (lines.empty()) return;
-  std::string message = "unsupported operators (" + std::to_string(lines.size()) + "):";
-  for (const std::string& line : lines) message += "\n" + line;
-  // Real models repeat one op hundreds of times; the last line (what a
-  // terminal shows) sums up what is missing.
-  if (lines.size() > per_op.size()) {
-    message += "\n  by op:";
-    for (const auto& [op, count] : per_op) message += " " + op + " x" + std::to_string(count);
-  }
-  throw CompileError(message);
+std::string opName(const onnx::NodeProto& node) {
+  return isDefaultDomain(node.domain()) ? node.op_type() : node.domain() + "." + node.op_type();
 }
 
-void checkDeclaredOutput(const onnx::ValueInfoProto& info, const Value& v) {
-  if (!info.has_type() || !info.type().has_tensor_type()) return;
+// ---- the graph's structure ----
+
+// What defines a value name: a graph input, an initializer or a node.
+struct Definer {
+  enum Kind { kInput, kInitializer, kNode } kind;
+  int node = -1;  // for kNode
+};
+
+class Structure {
+ public:
+  Structure(const onnx::GraphProto& g, const std::vector<std::string>& node_names)
+      : g_(g), node_names_(node_names) {}
+
+  // Every value defined exactly once, and every node input defined by a graph
+  // input, an initializer or an earlier node. Throws naming the nodes.
+  void check() {
+    std::set<std::string> inputs;
+    for (const onnx::ValueInfoProto& in : g_.input()) {
+      if (in.name().empty()) throw CompileError("a graph input has no name");
+      if (!inputs.insert(in.name()).second)
+        throw CompileError("graph input '" + in.name() + "' is listed twice");
+      defs_[in.name()] = {Definer::kInput};
+    }
+    std::set<std::string> initializers;
+    for (const onnx::TensorProto& init : g_.initializer()) {
+      if (init.name().empty()) throw CompileError("an initializer has no name");
+      if (!initializers.insert(init.name()).second)
+        throw CompileError("initializer '" + init.name() + "' is defined twice");
+      // An input of the same name is the initializer's declaration.
+      defs_[init.name()] = {Definer::kInitializer};
+    }
+    for (int i = 0; i < g_.node_size(); ++i)
+      for (const std::string& out : g_.node(i).output()) {
+        if (out.empty()) continue;
+        auto [it, fresh] = defs_.emplace(out, Definer{Definer::kNode, i});
+        if (!fresh)
+          throw CompileError("value '" + out + "' is defined twice: by " + describe(it->second) +
+                             " and by " + describe(Definer{Definer::kNode, i}));
+      }
+    for (int i = 0; i < g_.node_size(); ++i)
+      for (const std::string& in : g_.node(i).input()) {
+        if (in.empty()) continue;
+        auto it = defs_.find(in);
+        if (it == defs_.end())
+          throw CompileError(describe(Definer{Definer::kNode, i}) + " reads '" + in +
+                             "', which is not a graph input, an initializer or any node's output");
+        if (it->second.kind == Definer::kNode && it->second.node >= i) outOfOrder(i, in);
+      }
+    for (const onnx::ValueInfoProto& out : g_.output())
+      if (!defs_.count(out.name()))
+        throw CompileError("graph output '" + out.name() + "' is not defined by any node");
+  }
+
+ private:
+  std::string describe(const Definer& d) const {
+    if (d.kind == Definer::kInput) return "a graph input";
+    if (d.kind == Definer::kInitializer) return "an initializer";
+    return "node '" + node_names_[static_cast<size_t>(d.node)] + "' (" + opName(g_.node(d.node)) +
+           ")";
+  }
+  std::string describeNode(int i) const { return describe(Definer{Definer::kNode, i}); }
+
+  // The nodes that define node i's inputs.
+  std::vector<int> producers(int i) const {
+    std::vector<int> out;
+    for (const std::string& in : g_.node(i).input()) {
+      auto it = defs_.find(in);
+      if (!in.empty() && it != defs_.end() && it->second.kind == Definer::kNode)
+        out.push_back(it->second.node);
+    }
+    return out;
+  }
+
+  // Node i reads `value`, which a later node (or i itself) defines: a cycle,
+  // or nodes out of the topological order ONNX requires.
+  [[noreturn]] void outOfOrder(int i, const std::string& value) const {
+    const int n = g_.node_size();
+    // Kahn's algorithm: the nodes it cannot order are on a cycle or after one.
+    std::vector<int> pending(static_cast<size_t>(n), 0);
+    std::vector<std::vector<int>> consumers(static_cast<size_t>(n));
+    for (int c = 0; c < n; ++c)
+      for (int p : producers(c)) {
+        ++pending[static_cast<size_t>(c)];
+        consumers[static_cast<size_t>(p)].push_back(c);
+      }
+    std::vector<int> ready;
+    for (int c = 0; c < n; ++c)
+      if (pending[static_cast<size_t>(c)] == 0) ready.push_back(c);
+    while (!ready.empty()) {
+      int p = ready.back();
+      ready.pop_back();
+      for (int c : consumers[static_cast<size_t>(p)])
+        if (--pending[static_cast<size_t>(c)] == 0) ready.push_back(c);
+    }
+    int stuck = -1;
+    for (int c = 0; c < n && stuck < 0; ++c)
+      if (pending[static_cast<size_t>(c)] > 0) stuck = c;
+    if (stuck < 0)
+      throw CompileError(describeNode(i) + " reads '" + value + "' before " +
+                         describe(defs_.at(value)) +
+                         " defines it: ONNX requires nodes in topological order (onnx.checker "
+                         "rejects this model too)");
+    // Every unordered node has an unordered producer; walking producers from
+    // one must come back around the cycle.
+    std::vector<int> path;
+    std::map<int, size_t> seen;
+    int at = stuck;
+    while (!seen.count(at)) {
+      seen[at] = path.size();
+      path.push_back(at);
+      for (int p : producers(at))
+        if (pending[static_cast<size_t>(p)] > 0) {
+          at = p;
+          break;
+        }
+    }
+    // The path runs against the data flow; the cycle is printed along it,
+    // from its first node in the model's order.
+    std::vector<int> cycle(path.rbegin(), path.rend() - static_cast<ptrdiff_t>(seen[at]));
+    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+    std::string text;
+    for (int c : cycle) text += describeNode(c) + " -> ";
+    throw CompileError("the graph has a cycle: " + text + describeNode(cycle[0]));
+  }
+
+  const onnx::GraphProto& g_;
+  const std::vector<std::string>& node_names_;
+  std::map<std::string, Definer> defs_;
+};
+
+// ---- graph inputs ----
+
+// The open dims of the graph inputs, in one error that says how to fix them.
+std::string openDimsMessage(const std::vector<onnx_import::OpenDim>& open,
+                            const std::map<std::string, TensorType>& types) {
+  std::set<std::string> params;
+  bool all_named = true;
+  std::vector<std::string> inputs;  // in order, once each
+  for (const onnx_import::OpenDim& d : open) {
+    if (inputs.empty() || inputs.back() != d.input) inputs.push_back(d.input);
+    if (d.param.empty())
+      all_named = false;
+    else
+      params.insert(d.param);
+  }
+  std::string shape_flags;
+  for (const std::string& in : inputs) {
+    std::string dims;
+    for (int64_t d : types.at(in).dims) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+    shape_flags += (shape_flags.empty() ? "" : " ") + ("--input-shape " + in + "=" + dims);
+  }
+  std::string dim_flags;
+  for (const std::string& p : params)
+    dim_flags += (dim_flags.empty() ? "" : " ") + ("--dim " + p + "=1");
+  std::string fix = all_named ? dim_flags + " or " + shape_flags : shape_flags;
+  auto dimText = [](const onnx_import::OpenDim& d) {
+    return "input '" + d.input + "' dim " + std::to_string(d.index) +
+           (d.param.empty() ? " is unknown" : " is symbolic ('" + d.param + "')");
+  };
+  if (open.size() == 1)
+    return dimText(open[0]) + ": nanoc needs static shapes; fix it with " + fix +
+           " (1 stands for the size you will run with)";
+  std::string list;
+  for (const onnx_import::OpenDim& d : open) list += (list.empty() ? "" : ", ") + dimText(d);
+  return std::to_string(open.size()) + " input dims are open (" + list +
+         "): nanoc needs static shapes; fix them with " + fix +
+         " (1 stands for the sizes you will run with)";
+}
+
+// --input-shape and --dim must name what the model has: a typo would
+// otherwise leave a dim open, or silently do nothing.
+void checkOptions(const onnx::GraphProto& g, const std::set<std::string>& initializers,
+                  const OnnxImportOptions& options) {
+  std::string inputs;
+  std::set<std::string> params;
+  for (const onnx::ValueInfoProto& in : g.input()) {
+    if (initializers.count(in.name())) continue;
+    inputs += (inputs.empty() ? "" : ", ") + in.name();
+    if (in.type().has_tensor_type() && in.type().tensor_type().has_shape())
+      for (const onnx::TensorShapeProto::Dimension& d : in.type().tensor_type().shape().dim())
+        if (d.has_dim_param()) params.insert(d.dim_param());
+  }
+  for (const auto& [name, dims] : options.input_shapes) {
+    if (initializers.count(name))
+      throw CompileError(
+          "--input-shape names '" + name +
+          "', an initializer that nanoc compiles in as a constant; the inputs are: " + inputs);
+    bool found = false;
+    for (const onnx::ValueInfoProto& in : g.input()) found = found || in.name() == name;
+    if (!found)
+      throw CompileError(
+          "--input-shape names '" + name +
+          "', which is not a graph input; the inputs are: " + (inputs.empty() ? "(none)" : inputs));
+  }
+  for (const auto& [param, value] : options.dim_params) {
+    if (params.count(param)) continue;
+    std::string known;
+    for (const std::string& p : params) known += (known.empty() ? "" : ", ") + p;
+    throw CompileError("--dim " + param + " names no symbolic dim of the graph inputs (" +
+                       (known.empty() ? "they have none" : "they have: " + known) + ")");
+  }
+}
+
+// ---- the nodes ----
+
+// A node nanoc cannot import: an unsupported op, or a mapping that failed.
+struct NodeProblem {
+  std::string line;  // "node 'n' (Foo, opset 13): reason"
+  std::string op;
+  bool unsupported_op = false;
+};
+
+// A CompileError's message without the "node 'NAME' (...): " that repeats
+// what the problem's line says.
+std::string reasonOf(const std::string& message, const std::string& node_name) {
+  std::string prefix = "node '" + node_name + "' (";
+  if (message.rfind(prefix, 0) == 0) {
+    size_t colon = message.find("): ", prefix.size());
+    if (colon != std::string::npos) return message.substr(colon + 3);
+  }
+  return message;
+}
+
+// Every problem in one error: the first line says it all for one node and
+// sums up many; the last points to how operators are added.
+std::string problemsMessage(const std::vector<NodeProblem>& problems, int skipped) {
+  std::string message;
+  if (problems.size() == 1) {
+    message = problems[0].line;
+  } else {
+    std::map<std::string, int> unsupported, failed;
+    for (const NodeProblem& p : problems) ++(p.unsupported_op ? unsupported : failed)[p.op];
+    auto counts = [](const std::map<std::string, int>& per_op) {
+      std::string s;
+      for (const auto& [op, count] : per_op)
+        s += (s.empty() ? "" : ", ") + op + " x" + std::to_string(count);
+      return s;
+    };
+    std::string summary;
+    if (!unsupported.empty()) summary = "unsupported operators: " + counts(unsupported);
+    if (!failed.empty())
+      summary += (summary.empty() ? "" : "; ") + ("other problems: " + counts(failed));
+    message = std::to_string(problems.size()) + " nodes cannot be imported (" + summary + "):";
+    for (const NodeProblem& p : problems) message += "\n  " + p.line;
+  }
+  if (skipped > 0)
+    message += "\n  (" + std::to_string(skipped) + " later node" + (skipped == 1 ? "" : "s") +
+               " reading their results were not checked)";
+  return message + "\nto add an operator or extend one, see docs/ADDING_AN_OPERATOR.md";
+}
+
+// A declared type (of a graph output, or of an input that an initializer
+// defines) against the type the value has: `what` names the value, `has`
+// says where its type comes from ("computes", "its initializer is").
+void checkDeclaredType(const onnx::ValueInfoProto& info, const TensorType& type,
+                       const std::string& what, const std::string& has) {
+  if (!info.has_type() || info.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
+  if (!info.type().has_tensor_type())
+    throw CompileError(what + " is " + onnx_import::nonTensorKind(info.type()) +
+                       ": nanoc supports tensors only");
   const onnx::TypeProto::Tensor& t = info.type().tensor_type();
   std::string declared;
   bool ok = true;
   if (t.elem_type() != onnx::TensorProto::UNDEFINED) {
     std::optional<DType> dtype = onnx_import::dtypeFromOnnx(t.elem_type());
-    ok = dtype == v.type.dtype;
+    ok = dtype == type.dtype;
     declared = dtype ? std::string(dtypeName(*dtype)) : onnx_import::onnxTypeName(t.elem_type());
   } else {
     declared = "?";
   }
   if (t.has_shape()) {
-    // Symbolic dims in an output's declaration are fine: the inputs fixed them.
-    ok = ok && t.shape().dim_size() == static_cast<int>(v.type.rank());
+    // Symbolic and unknown dims in an output's declaration are fine: the
+    // inputs fixed them. Only static dims are compared.
+    ok = ok && t.shape().dim_size() == static_cast<int>(type.rank());
     declared += "[";
     for (int i = 0; i < t.shape().dim_size(); ++i) {
       const onnx::TensorShapeProto::Dimension& d = t.shape().dim(i);
-      declared += (i ? "," : "") + (d.has_dim_value() ? std::to_string(d.dim_value()) : "?");
-      if (ok && d.has_dim_value()) ok = d.dim_value() == v.type.dims[static_cast<size_t>(i)];
+      declared += (i ? "," : "") + (d.has_dim_value()   ? std::to_string(d.dim_value())
+                                    : d.has_dim_param() ? d.dim_param()
+                                                        : "?");
+      if (ok && d.has_dim_value()) ok = d.dim_value() == type.dims[static_cast<size_t>(i)];
     }
     declared += "]";
   }
-  if (!ok)
-    throw CompileError("graph output '" + info.name() + "' is declared " + declared +
-                       " but computes " + v.type.str());
+  if (!ok) throw CompileError(what + " is declared " + declared + " but " + has + " " + type.str());
 }
 
-std::unique_ptr<Graph> importModel(const onnx::ModelProto& model) {
+// The values a node can read: its graph's, then those of the graphs around
+// it (an If branch reads the enclosing graph's values by name).
+struct Scope {
+  std::map<std::string, Value*> values;  // null: its producer could not be imported
+  const Scope* outer = nullptr;
+
+  // The entry for `name` here or further out; null when no scope has one.
+  Value* const* find(const std::string& name) const {
+    for (const Scope* s = this; s; s = s->outer)
+      if (auto it = s->values.find(name); it != s->values.end()) return &it->second;
+    return nullptr;
+  }
+};
+
+// Why the importer has nothing for `node`, or "" when it has.
+std::string unsupportedReason(const onnx::NodeProto& node, const Opsets& opsets) {
+  bool known = isDefaultDomain(node.domain()) &&
+               (node.op_type() == "If" || onnx_import::findOpMapping(node.op_type()));
+  if (known)
+    return opsets.default_domain == 0 ? "the model imports no opset of the default ONNX domain"
+                                      : "";
+  const std::string& op = node.op_type();
+  if (isDefaultDomain(node.domain()) && (op == "Loop" || op == "Scan"))
+    return "unsupported operator: nanoc compiles static graphs; of the control-flow operators "
+           "it inlines only If with a constant condition";
+  if (isDefaultDomain(node.domain()) &&
+      (op.rfind("Sequence", 0) == 0 || op.rfind("Optional", 0) == 0 || op == "SplitToSequence" ||
+       op == "ConcatFromSequence"))
+    return "unsupported operator: nanoc compiles tensors only, not sequences or optionals";
+  return "unsupported operator";
+}
+
+// Imports a graph's nodes in order into the IR graph: the model's own, and
+// the branches of the If nodes it inlines. A node that cannot be imported
+// leaves its outputs null in the scope; the nodes that read them are
+// skipped, and every problem is kept for one error at the end.
+class NodeSequenceImporter {
+ public:
+  NodeSequenceImporter(Graph& graph, const Opsets& opsets, ModelNames& names,
+                       const std::set<std::string>& used_names)
+      : graph_(graph), opsets_(opsets), names_(names), used_names_(used_names) {}
+
+  // `node_names` holds the IR name of each node.
+  void importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                   const std::vector<std::string>& node_names, Scope& scope) {
+    for (int i = 0; i < nodes.size(); ++i)
+      importNode(nodes.Get(i), node_names[static_cast<size_t>(i)], scope);
+  }
+
+  std::vector<NodeProblem> problems;
+  int skipped = 0;  // nodes not tried because an input's producer failed
+
+ private:
+  std::string nodeLine(const onnx::NodeProto& node, const std::string& name) const {
+    return "node '" + name + "' (" + opName(node) + ", opset " + opsets_.versionFor(node.domain()) +
+           ")";
+  }
+
+  void importNode(const onnx::NodeProto& node, const std::string& name, Scope& scope) {
+    auto poison = [&] {
+      for (const std::string& out : node.output())
+        if (!out.empty()) scope.values[out] = nullptr;
+    };
+    if (std::string why = unsupportedReason(node, opsets_); !why.empty()) {
+      problems.push_back({nodeLine(node, name) + ": " + why, opName(node), true});
+      poison();
+      return;
+    }
+    std::vector<Value*> inputs;
+    bool readable = true;
+    for (const std::string& in : node.input()) {
+      Value* const* v = in.empty() ? nullptr : scope.find(in);
+      // The model's graph is checked up front (Structure); a branch is not.
+      if (!in.empty() && !v)
+        throw CompileError("node '" + name + "' (" + opName(node) + ") reads '" + in +
+                           "', which is not defined before it");
+      readable = readable && (in.empty() || *v);
+      inputs.push_back(v ? *v : nullptr);
+    }
+    if (!readable) {
+      ++skipped;
+      poison();
+      return;
+    }
+    const size_t nodes_before = graph_.nodes.size();
+    const size_t problems_before = problems.size();
+    std::optional<std::string> reason;
+    try {
+      NodeImporter importer(graph_, node, name, opsets_.default_domain, std::move(inputs),
+                            used_names_, names_, made_constant_bytes_);
+      if (node.op_type() == "If") {
+        if (!inlineIf(importer, scope)) {
+          poison();  // a node of the branch failed; it is listed itself
+          return;
+        }
+      } else {
+        onnx_import::findOpMapping(node.op_type())(importer);
+      }
+      for (int j = 0; j < node.output_size(); ++j) {
+        const std::string& out = node.output(j);
+        if (out.empty()) continue;
+        Value* v = importer.outputs()[static_cast<size_t>(j)];
+        if (!v && used_names_.count(out)) importer.fail("output '" + out + "' is not supported");
+        scope.values[out] = v;
+      }
+    } catch (const onnx_import::NodeError& e) {
+      reason = e.reason();
+    } catch (const CompileError& e) {
+      reason = reasonOf(e.what(), name);
+    }
+    if (reason) {
+      problems.resize(problems_before);  // a branch's, superseded by its If's
+      problems.push_back({nodeLine(node, name) + ": " + *reason, opName(node), false});
+      graph_.nodes.resize(nodes_before);  // what the mapping emitted before it failed
+      poison();
+    }
+  }
+
+  // If with a constant condition is its taken branch: the branch's nodes are
+  // imported in its place, named "IF/NODE". Returns false when a node of the
+  // branch could not be imported.
+  bool inlineIf(NodeImporter& n, const Scope& scope) {
+    Value* cond = n.requiredInput(0, "cond");
+    if (!cond->isConstant())
+      n.fail("condition '" + cond->name +
+             "' is computed at run time; nanoc inlines If only when its condition is a constant");
+    if (cond->type.dtype != DType::Bool || cond->type.numel() != 1)
+      n.fail("condition '" + cond->name + "' is " + cond->type.str() + ", not one bool");
+    const char* key = (*cond->data)[0] ? "then_branch" : "else_branch";
+    const onnx::AttributeProto* attr = n.findAttr(key);
+    if (!attr || !attr->has_g()) n.fail(std::string("attribute ") + key + " holds no graph");
+    const onnx::GraphProto& body = attr->g();
+    if (body.input_size() > 0) n.fail(std::string(key) + " has inputs; If's branches take none");
+    if (body.output_size() != n.proto().output_size())
+      n.fail(std::string(key) + " has " + std::to_string(body.output_size()) +
+             " outputs, the node " + std::to_string(n.proto().output_size()));
+    if (body.sparse_initializer_size() > 0)
+      n.fail(std::string(key) + " has sparse initializers (unsupported)");
+
+    const size_t values_before = n.graph().values.size();
+    Scope inner;
+    inner.outer = &scope;
+    for (const onnx::TensorProto& init : body.initializer()) {
+      onnx_import::ConstantTensor t =
+          onnx_import::decodeTensor(init, std::string(key) + " initializer '" + init.name() + "'");
+      inner.values[init.name()] =
+          n.graph().addConstant(ModelNames::fresh(names_.values, n.name() + "/" + init.name()),
+                                t.type, std::move(t.bytes));
+    }
+    std::vector<std::string> body_names;
+    for (int i = 0; i < body.node_size(); ++i) {
+      const onnx::NodeProto& node = body.node(i);
+      std::string hint =
+          node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name();
+      body_names.push_back(ModelNames::fresh(names_.nodes, n.name() + "/" + hint));
+    }
+    const size_t problems_before = problems.size();
+    importNodes(body.node(), body_names, inner);
+    if (problems.size() > problems_before) return false;
+
+    // A value the branch made takes the If's output name; one from outside
+    // the branch (or a second output of the same value) is copied under it.
+    std::set<Value*> made_here;
+    for (size_t k = values_before; k < n.graph().values.size(); ++k)
+      made_here.insert(n.graph().values[k].get());
+    for (int j = 0; j < body.output_size(); ++j) {
+      const std::string& out = n.proto().output(j);
+      Value* const* found = inner.find(body.output(j).name());
+      if (!found)
+        n.fail(std::string(key) + " output '" + body.output(j).name() + "' is not defined");
+      Value* v = *found;
+      if (!v) return false;  // it reads a value whose producer failed, listed already
+      if (out.empty()) continue;
+      if (made_here.erase(v)) {
+        v->name = n.graph().uniqueName(out);
+        n.setOutput(static_cast<size_t>(j), v);
+      } else {
+        n.setOutput(static_cast<size_t>(j),
+                    n.emit("Identity", {v}, {}, "output_" + std::to_string(j), out));
+      }
+    }
+    return true;
+  }
+
+  Graph& graph_;
+  const Opsets& opsets_;
+  ModelNames& names_;
+  const std::set<std::string>& used_names_;
+  uint64_t made_constant_bytes_ = 0;  // see NodeImporter::reserveMadeConstant
+};
+
+// Every name used anywhere in `g` and the graphs of its nodes' attributes
+// (If branches), so that fresh names avoid them all.
+void collectNames(const onnx::GraphProto& g, ModelNames& names, std::set<std::string>& used_names) {
+  for (const onnx::ValueInfoProto& in : g.input()) names.values.insert(in.name());
+  for (const onnx::TensorProto& init : g.initializer()) names.values.insert(init.name());
+  for (const onnx::NodeProto& node : g.node()) {
+    if (!node.name().empty()) names.nodes.insert(node.name());
+    names.values.insert(node.output().begin(), node.output().end());
+    used_names.insert(node.input().begin(), node.input().end());
+    for (const onnx::AttributeProto& a : node.attribute())
+      if (a.has_g()) {
+        collectNames(a.g(), names, used_names);
+        for (const onnx::ValueInfoProto& out : a.g().output()) used_names.insert(out.name());
+      }
+  }
+}
+
+std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
+                                   const OnnxImportOptions& options) {
   if (!model.has_graph()) throw CompileError("not a valid ONNX model (it has no graph)");
   const Opsets opsets = readOpsets(model);
   const onnx::GraphProto& g = model.graph();
@@ -128,13 +575,7 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model) {
 
   ModelNames names;
   std::set<std::string> used_names;  // read by some node or a graph output
-  for (const onnx::ValueInfoProto& in : g.input()) names.values.insert(in.name());
-  for (const onnx::TensorProto& init : g.initializer()) names.values.insert(init.name());
-  for (const onnx::NodeProto& node : g.node()) {
-    if (!node.name().empty()) names.nodes.insert(node.name());
-    names.values.insert(node.output().begin(), node.output().end());
-    used_names.insert(node.input().begin(), node.input().end());
-  }
+  collectNames(g, names, used_names);
   for (const onnx::ValueInfoProto& out : g.output()) used_names.insert(out.name());
   std::vector<std::string> node_names;
   for (int i = 0; i < g.node_size(); ++i) {
@@ -143,70 +584,68 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model) {
                                                                                   std::to_string(i))
                                              : node.name());
   }
-  checkSupported(g, opsets, node_names);
+  Structure(g, node_names).check();
+
+  // The operators nanoc lacks, listed before open input dims: fixing the
+  // dims would not help.
+  std::vector<NodeProblem> unsupported;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& node = g.node(i);
+    if (std::string why = unsupportedReason(node, opsets); !why.empty())
+      unsupported.push_back({"node '" + node_names[static_cast<size_t>(i)] + "' (" + opName(node) +
+                                 ", opset " + opsets.versionFor(node.domain()) + "): " + why,
+                             opName(node), true});
+  }
 
   auto graph = std::make_unique<Graph>();
   graph->name = graphName(g.name());
-  std::map<std::string, Value*> values;  // model value name -> IR value
+  Scope scope;  // model value name -> IR value
   std::set<std::string> initializer_names;
-  for (const onnx::TensorProto& init : g.initializer()) {
-    if (init.name().empty()) throw CompileError("an initializer has no name");
-    if (!initializer_names.insert(init.name()).second)
-      throw CompileError("initializer '" + init.name() + "' is defined twice");
-  }
+  for (const onnx::TensorProto& init : g.initializer()) initializer_names.insert(init.name());
+  checkOptions(g, initializer_names, options);
+
+  std::vector<onnx_import::OpenDim> open;
+  std::map<std::string, TensorType> input_types;
   for (const onnx::ValueInfoProto& in : g.input()) {
-    // An input with an initializer of the same name only has a default value
-    // in ONNX; nanoc compiles that value in as a constant.
+    // ONNX (IR version 4 on) makes an input with an initializer of the same
+    // name an overridable default; ONNX Runtime uses the initializer unless
+    // the caller feeds the input. nanoc's entry has fixed inputs, so it
+    // compiles the default in as a constant: the result of ONNX Runtime run
+    // without that feed. (Before IR version 4 every initializer was listed
+    // as an input, and it is a constant all the more.)
     if (initializer_names.count(in.name())) continue;
-    if (in.name().empty()) throw CompileError("a graph input has no name");
-    if (values.count(in.name())) throw CompileError("input '" + in.name() + "' is listed twice");
-    TensorType type = onnx_import::staticTypeOf(in, "input '" + in.name() + "'");
-    values[in.name()] = graph->addInput(in.name(), type);
+    auto shape = options.input_shapes.find(in.name());
+    input_types[in.name()] =
+        onnx_import::inputTypeOf(in, shape == options.input_shapes.end() ? nullptr : &shape->second,
+                                 options.dim_params, open);
   }
+  if (!open.empty()) {
+    if (!unsupported.empty())
+      throw CompileError(problemsMessage(unsupported, 0) + "\n(and " +
+                         openDimsMessage(open, input_types) + ")");
+    throw CompileError(openDimsMessage(open, input_types));
+  }
+  for (const onnx::ValueInfoProto& in : g.input())
+    if (!initializer_names.count(in.name()))
+      scope.values[in.name()] = graph->addInput(in.name(), input_types.at(in.name()));
   for (const onnx::TensorProto& init : g.initializer()) {
     onnx_import::ConstantTensor t =
         onnx_import::decodeTensor(init, "initializer '" + init.name() + "'");
-    values[init.name()] = graph->addConstant(init.name(), t.type, std::move(t.bytes));
+    scope.values[init.name()] = graph->addConstant(init.name(), t.type, std::move(t.bytes));
   }
+  for (const onnx::ValueInfoProto& in : g.input())
+    if (initializer_names.count(in.name()))
+      checkDeclaredType(in, scope.values.at(in.name())->type, "input '" + in.name() + "'",
+                        "its initializer is");
 
-  for (int i = 0; i < g.node_size(); ++i) {
-    const onnx::NodeProto& node = g.node(i);
-    const std::string& name = node_names[static_cast<size_t>(i)];
-    std::vector<Value*> inputs;
-    for (const std::string& in : node.input()) {
-      if (in.empty()) {
-        inputs.push_back(nullptr);
-        continue;
-      }
-      auto it = values.find(in);
-      if (it == values.end())
-        throw CompileError("node '" + name + "' (" + node.op_type() + "): input '" + in +
-                           "' is not a graph input, an initializer or the output of an earlier "
-                           "node (ONNX graphs are topologically sorted)");
-      inputs.push_back(it->second);
-    }
-    NodeImporter importer(*graph, node, name, opsets.default_domain, std::move(inputs), used_names,
-                          names);
-    onnx_import::findOpMapping(node.op_type())(importer);
-    for (int j = 0; j < node.output_size(); ++j) {
-      const std::string& out = node.output(j);
-      if (out.empty()) continue;
-      Value* v = importer.outputs()[static_cast<size_t>(j)];
-      if (!v) {
-        if (used_names.count(out)) importer.fail("output '" + out + "' is not supported");
-        continue;
-      }
-      if (!values.emplace(out, v).second)
-        importer.fail("output '" + out + "' is already defined elsewhere in the graph");
-    }
-  }
+  NodeSequenceImporter nodes(*graph, opsets, names, used_names);
+  nodes.importNodes(g.node(), node_names, scope);
+  if (!nodes.problems.empty()) throw CompileError(problemsMessage(nodes.problems, nodes.skipped));
 
   for (const onnx::ValueInfoProto& out : g.output()) {
-    auto it = values.find(out.name());
-    if (it == values.end())
-      throw CompileError("graph output '" + out.name() + "' is not defined by any node");
-    checkDeclaredOutput(out, *it->second);
-    graph->outputs.push_back(it->second);
+    Value* v = scope.values.at(out.name());
+    checkDeclaredType(out, v->type, "graph output '" + out.name() + "'", "computes");
+    graph->outputs.push_back(v);
   }
   if (graph->outputs.empty()) throw CompileError("the graph has no outputs");
   // Initializers and Constant nodes that nothing reads.
@@ -216,7 +655,8 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model) {
 
 }  // namespace
 
-std::unique_ptr<Graph> importOnnxBytes(const void* data, size_t size, const std::string& source) {
+std::unique_ptr<Graph> importOnnxBytes(const void* data, size_t size, const std::string& source,
+                                       const OnnxImportOptions& options) {
   try {
     if (size > static_cast<size_t>(INT_MAX))
       throw CompileError(
@@ -225,18 +665,18 @@ std::unique_ptr<Graph> importOnnxBytes(const void* data, size_t size, const std:
     onnx::ModelProto model;
     if (!model.ParseFromArray(data, static_cast<int>(size)))
       throw CompileError("not a valid ONNX model (protobuf parse failed)");
-    return importModel(model);
+    return importModel(model, options);
   } catch (const CompileError& e) {
     throw CompileError(source + ": " + e.what());
   }
 }
 
-std::unique_ptr<Graph> importOnnxFile(const std::string& path) {
+std::unique_ptr<Graph> importOnnxFile(const std::string& path, const OnnxImportOptions& options) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw CompileError(path + ": cannot open the file");
   std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   if (file.bad()) throw CompileError(path + ": cannot read the file");
-  return importOnnxBytes(bytes.data(), bytes.size(), path);
+  return importOnnxBytes(bytes.data(), bytes.size(), path, options);
 }
 
 }  // namespace nanoc

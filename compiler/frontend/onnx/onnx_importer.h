@@ -1,23 +1,39 @@
 // ONNX -> IR. Maps each ONNX node (opset-aware) onto the canonical IR ops of
 // compiler/ops/README.md, with every attribute explicit. Initializers become
-// constants; Constant nodes become constants too.
+// constants; Constant nodes and shape computations (Shape, Size, and every node
+// whose inputs are all constants) become constants too, as they are imported.
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "compiler/ir/graph.h"
 
 namespace nanoc {
 
+// What fixes the graph inputs' open (symbolic or unknown) dims.
+struct OnnxImportOptions {
+  // nanoc's --input-shape NAME=d0,d1,...: every dim of graph input NAME. The
+  // rank must match the model's and a static dim must agree with it.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  // nanoc's --dim PARAM=VALUE: every input dim whose dim_param is PARAM.
+  std::map<std::string, int64_t> dim_params;
+};
+
 // Reads and imports `path`. Throws CompileError for an unreadable or malformed
-// file, a dynamic or missing input shape, and for unsupported operators: one
-// error listing every unsupported node with its name, op type and opset.
-std::unique_ptr<Graph> importOnnxFile(const std::string& path);
+// file (truncated, a cycle, a value defined twice or never), an input dim that
+// is open and not fixed by `options`, and for nodes nanoc cannot import: one
+// error listing every unsupported operator and every node with an unsupported
+// attribute or dtype, each with its name, op type and opset.
+std::unique_ptr<Graph> importOnnxFile(const std::string& path,
+                                      const OnnxImportOptions& options = {});
 
 // The same from bytes in memory (for tests and fuzzers); `source` names them
 // in errors.
-std::unique_ptr<Graph> importOnnxBytes(const void* data, size_t size, const std::string& source);
+std::unique_ptr<Graph> importOnnxBytes(const void* data, size_t size, const std::string& source,
+                                       const OnnxImportOptions& options = {});
 
 }  // namespace nanoc

@@ -42,5 +42,6 @@ MappingList reductionMappings();
 MappingList dataMovementMappings();
 MappingList normalizationMappings();
 MappingList spatialMappings();
+MappingList shapeMappings();
 
 }  // namespace nanoc::onnx_import

@@ -4,13 +4,15 @@
 
 #include "compiler/frontend/onnx/onnx_tensor.h"
 #include "compiler/ir/error.h"
+#include "compiler/passes/constant_folding.h"
 #include "compiler/passes/shape_inference.h"
 
 namespace nanoc::onnx_import {
 
 NodeImporter::NodeImporter(Graph& graph, const onnx::NodeProto& proto, std::string name,
                            int64_t opset, std::vector<Value*> inputs,
-                           const std::set<std::string>& used_names, ModelNames& names)
+                           const std::set<std::string>& used_names, ModelNames& names,
+                           uint64_t& made_constant_bytes)
     : graph_(graph),
       proto_(proto),
       name_(std::move(name)),
@@ -18,11 +20,13 @@ NodeImporter::NodeImporter(Graph& graph, const onnx::NodeProto& proto, std::stri
       inputs_(std::move(inputs)),
       used_names_(used_names),
       names_(names),
+      made_constant_bytes_(made_constant_bytes),
       outputs_(static_cast<size_t>(proto.output_size()), nullptr) {}
 
 void NodeImporter::fail(const std::string& message) const {
-  throw CompileError("node '" + name_ + "' (" + proto_.op_type() + ", opset " +
-                     std::to_string(opset_) + "): " + message);
+  throw NodeError("node '" + name_ + "' (" + proto_.op_type() + ", opset " +
+                      std::to_string(opset_) + "): " + message,
+                  message);
 }
 
 Value* NodeImporter::requiredInput(size_t i, const char* role) const {
@@ -114,15 +118,33 @@ Value* NodeImporter::emit(const std::string& op, std::vector<Value*> inputs,
   // inputs' shapes.
   inferNode(*node);
   // Broadcasting can multiply sizes; keep every later dim product in range.
-  checkedNumel(node->outputs[0]->type.dims, node->outputs[0]->type.dtype,
-               "node '" + node->name + "' (" + op + ") output " + node->outputs[0]->type.str());
-  return node->outputs[0];
+  Value* out = node->outputs[0];
+  checkedNumel(out->type.dims, out->type.dtype,
+               "node '" + node->name + "' (" + op + ") output " + out->type.str());
+  // addNode appended the node, so folding it removes the last one.
+  if (foldNode(*node, kImportFoldBytes)) graph_.nodes.pop_back();
+  return out;
 }
 
 void NodeImporter::emitResult(const std::string& op, std::vector<Value*> inputs,
                               std::map<std::string, Attr> attrs, const std::string& suffix) {
   if (proto_.output_size() < 1 || proto_.output(0).empty()) fail("has no output");
   setOutput(0, emit(op, std::move(inputs), std::move(attrs), suffix, proto_.output(0)));
+}
+
+void NodeImporter::reserveMadeConstant(uint64_t bytes, const std::string& what) {
+  if (bytes > kMaxMadeConstantBytes - made_constant_bytes_)
+    fail(what +
+         " would take the constants that nanoc makes at compile time (ConstantOfShape, "
+         "Range) past " +
+         std::to_string(kMaxMadeConstantBytes >> 30) + " GiB");
+  made_constant_bytes_ += bytes;
+}
+
+void NodeImporter::setConstantOutput(size_t i, const TensorType& type, std::vector<uint8_t> bytes) {
+  if (i >= outputs_.size() || proto_.output(static_cast<int>(i)).empty())
+    fail("has no output " + std::to_string(i));
+  setOutput(i, graph_.addConstant(proto_.output(static_cast<int>(i)), type, std::move(bytes)));
 }
 
 void NodeImporter::setOutput(size_t i, Value* value) {

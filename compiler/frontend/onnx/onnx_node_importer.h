@@ -11,9 +11,32 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/ir/error.h"
 #include "compiler/ir/graph.h"
 
 namespace nanoc::onnx_import {
+
+// What NodeImporter::fail throws: the full message, and the reason alone so
+// that the importer can list it under the node's name, op and opset.
+class NodeError : public CompileError {
+ public:
+  NodeError(const std::string& message, std::string reason)
+      : CompileError(message), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+// Nodes whose inputs are all constants are evaluated as they are imported
+// when their outputs are at most this large, so that the mappings after them
+// see constants (a Reshape's shape computed by Shape -> Gather -> Concat).
+constexpr uint64_t kImportFoldBytes = uint64_t{1} << 20;
+
+// ConstantOfShape and Range make constants of sizes the model computes. Their
+// total is bounded, so that a small hostile model cannot ask for any amount of
+// memory: twice what a model file (protobuf's 2 GiB) can hold.
+constexpr uint64_t kMaxMadeConstantBytes = uint64_t{4} << 30;
 
 // Names the model itself uses. The helper values and nodes a mapping adds
 // (e.g. the Reshapes around a legacy Softmax) take fresh names outside these
@@ -30,9 +53,11 @@ class NodeImporter {
   // `inputs` are the IR values of proto's inputs, null where the name is empty
   // (an absent optional input). `used_names` holds every value name that some
   // node or graph output reads, so a mapping can ignore unread extra outputs.
+  // `made_constant_bytes` is the model's running total for
+  // reserveMadeConstant.
   NodeImporter(Graph& graph, const onnx::NodeProto& proto, std::string name, int64_t opset,
                std::vector<Value*> inputs, const std::set<std::string>& used_names,
-               ModelNames& names);
+               ModelNames& names, uint64_t& made_constant_bytes);
 
   const onnx::NodeProto& proto() const { return proto_; }
   const std::string& name() const { return name_; }
@@ -59,20 +84,28 @@ class NodeImporter {
   bool outputUsed(size_t i) const;
 
   // Appends IR node `op`, types it with shape inference and returns its one
-  // output. The node is named after this ONNX node, with "/suffix" for the
-  // helper nodes of a multi-node mapping; the output is named `output_name`
-  // (a model value name) or, when empty, a fresh name after the node.
+  // output; when every input is a constant, it folds the node (see
+  // kImportFoldBytes) and the output is that constant. The node is named after this ONNX node, with
+  // "/suffix" for the helper nodes of a multi-node mapping; the output is named `output_name` (a
+  // model value name) or, when empty, a fresh name after the node.
   Value* emit(const std::string& op, std::vector<Value*> inputs, std::map<std::string, Attr> attrs,
               const std::string& suffix = "", const std::string& output_name = "");
   // Emits `op` as the producer of the model's output 0, which names its value.
   void emitResult(const std::string& op, std::vector<Value*> inputs,
                   std::map<std::string, Attr> attrs = {}, const std::string& suffix = "");
+  // Counts `bytes` of a constant this node makes (ConstantOfShape, Range)
+  // against kMaxMadeConstantBytes for the whole model; fails beyond it,
+  // naming `what` ("output f32[4096,25088]").
+  void reserveMadeConstant(uint64_t bytes, const std::string& what);
+  // Defines the model's output `i` as a constant under its model name.
+  void setConstantOutput(size_t i, const TensorType& type, std::vector<uint8_t> bytes);
 
   // The IR value for the model's output `i`; outputs left null are not
   // defined (mappings leave unread extra outputs null).
   void setOutput(size_t i, Value* value);
   const std::vector<Value*>& outputs() const { return outputs_; }
 
+  // Throws NodeError: "node 'NAME' (OP, opset N): message".
   [[noreturn]] void fail(const std::string& message) const;
 
  private:
@@ -83,6 +116,7 @@ class NodeImporter {
   std::vector<Value*> inputs_;
   const std::set<std::string>& used_names_;
   ModelNames& names_;
+  uint64_t& made_constant_bytes_;
   std::vector<Value*> outputs_;
 };
 

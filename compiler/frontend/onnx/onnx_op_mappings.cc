@@ -243,7 +243,7 @@ void mapConstant(NodeImporter& n) {
   ConstantTensor t;
   if (a.name() == "value") {
     if (!a.has_t()) n.fail("attribute value holds no tensor");
-    t = decodeTensor(a.t(), "node '" + n.name() + "' (Constant) value");
+    t = decodeTensor(a.t(), "value");
   } else if (a.name() == "value_float") {
     float v = a.f();
     t = listTensor(DType::F32, &v, 1, sizeof v, /*scalar=*/true);
@@ -259,32 +259,31 @@ void mapConstant(NodeImporter& n) {
   } else {
     n.fail("attribute " + a.name() + " is unsupported (sparse and string constants)");
   }
-  if (n.proto().output_size() < 1 || n.proto().output(0).empty()) n.fail("has no output");
-  n.setOutput(0, n.graph().addConstant(n.proto().output(0), t.type, std::move(t.bytes)));
+  n.setConstantOutput(0, t.type, std::move(t.bytes));
 }
 
-// ConstantOfShape with a constant shape is a constant; exporters emit it for
-// zero-filled buffers and initial states. With a computed shape it is
-// rejected like any other dynamic shape.
+// ConstantOfShape with a constant shape (a Shape subgraph folds to one) is a
+// constant; exporters emit it for zero-filled buffers and initial states.
+// With a computed shape it is rejected like any other dynamic shape.
 void mapConstantOfShape(NodeImporter& n) {
   std::vector<int64_t> dims = constantInts(n, n.requiredInput(0, "input"), "shape");
   ConstantTensor fill;
   fill.type.dtype = DType::F32;
   fill.bytes.assign(sizeof(float), 0);  // the default: a float 0
   if (const onnx::AttributeProto* a = n.findAttr("value")) {
-    fill = decodeTensor(a->t(), "node '" + n.name() + "' (ConstantOfShape) value");
+    if (!a->has_t()) n.fail("attribute value holds no tensor");
+    fill = decodeTensor(a->t(), "value");
     if (fill.type.numel() != 1)
       n.fail("value must hold exactly one element, not " + fill.type.str());
   }
   TensorType type{fill.type.dtype, dims};
-  int64_t numel =
-      checkedNumel(dims, type.dtype, "node '" + n.name() + "' (ConstantOfShape) output");
+  int64_t numel = checkedNumel(dims, type.dtype, "output " + dimsStr(dims));
+  n.reserveMadeConstant(type.bytes(), "output " + type.str());
   std::vector<uint8_t> bytes(static_cast<size_t>(type.bytes()));
   for (int64_t i = 0; i < numel; ++i)
     std::memcpy(bytes.data() + i * static_cast<int64_t>(fill.bytes.size()), fill.bytes.data(),
                 fill.bytes.size());
-  if (n.proto().output_size() < 1 || n.proto().output(0).empty()) n.fail("has no output");
-  n.setOutput(0, n.graph().addConstant(n.proto().output(0), type, std::move(bytes)));
+  n.setConstantOutput(0, type, std::move(bytes));
 }
 
 const std::map<std::string_view, OpMapping>& mappings() {
@@ -307,7 +306,7 @@ const std::map<std::string_view, OpMapping>& mappings() {
     };
     // Each family of operators lists its own mappings (onnx_map_*.cc).
     for (const auto& family : {elementwiseMappings(), reductionMappings(), dataMovementMappings(),
-                               normalizationMappings(), spatialMappings()})
+                               normalizationMappings(), spatialMappings(), shapeMappings()})
       for (const auto& [op, mapping] : family) t.emplace(op, mapping);
     return t;
   }();

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 #include "compiler/ir/error.h"
@@ -58,8 +59,13 @@ std::optional<DType> dtypeFromOnnx(int32_t onnx_type) {
 std::string onnxTypeName(int32_t onnx_type) {
   if (onnx::TensorProto::DataType_IsValid(onnx_type))
     return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnx_type));
-  // Newer ONNX versions add types (FLOAT8*, INT4, ...) that this protobuf
-  // schema does not name.
+  // Types newer than the protobuf schema nanoc builds against (onnx.proto
+  // of ONNX 1.23 numbers them so).
+  static constexpr const char* kNewer[] = {
+      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4",
+      "FLOAT4E2M1",   "FLOAT8E8M0",     "UINT2",      "INT2",           "FLOAT6E2M3", "FLOAT6E3M2"};
+  if (onnx_type >= 17 && onnx_type < 17 + static_cast<int32_t>(std::size(kNewer)))
+    return kNewer[onnx_type - 17];
   return "data type " + std::to_string(onnx_type);
 }
 
@@ -179,33 +185,74 @@ ConstantTensor decodeTensor(const onnx::TensorProto& tensor, const std::string& 
   return out;
 }
 
-TensorType staticTypeOf(const onnx::ValueInfoProto& info, const std::string& what) {
+std::string nonTensorKind(const onnx::TypeProto& type) {
+  switch (type.value_case()) {
+    case onnx::TypeProto::kSequenceType:
+      return "a sequence";
+    case onnx::TypeProto::kMapType:
+      return "a map";
+    case onnx::TypeProto::kOptionalType:
+      return "an optional";
+    case onnx::TypeProto::kSparseTensorType:
+      return "a sparse tensor";
+    case onnx::TypeProto::kTensorType:
+      return "a tensor";
+    default:
+      return "of unknown type";
+  }
+}
+
+TensorType inputTypeOf(const onnx::ValueInfoProto& info, const std::vector<int64_t>* shape,
+                       const std::map<std::string, int64_t>& dim_params,
+                       std::vector<OpenDim>& open) {
+  std::string what = "input '" + info.name() + "'";
   if (!info.has_type() || !info.type().has_tensor_type())
-    throw CompileError(what + " is not a tensor (sequences, maps and optionals are unsupported)");
+    throw CompileError(what + " is " + nonTensorKind(info.type()) +
+                       ": nanoc supports tensor inputs only");
   const onnx::TypeProto::Tensor& t = info.type().tensor_type();
   std::optional<DType> dtype = dtypeFromOnnx(t.elem_type());
   if (!dtype)
     throw CompileError(what + " has dtype " + onnxTypeName(t.elem_type()) +
                        ", which nanoc does not support");
-  if (!t.has_shape()) throw CompileError(what + " has no shape: nanoc needs static shapes");
   TensorType type;
   type.dtype = *dtype;
-  for (int i = 0; i < t.shape().dim_size(); ++i) {
-    const onnx::TensorShapeProto::Dimension& d = t.shape().dim(i);
-    std::string where = what + " dim " + std::to_string(i);
-    if (d.has_dim_param())
-      throw CompileError(
-          where + " is symbolic ('" + d.dim_param() +
-          "'): nanoc needs static shapes. Symbolic batch dims ('N', 'batch') are common but "
-          "not supported yet; fix them first, e.g. `python -m "
-          "onnxruntime.tools.make_dynamic_shape_fixed --dim_param " +
-          d.dim_param() + " --dim_value 1 in.onnx out.onnx`");
-    if (!d.has_dim_value()) throw CompileError(where + " is unknown: nanoc needs static shapes");
-    if (d.dim_value() < 0)
-      throw CompileError(where + " is negative (" + std::to_string(d.dim_value()) + ")");
-    type.dims.push_back(d.dim_value());
+  if (!t.has_shape()) {
+    if (!shape)
+      throw CompileError(what + " has no shape, not even a rank: give it one with --input-shape " +
+                         info.name() + "=d0,d1,...");
+    type.dims = *shape;
+  } else {
+    const int rank = t.shape().dim_size();
+    if (shape && shape->size() != static_cast<size_t>(rank))
+      throw CompileError("--input-shape " + info.name() + " has " + std::to_string(shape->size()) +
+                         " dims, but the model's " + what + " has rank " + std::to_string(rank));
+    for (int i = 0; i < rank; ++i) {
+      const onnx::TensorShapeProto::Dimension& d = t.shape().dim(i);
+      std::string where = what + " dim " + std::to_string(i);
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0)
+          throw CompileError(where + " is negative (" + std::to_string(d.dim_value()) + ")");
+        if (shape && (*shape)[static_cast<size_t>(i)] != d.dim_value())
+          throw CompileError("--input-shape " + info.name() + " sets dim " + std::to_string(i) +
+                             " to " + std::to_string((*shape)[static_cast<size_t>(i)]) +
+                             ", but the model fixes it at " + std::to_string(d.dim_value()));
+        type.dims.push_back(d.dim_value());
+      } else if (shape) {
+        type.dims.push_back((*shape)[static_cast<size_t>(i)]);
+      } else if (auto it = dim_params.find(d.dim_param());
+                 d.has_dim_param() && it != dim_params.end()) {
+        type.dims.push_back(it->second);
+      } else {
+        open.push_back({info.name(), static_cast<size_t>(i), d.dim_param()});
+        type.dims.push_back(1);
+      }
+    }
   }
-  checkedNumel(type.dims, type.dtype, what);
+  for (size_t i = 0; i < type.dims.size(); ++i)
+    if (type.dims[i] < 0)
+      throw CompileError(what + " dim " + std::to_string(i) + " is negative (" +
+                         std::to_string(type.dims[i]) + ")");
+  checkedNumel(type.dims, type.dtype, what + " " + type.str());
   return type;
 }
 

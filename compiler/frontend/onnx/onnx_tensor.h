@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,7 +15,7 @@
 namespace nanoc::onnx_import {
 
 // The IR dtype of an ONNX TensorProto.DataType, or nullopt for one the IR has
-// no equivalent of (double, string, complex, u16/u32/u64, ...).
+// no equivalent of (string, complex, the 8-, 4- and 2-bit floats and ints, ...).
 std::optional<DType> dtypeFromOnnx(int32_t onnx_type);
 // ONNX's own name for a data type ("FLOAT", "DOUBLE"), for error messages.
 std::string onnxTypeName(int32_t onnx_type);
@@ -33,8 +34,25 @@ struct ConstantTensor {
 // data, an unsupported dtype, or a payload whose size does not match the dims.
 ConstantTensor decodeTensor(const onnx::TensorProto& tensor, const std::string& what);
 
-// The static type of a graph input or output. Throws for a non-tensor type, a
-// missing shape, or a symbolic / unknown dim, naming `what` and the dim.
-TensorType staticTypeOf(const onnx::ValueInfoProto& info, const std::string& what);
+// What a value is when it is not a tensor ("a sequence", "a map", "an
+// optional", "a sparse tensor", "of unknown type"), for refusals.
+std::string nonTensorKind(const onnx::TypeProto& type);
+
+// A graph input dim that neither the model nor the user fixed.
+struct OpenDim {
+  std::string input;
+  size_t index = 0;
+  std::string param;  // its dim_param; empty for an unknown dim
+};
+
+// The type of graph input `info`. `shape` (nanoc's --input-shape, may be null)
+// gives every dim; otherwise `dim_params` (--dim) fixes symbolic dims. A dim
+// left open is appended to `open` and typed 1, so the caller can list every
+// open dim of every input in one error. Throws CompileError naming the input
+// for a non-tensor type, an unsupported dtype, a rank or dim that conflicts
+// with `shape`, a negative dim, or a tensor too large to address.
+TensorType inputTypeOf(const onnx::ValueInfoProto& info, const std::vector<int64_t>* shape,
+                       const std::map<std::string, int64_t>& dim_params,
+                       std::vector<OpenDim>& open);
 
 }  // namespace nanoc::onnx_import

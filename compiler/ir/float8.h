@@ -11,13 +11,13 @@
 namespace nanoc {
 
 struct Float8Format {
-  int man_bits;         // mantissa bits (3 or 2)
-  int bias;             // exponent bias
-  bool fnuz;            // no negative zero; 0x80 is the one NaN
-  bool has_inf;         // E5M2 only: 0x7C is +inf
-  uint8_t max_code;     // largest finite magnitude's code
-  uint8_t nan_code;     // the NaN this conversion writes
-  double max;           // largest finite magnitude
+  int man_bits;      // mantissa bits (3 or 2)
+  int bias;          // exponent bias
+  bool fnuz;         // no negative zero; 0x80 is the one NaN
+  bool has_inf;      // E5M2 only: 0x7C is +inf
+  uint8_t max_code;  // largest finite magnitude's code
+  uint8_t nan_code;  // the NaN this conversion writes
+  double max;        // largest finite magnitude
 };
 
 bool isFloat8(DType dtype);

@@ -18,7 +18,6 @@
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/codegen/cpu/math_functions.h"
-#include "compiler/codegen/cpu/math_log.h"
 #include "compiler/codegen/cpu/operand_alias.h"
 #include "compiler/codegen/cpu/row_tasks.h"
 #include "compiler/ir/error.h"

@@ -10,7 +10,7 @@
 
 #include "compiler/codegen/cpu/kernel_test_util.h"
 #include "compiler/codegen/cpu/loops.h"
-#include "compiler/codegen/cpu/math_log.h"
+#include "compiler/codegen/cpu/math_functions.h"
 #include "compiler/ops/float_elements.h"
 
 namespace nanoc::cpu {

@@ -103,6 +103,10 @@ llvm::Value* emitLog(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
 }
 
+llvm::Value* emitPowPositive(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
+  return emitExp(b, b.CreateFMul(y, emitLog(b, x)));
+}
+
 namespace {
 
 // Reduces x to r in [-pi/4, pi/4] with x = j pi/4 + r, j even (Cephes).

@@ -21,6 +21,10 @@ llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Value* x);
 // ln(x): -inf at 0, NaN below 0 and for NaN, +inf at +inf; subnormals exact.
 llvm::Value* emitLog(llvm::IRBuilder<>& b, llvm::Value* x);
 
+// x^y for x > 0 as e^(y ln x); NaN for x < 0, as the lowerings that use it
+// (LRN) only raise positive bases.
+llvm::Value* emitPowPositive(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y);
+
 // sin(x), cos(x) by Cody-Waite reduction to [-pi/4, pi/4] (accurate to a few
 // ulp for |x| < 8192; beyond, the reduction loses precision).
 llvm::Value* emitSin(llvm::IRBuilder<>& b, llvm::Value* x);

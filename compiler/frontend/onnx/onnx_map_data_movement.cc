@@ -2,7 +2,7 @@
 // operands that decide an output's shape (Slice's starts/ends/axes/steps,
 // Split's split, Pad's pads and axes, Tile's repeats, Expand's shape, Range,
 // OneHot's depth, Trilu's k) must be constants; a node whose inputs are all
-// small constants is evaluated right away (foldIfConstant), so the shape
+// small constants is evaluated right away (NodeImporter::emit), so the shape
 // arithmetic of exported models (Shape -> Gather -> Unsqueeze -> Concat ->
 // Reshape) becomes constants that later mappings can read.
 #include <algorithm>
@@ -11,7 +11,6 @@
 #include <functional>
 #include <type_traits>
 
-#include "compiler/frontend/onnx/onnx_import_fold.h"
 #include "compiler/frontend/onnx/onnx_mapping_util.h"
 #include "compiler/frontend/onnx/onnx_tensor.h"
 #include "compiler/ir/op_registry.h"
@@ -185,7 +184,7 @@ void mapSlice(NodeImporter& n) {
     if (Value* st = n.input(4)) steps = constantIndexValues(n, st, "steps");
   }
   SliceAttrs s = resolveSlice(n, x, starts, ends, axes, steps);
-  emitResultFolded(n, "Slice", {x}, {{"starts", s.starts}, {"ends", s.ends}, {"steps", s.steps}});
+  n.emitResult("Slice", {x}, {{"starts", s.starts}, {"ends", s.ends}, {"steps", s.steps}});
 }
 
 void mapSplit(NodeImporter& n) {
@@ -240,9 +239,9 @@ void mapSplit(NodeImporter& n) {
     s.ends[axis] = at + sizes[i];
     at += sizes[i];
     if (name.empty()) continue;
-    n.setOutput(
-        i, emitFolded(n, "Slice", {x}, {{"starts", s.starts}, {"ends", s.ends}, {"steps", s.steps}},
-                      "split_" + std::to_string(i), name));
+    n.setOutput(i,
+                n.emit("Slice", {x}, {{"starts", s.starts}, {"ends", s.ends}, {"steps", s.steps}},
+                       "split_" + std::to_string(i), name));
   }
 }
 
@@ -271,7 +270,7 @@ void mapGather(NodeImporter& n) {
   Value* indices = n.requiredInput(1, "indices");
   int64_t axis = normalizeAxis(n, n.intAttr("axis", 0), rankOf(data));
   checkConstantIndices(n, indices, [&](int64_t) { return data->type.dims[axis]; });
-  emitResultFolded(n, "Gather", {data, indices}, {{"axis", axis}});
+  n.emitResult("Gather", {data, indices}, {{"axis", axis}});
 }
 
 void mapGatherElements(NodeImporter& n) {
@@ -279,7 +278,7 @@ void mapGatherElements(NodeImporter& n) {
   Value* indices = n.requiredInput(1, "indices");
   int64_t axis = normalizeAxis(n, n.intAttr("axis", 0), rankOf(data));
   checkConstantIndices(n, indices, [&](int64_t) { return data->type.dims[axis]; });
-  emitResultFolded(n, "GatherElements", {data, indices}, {{"axis", axis}});
+  n.emitResult("GatherElements", {data, indices}, {{"axis", axis}});
 }
 
 // The axis size of each entry of a GatherND / ScatterND index tuple: tuple
@@ -298,7 +297,7 @@ void mapGatherND(NodeImporter& n) {
   int64_t batch_dims = n.opset() >= 12 ? n.intAttr("batch_dims", 0) : 0;
   if (batch_dims >= 0 && batch_dims < rankOf(data))
     checkConstantIndices(n, indices, tupleDims(data, indices, batch_dims));
-  emitResultFolded(n, "GatherND", {data, indices}, {{"batch_dims", batch_dims}});
+  n.emitResult("GatherND", {data, indices}, {{"batch_dims", batch_dims}});
 }
 
 std::string reduction(const NodeImporter& n) {
@@ -310,8 +309,8 @@ std::string reduction(const NodeImporter& n) {
 }
 
 void mapScatterND(NodeImporter& n) {
-  emitResultFolded(
-      n, "ScatterND",
+  n.emitResult(
+      "ScatterND",
       {n.requiredInput(0, "data"), n.requiredInput(1, "indices"), n.requiredInput(2, "updates")},
       {{"reduction", reduction(n)}});
 }
@@ -322,8 +321,8 @@ void mapScatterElements(NodeImporter& n) {
   int64_t axis = normalizeAxis(n, n.intAttr("axis", 0), rankOf(data));
   checkConstantIndices(n, n.requiredInput(1, "indices"),
                        [&](int64_t) { return data->type.dims[axis]; });
-  emitResultFolded(
-      n, "ScatterElements", {data, n.requiredInput(1, "indices"), n.requiredInput(2, "updates")},
+  n.emitResult(
+      "ScatterElements", {data, n.requiredInput(1, "indices"), n.requiredInput(2, "updates")},
       {{"axis", normalizeAxis(n, n.intAttr("axis", 0), rankOf(data))},
        {"reduction", n.proto().op_type() == "Scatter" ? std::string("none") : reduction(n)}});
 }
@@ -354,7 +353,7 @@ void mapPad(NodeImporter& n) {
         n.fail("constant_value " + v->type.str() + " must be one element of " + x->type.str() +
                "'s dtype");
       if (v->type.rank() != 0)
-        v = emitFolded(n, "Reshape", {v}, {{"shape", std::vector<int64_t>{}}}, "value");
+        v = n.emit("Reshape", {v}, {{"shape", std::vector<int64_t>{}}}, "value");
       value = v;
     }
     if (Value* a = n.input(3)) {
@@ -378,7 +377,7 @@ void mapPad(NodeImporter& n) {
            x->type.str());
   std::vector<Value*> inputs = {x};
   if (value && mode == "constant") inputs.push_back(value);
-  emitResultFolded(n, "Pad", inputs, {{"pads", pads}, {"mode", mode}});
+  n.emitResult("Pad", inputs, {{"pads", pads}, {"mode", mode}});
 }
 
 void mapExpand(NodeImporter& n) {
@@ -396,10 +395,10 @@ void mapExpand(NodeImporter& n) {
     if (out[i] < 0) n.fail("shape " + dimsStr(shape) + " has a negative dim");
   }
   if (out == x->type.dims) {
-    emitResultFolded(n, "Identity", {x}, {});
+    n.emitResult("Identity", {x}, {});
     return;
   }
-  emitResultFolded(n, "Expand", {x}, {{"shape", out}});
+  n.emitResult("Expand", {x}, {{"shape", out}});
 }
 
 // Tile is an Expand of x with a broadcast dim in front of each of its dims:
@@ -431,12 +430,12 @@ void mapTile(NodeImporter& n) {
   }
   checkedNumel(out, x->type.dtype, "node '" + n.name() + "' (Tile) output");
   if (out == x->type.dims) {
-    emitResultFolded(n, "Identity", {x}, {});
+    n.emitResult("Identity", {x}, {});
     return;
   }
-  Value* s = emitFolded(n, "Reshape", {x}, {{"shape", split}}, "split_dims");
-  Value* e = emitFolded(n, "Expand", {s}, {{"shape", expanded}}, "repeat");
-  emitResultFolded(n, "Reshape", {e}, {{"shape", out}});
+  Value* s = n.emit("Reshape", {x}, {{"shape", split}}, "split_dims");
+  Value* e = n.emit("Expand", {s}, {{"shape", expanded}}, "repeat");
+  n.emitResult("Reshape", {e}, {{"shape", out}});
 }
 
 // ---- DepthToSpace, SpaceToDepth: a Reshape, a Transpose and a Reshape ----
@@ -466,10 +465,9 @@ void mapDepthToSpace(NodeImporter& n) {
   } else {
     n.fail("mode '" + mode + "' is not DCR or CRD");
   }
-  Value* r = emitFolded(n, "Reshape", {x}, {{"shape", shape}}, "blocks");
-  Value* t = emitFolded(n, "Transpose", {r}, {{"perm", perm}}, "move");
-  emitResultFolded(n, "Reshape", {t},
-                   {{"shape", std::vector<int64_t>{d[0], c, d[2] * b, d[3] * b}}});
+  Value* r = n.emit("Reshape", {x}, {{"shape", shape}}, "blocks");
+  Value* t = n.emit("Transpose", {r}, {{"perm", perm}}, "move");
+  n.emitResult("Reshape", {t}, {{"shape", std::vector<int64_t>{d[0], c, d[2] * b, d[3] * b}}});
 }
 
 void mapSpaceToDepth(NodeImporter& n) {
@@ -487,10 +485,10 @@ void mapSpaceToDepth(NodeImporter& n) {
   std::vector<int64_t> shape = {d[0], d[1], d[2] / b, b, d[3] / b, b};
   std::vector<int64_t> perm = mode == "DCR" ? std::vector<int64_t>{0, 3, 5, 1, 2, 4}
                                             : std::vector<int64_t>{0, 1, 3, 5, 2, 4};
-  Value* r = emitFolded(n, "Reshape", {x}, {{"shape", shape}}, "blocks");
-  Value* t = emitFolded(n, "Transpose", {r}, {{"perm", perm}}, "move");
-  emitResultFolded(n, "Reshape", {t},
-                   {{"shape", std::vector<int64_t>{d[0], d[1] * b * b, d[2] / b, d[3] / b}}});
+  Value* r = n.emit("Reshape", {x}, {{"shape", shape}}, "blocks");
+  Value* t = n.emit("Transpose", {r}, {{"perm", perm}}, "move");
+  n.emitResult("Reshape", {t},
+               {{"shape", std::vector<int64_t>{d[0], d[1] * b * b, d[2] / b, d[3] / b}}});
 }
 
 // ---- constants from shapes: Range, EyeLike ----
@@ -538,6 +536,7 @@ void mapRange(NodeImporter& n) {
     // Computed in f32, each element rounded once.
     auto fs = static_cast<float>(start), fd = static_cast<float>(delta);
     count = floatCount(n, std::ceil((static_cast<float>(limit) - fs) / fd));
+    n.reserveMadeConstant(static_cast<uint64_t>(count) * 2, "Range output");
     for (int64_t i = 0; i < count; ++i) {
       float v = fs + static_cast<float>(i) * fd;
       uint16_t bits = t == DType::F16 ? floatToF16(v) : floatToBf16(v);
@@ -550,8 +549,10 @@ void mapRange(NodeImporter& n) {
       auto fs = static_cast<float>(start), fl = static_cast<float>(limit),
            fd = static_cast<float>(delta);
       count = floatCount(n, std::ceil((fl - fs) / fd));
+      n.reserveMadeConstant(static_cast<uint64_t>(count) * 4, "Range output");
       bytes = rangeBytes<float, float>(fs, fd, count);
     } else {
+      n.reserveMadeConstant(static_cast<uint64_t>(count) * 8, "Range output");
       bytes = rangeBytes<double, double>(start, delta, count);
     }
   } else {
@@ -562,6 +563,7 @@ void mapRange(NodeImporter& n) {
     __int128 c = span / id + ((span % id != 0) && ((span > 0) == (id > 0)) ? 1 : 0);
     if (c > (1 << 30)) n.fail("the range has too many elements");
     count = c > 0 ? static_cast<int64_t>(c) : 0;
+    n.reserveMadeConstant(static_cast<uint64_t>(count) * dtypeSize(t), "Range output");
     if (t == DType::I8) bytes = rangeBytes<int8_t, int64_t>(is, id, count);
     if (t == DType::I16) bytes = rangeBytes<int16_t, int64_t>(is, id, count);
     if (t == DType::I32) bytes = rangeBytes<int32_t, int64_t>(is, id, count);
@@ -603,8 +605,8 @@ void mapTrilu(NodeImporter& n) {
     if (v.size() != 1) n.fail("k must hold one value");
     k = v[0];
   }
-  emitResultFolded(n, "Trilu", {n.requiredInput(0, "input")},
-                   {{"upper", int64_t{n.intAttr("upper", 1) != 0}}, {"k", k}});
+  n.emitResult("Trilu", {n.requiredInput(0, "input")},
+               {{"upper", int64_t{n.intAttr("upper", 1) != 0}}, {"k", k}});
 }
 
 void mapOneHot(NodeImporter& n) {
@@ -615,15 +617,15 @@ void mapOneHot(NodeImporter& n) {
   int64_t out_rank = rankOf(indices) + 1;
   int64_t axis = normalizeAxis(n, n.intAttr("axis", -1), out_rank);
   if (values->type.rank() != 1)
-    values = emitFolded(n, "Reshape", {values},
-                        {{"shape", std::vector<int64_t>{values->type.numel()}}}, "values");
-  emitResultFolded(n, "OneHot", {indices, values},
-                   {{"axis", axis}, {"depth", static_cast<int64_t>(depth)}});
+    values = n.emit("Reshape", {values}, {{"shape", std::vector<int64_t>{values->type.numel()}}},
+                    "values");
+  n.emitResult("OneHot", {indices, values},
+               {{"axis", axis}, {"depth", static_cast<int64_t>(depth)}});
 }
 
 void mapReverseSequence(NodeImporter& n) {
-  emitResultFolded(
-      n, "ReverseSequence", {n.requiredInput(0, "input"), n.requiredInput(1, "sequence_lens")},
+  n.emitResult(
+      "ReverseSequence", {n.requiredInput(0, "input"), n.requiredInput(1, "sequence_lens")},
       {{"batch_axis", n.intAttr("batch_axis", 1)}, {"time_axis", n.intAttr("time_axis", 0)}});
 }
 

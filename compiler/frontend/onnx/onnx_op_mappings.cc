@@ -6,7 +6,6 @@
 #include <map>
 #include <string_view>
 
-#include "compiler/frontend/onnx/onnx_import_fold.h"
 #include "compiler/frontend/onnx/onnx_mapping_util.h"
 #include "compiler/frontend/onnx/onnx_node_importer.h"
 #include "compiler/frontend/onnx/onnx_tensor.h"
@@ -58,7 +57,7 @@ void mapFlatten(NodeImporter& n) {
   auto axis = static_cast<size_t>(
       normalizeAxis(n, n.intAttr("axis", 1), rankOf(x), /*inclusive_end=*/true));
   std::vector<int64_t> shape = {product(dims, 0, axis), product(dims, axis, dims.size())};
-  emitResultFolded(n, "Reshape", {x}, {{"shape", shape}});
+  n.emitResult("Reshape", {x}, {{"shape", shape}});
 }
 
 void mapReshape(NodeImporter& n) {
@@ -105,7 +104,7 @@ void mapReshape(NodeImporter& n) {
     n.fail("cannot reshape " + x->type.str() + " to " + dimsStr(spec) +
            ": the element counts differ");
   }
-  emitResultFolded(n, "Reshape", {x}, {{"shape", shape}});
+  n.emitResult("Reshape", {x}, {{"shape", shape}});
 }
 
 // Axes moved from an attribute to an input in opset 13.
@@ -129,7 +128,7 @@ void mapUnsqueeze(NodeImporter& n) {
   std::vector<int64_t> shape;
   size_t next = 0;
   for (bool ins : inserted) shape.push_back(ins ? 1 : x->type.dims[next++]);
-  emitResultFolded(n, "Reshape", {x}, {{"shape", shape}});
+  n.emitResult("Reshape", {x}, {{"shape", shape}});
 }
 
 void mapSqueeze(NodeImporter& n) {
@@ -150,7 +149,7 @@ void mapSqueeze(NodeImporter& n) {
   std::vector<int64_t> shape;
   for (size_t a = 0; a < removed.size(); ++a)
     if (!removed[a]) shape.push_back(x->type.dims[a]);
-  emitResultFolded(n, "Reshape", {x}, {{"shape", shape}});
+  n.emitResult("Reshape", {x}, {{"shape", shape}});
 }
 
 void mapTranspose(NodeImporter& n) {
@@ -166,7 +165,7 @@ void mapTranspose(NodeImporter& n) {
     if (!ok) n.fail("perm " + dimsStr(*attr) + " is not a permutation of " + x->type.str());
     perm = *attr;
   }
-  emitResultFolded(n, "Transpose", {x}, {{"perm", perm}});
+  n.emitResult("Transpose", {x}, {{"perm", perm}});
 }
 
 void mapConcat(NodeImporter& n) {
@@ -178,7 +177,7 @@ void mapConcat(NodeImporter& n) {
     if (n.opset() >= 4) n.fail("attribute axis is missing");
     axis = 1;  // the default before opset 4
   }
-  emitResultFolded(n, "Concat", inputs, {{"axis", normalizeAxis(n, *axis, rankOf(inputs[0]))}});
+  n.emitResult("Concat", inputs, {{"axis", normalizeAxis(n, *axis, rankOf(inputs[0]))}});
 }
 
 void mapSoftmax(NodeImporter& n) {
@@ -206,9 +205,7 @@ void mapSoftmax(NodeImporter& n) {
 
 // ---- identities ----
 
-void mapIdentity(NodeImporter& n) {
-  emitResultFolded(n, "Identity", {n.requiredInput(0, "input")});
-}
+void mapIdentity(NodeImporter& n) { n.emitResult("Identity", {n.requiredInput(0, "input")}); }
 
 void mapDropout(NodeImporter& n) {
   // Inference: Dropout passes its input through. Opset 12 made training

@@ -40,5 +40,6 @@ MappingList elementwiseMappings();
 MappingList reductionMappings();
 MappingList dataMovementMappings();
 MappingList normalizationMappings();
+MappingList quantizationMappings();
 
 }  // namespace nanoc::onnx_import

@@ -2,9 +2,12 @@
 // ConvInteger (i32 results), QLinearMatMul and QLinearConv (requantized
 // results). Every product accumulates (x - x_zero_point) * (w - w_zero_point)
 // in i32, wrapping as two's complement like ONNX Runtime's kernels; the QLinear
-// ops then requantize: y = saturate(round(acc * multiplier + y_zero_point))
+// ops then requantize: y = saturate(round(acc * multiplier) + y_zero_point)
 // with multiplier = a_scale * b_scale / y_scale, each step rounded to the
 // scales' dtype, the last product in f64 (as ONNX's reference computes it).
+// The rounding is of the product alone, ties to even, as the spec and ONNX
+// Runtime have it (ONNX's Python reference adds the zero point first, which
+// differs at ties when the zero point is odd).
 #include <algorithm>
 #include <string>
 
@@ -250,7 +253,7 @@ OpSchema makeQLinearMatMulSchema() {
     integerProduct(node, in, {0, 2, 3, 5}, [&](int64_t at, int64_t i, int64_t j, int32_t acc) {
       double m = multiplier(sd, scaleAt(node, in, 1, a_count, i), scaleAt(node, in, 4, b_count, j),
                             y_scale);
-      double v = roundHalfEven(static_cast<double>(acc) * m + y_zp);
+      double v = roundHalfEven(static_cast<double>(acc) * m) + y_zp;
       storeScalar(od, Scalar::ofSigned(saturateQuantized(v, range)), out[0], at);
     });
   };
@@ -382,7 +385,7 @@ OpSchema makeQLinearConvSchema() {
     double y_zp = static_cast<double>(zeroPoint(node, in, 7, 1, 0));
     integerConv(node, in, {0, 2, 3, 5, 8}, [&](int64_t at, int64_t m, int32_t acc) {
       double mult = multiplier(sd, x_scale, scaleAt(node, in, 4, w_count, m), y_scale);
-      double v = roundHalfEven(static_cast<double>(acc) * mult + y_zp);
+      double v = roundHalfEven(static_cast<double>(acc) * mult) + y_zp;
       storeScalar(od, Scalar::ofSigned(saturateQuantized(v, range)), out[0], at);
     });
   };

@@ -300,6 +300,18 @@ TEST(QLinearMatMul, RequantizesTheI32Product) {
   EXPECT_EQ(y[0], (V{168, 115, 255, 1, 66, 151}));
 }
 
+TEST(QLinearMatMul, RoundsTheProductBeforeAddingTheZeroPoint) {
+  // 13 * 0.5 = 6.5 rounds to even 6, + 3 = 9 (as the spec and ONNX Runtime;
+  // rounding 6.5 + 3 would give 10).
+  auto f = [](double v) { return tensor(DType::F32, {}, {v}); };
+  auto u = [](double v) { return tensor(DType::U8, {}, {v}); };
+  auto y = run("QLinearMatMul",
+               {tensor(DType::U8, {1, 1}, {1}), f(1), u(0), tensor(DType::U8, {1, 1}, {13}), f(0.5),
+                u(0), f(1), u(3)},
+               {});
+  EXPECT_EQ(y[0], V{9});
+}
+
 TEST(QLinearMatMul, RejectsScalesOfDifferentDtypes) {
   TensorType u8m{DType::U8, {2, 2}}, u8s{DType::U8, {}};
   expectInferError("QLinearMatMul",

@@ -57,8 +57,8 @@ llvm::Value* accPtr(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* j) {
   return b.CreateInBoundsGEP(b.getInt32Ty(), acc, j);
 }
 
-// The requantization of a QLinear op: y = saturate(round(acc * multiplier +
-// y_zero_point)), the multiplier a_scale * b_scale / y_scale rounded to the
+// The requantization of a QLinear op: y = saturate(round(acc * multiplier) +
+// y_zero_point), the multiplier a_scale * b_scale / y_scale rounded to the
 // scales' dtype at each step (f32 arithmetic), the rest in f64.
 struct Requantize {
   DType scale_dtype, out;
@@ -76,8 +76,8 @@ struct Requantize {
   }
   llvm::Value* apply(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* mult) const {
     llvm::Value* v = b.CreateFMul(b.CreateSIToFP(acc, b.getDoubleTy()), mult);
-    v = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b.CreateFAdd(v, y_zero_point));
-    return emitSaturate(b, v, range, out);
+    v = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, v);
+    return emitSaturate(b, b.CreateFAdd(v, y_zero_point), range, out);
   }
 };
 

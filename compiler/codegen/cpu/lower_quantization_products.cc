@@ -170,30 +170,43 @@ void emitIntegerProduct(
                         b, c(0), width,
                         [&](llvm::Value* j) { b.CreateStore(b.getInt32(0), accPtr(b, acc, j)); },
                         "zero");
-                    emitLoop(
-                        b, 0, s.k,
-                        [&](llvm::Value* k) {
-                          llvm::Value* av =
-                              b.CreateSub(loadI32(b, ad, a, b.CreateAdd(a_row, k)), za);
-                          llvm::Value* b_row =
-                              b.CreateAdd(b_base, b.CreateAdd(b.CreateMul(k, c(s.n)), j0));
-                          emitLoop(
-                              b, c(0), width,
-                              [&](llvm::Value* j) {
-                                llvm::Value* zb =
-                                    zb_tensor ? zb_tensor
-                                              : zeroPointAt(b, node, b_zp, p.b_zp, p.b_zp_count,
-                                                            b.CreateAdd(j0, j));
-                                llvm::Value* bv =
-                                    b.CreateSub(loadI32(b, bd, bm, b.CreateAdd(b_row, j)), zb);
-                                llvm::Value* at = accPtr(b, acc, j);
-                                b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt32Ty(), at),
-                                                          b.CreateMul(av, bv)),
-                                              at);
-                              },
-                              "j");
-                        },
-                        "k");
+                    // `taps` consecutive k per pass over the strip: the
+                    // accumulators are loaded and stored once per 4 products.
+                    auto accumulate = [&](llvm::Value* k0, int64_t taps) {
+                      std::vector<llvm::Value*> avs, b_rows;
+                      for (int64_t u = 0; u < taps; ++u) {
+                        llvm::Value* k = b.CreateAdd(k0, c(u));
+                        avs.push_back(b.CreateSub(loadI32(b, ad, a, b.CreateAdd(a_row, k)), za));
+                        b_rows.push_back(
+                            b.CreateAdd(b_base, b.CreateAdd(b.CreateMul(k, c(s.n)), j0)));
+                      }
+                      emitLoop(
+                          b, c(0), width,
+                          [&](llvm::Value* j) {
+                            llvm::Value* zb = zb_tensor
+                                                  ? zb_tensor
+                                                  : zeroPointAt(b, node, b_zp, p.b_zp, p.b_zp_count,
+                                                                b.CreateAdd(j0, j));
+                            llvm::Value* at = accPtr(b, acc, j);
+                            llvm::Value* sum = b.CreateLoad(b.getInt32Ty(), at);
+                            for (int64_t u = 0; u < taps; ++u) {
+                              llvm::Value* bv =
+                                  b.CreateSub(loadI32(b, bd, bm, b.CreateAdd(b_rows[u], j)), zb);
+                              sum = b.CreateAdd(sum, b.CreateMul(avs[u], bv));
+                            }
+                            b.CreateStore(sum, at);
+                          },
+                          "j");
+                    };
+                    constexpr int64_t kUnroll = 4;
+                    if (s.k / kUnroll > 0)
+                      emitLoop(
+                          b, 0, s.k / kUnroll,
+                          [&](llvm::Value* kk) {
+                            accumulate(b.CreateMul(kk, c(kUnroll)), kUnroll);
+                          },
+                          "k");
+                    if (s.k % kUnroll) accumulate(c(s.k / kUnroll * kUnroll), s.k % kUnroll);
                     finish(i, j0, width, acc, y_row);
                   },
                   "strip");

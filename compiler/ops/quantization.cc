@@ -106,6 +106,18 @@ int64_t scalarOrVector(const Node& node, size_t index, const char* role, int64_t
                      std::to_string(count) + "] (one per " + count_what + ")");
 }
 
+int64_t rowOrColumnVector(const Node& node, size_t index, const char* role, int64_t count,
+                          bool row) {
+  if (index < node.inputs.size() && node.inputs[index]) {
+    const std::vector<int64_t>& d = node.inputs[index]->type.dims;
+    size_t r = d.size();
+    if (r >= 2 && d[r - 2] == (row ? count : 1) && d[r - 1] == (row ? 1 : count) &&
+        product(d, 0, r - 2) == 1)
+      return count;
+  }
+  return scalarOrVector(node, index, role, count, row ? "row of a" : "column of b");
+}
+
 namespace {
 
 bool isQuantFloat(DType d) { return d == DType::F32 || d == DType::F16 || d == DType::BF16; }

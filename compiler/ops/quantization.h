@@ -81,4 +81,10 @@ IntegerConvShape integerConvShape(const Node& node, size_t x_index, size_t w_ind
 int64_t scalarOrVector(const Node& node, size_t index, const char* role, int64_t count,
                        const char* count_what);
 
+// A scale or zero point of a matrix product's a (per row: `row`) or b (per
+// column): scalar, [count], or the spec's N-D form [1, ..., count, 1] (a) or
+// [1, ..., 1, count] (b). Returns 1 or count.
+int64_t rowOrColumnVector(const Node& node, size_t index, const char* role, int64_t count,
+                          bool row);
+
 }  // namespace nanoc

@@ -166,8 +166,8 @@ ProductZeroPoints checkProduct(const Node& node, const ProductOperands& op,
   requireInt8(node, op.b, "b");
   requireZeroPointOf(node, op.a_zp, op.a, "a_zero_point");
   requireZeroPointOf(node, op.b_zp, op.b, "b_zero_point");
-  return {scalarOrVector(node, op.a_zp, "a_zero_point", s.m, "row of a"),
-          scalarOrVector(node, op.b_zp, "b_zero_point", s.n, "column of b")};
+  return {rowOrColumnVector(node, op.a_zp, "a_zero_point", s.m, true),
+          rowOrColumnVector(node, op.b_zp, "b_zero_point", s.n, false)};
 }
 
 // Calls finish(output index, row i, column j, acc) for every output element.
@@ -232,8 +232,8 @@ OpSchema makeQLinearMatMulSchema() {
     IntegerProductShape shape = integerProductShape(node, 0, 3);
     checkProduct(node, {0, 2, 3, 5}, shape);
     requireScales(node, {1, 4, 6});
-    scalarOrVector(node, 1, "a_scale", shape.m, "row of a");
-    scalarOrVector(node, 4, "b_scale", shape.n, "column of b");
+    rowOrColumnVector(node, 1, "a_scale", shape.m, true);
+    rowOrColumnVector(node, 4, "b_scale", shape.n, false);
     scalarOrVector(node, 6, "y_scale", 1, "tensor");
     scalarOrVector(node, 7, "y_zero_point", 1, "tensor");
     DType out = qlinearOutput(node, 7, 0);
@@ -243,8 +243,8 @@ OpSchema makeQLinearMatMulSchema() {
   s.reference = [](const Node& node, const std::vector<const void*>& in,
                    const std::vector<void*>& out) {
     IntegerProductShape shape = integerProductShape(node, 0, 3);
-    int64_t a_count = scalarOrVector(node, 1, "a_scale", shape.m, "row of a");
-    int64_t b_count = scalarOrVector(node, 4, "b_scale", shape.n, "column of b");
+    int64_t a_count = rowOrColumnVector(node, 1, "a_scale", shape.m, true);
+    int64_t b_count = rowOrColumnVector(node, 4, "b_scale", shape.n, false);
     DType sd = node.inputs[1]->type.dtype;
     DType od = node.outputs[0]->type.dtype;
     QuantRange range = quantRange(node, od);

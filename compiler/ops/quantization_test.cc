@@ -318,6 +318,12 @@ TEST(QLinearMatMul, RejectsScalesOfDifferentDtypes) {
                    {u8m, TensorType{DType::F32, {}}, u8s, u8m, TensorType{DType::F16, {}}, u8s,
                     TensorType{DType::F32, {}}, u8s},
                    {}, "scales must share one dtype");
+  // Per-row scales that vary across batches are not supported.
+  TensorType a{DType::U8, {2, 3, 4}}, f32s{DType::F32, {}};
+  expectInferError("QLinearMatMul",
+                   {a, TensorType{DType::F32, {2, 3, 1}}, u8s, TensorType{DType::U8, {4, 5}}, f32s,
+                    u8s, f32s, u8s},
+                   {}, "a_scale f32[2,3,1] must be a scalar or [3] (one per row of a)");
 }
 
 TEST(ConvInteger, PaddingAddsNothingAndWZeroPointsArePerChannel) {

@@ -112,8 +112,8 @@ ProductPlan productPlan(const Node& node, size_t a, size_t a_zp, size_t b, size_
   ProductPlan p;
   p.s = integerProductShape(node, a, b);
   p.a = a, p.a_zp = a_zp, p.b = b, p.b_zp = b_zp;
-  p.a_zp_count = scalarOrVector(node, a_zp, "a_zero_point", p.s.m, "row of a");
-  p.b_zp_count = scalarOrVector(node, b_zp, "b_zero_point", p.s.n, "column of b");
+  p.a_zp_count = rowOrColumnVector(node, a_zp, "a_zero_point", p.s.m, true);
+  p.b_zp_count = rowOrColumnVector(node, b_zp, "b_zero_point", p.s.n, false);
   p.rows_per_task = productRowsPerTask(p.s.m, p.s.k, p.s.n);
   return p;
 }
@@ -244,8 +244,8 @@ Lowering makeQLinearMatMulLowering() {
             ProductPlan p = productPlan(node, 0, 2, 3, 5);
             llvm::IRBuilder<>& b = kb.b;
             Requantize r = makeRequantize(kb, 1, 6, 7);
-            int64_t a_count = scalarOrVector(node, 1, "a_scale", p.s.m, "row of a");
-            int64_t b_count = scalarOrVector(node, 4, "b_scale", p.s.n, "column of b");
+            int64_t a_count = rowOrColumnVector(node, 1, "a_scale", p.s.m, true);
+            int64_t b_count = rowOrColumnVector(node, 4, "b_scale", p.s.n, false);
             auto scaleAt = [&](size_t operand, int64_t count, llvm::Value* index) {
               return r.loadScale(b, kb.input(operand), count == 1 ? b.getInt64(0) : index);
             };

@@ -253,6 +253,12 @@ TEST(QLinearMatMulLowering, ScalesOfEveryDtypePerRowAndColumn) {
          ints(DType::U8, {12, 9}), in(DType::F32, {9}, 0.01, 0.05), ints(DType::U8, {9}),
          in(DType::F32, {}, 2, 10), ints(DType::U8, {})},
         {}, seed++);
+  // The spec's N-D forms: per row [.., M, 1], per column [.., 1, N].
+  check("QLinearMatMul",
+        {ints(DType::U8, {2, 7, 12}), in(DType::F32, {1, 7, 1}, 0.01, 0.05),
+         ints(DType::U8, {1, 7, 1}), ints(DType::U8, {12, 9}), in(DType::F32, {1, 9}, 0.01, 0.05),
+         ints(DType::U8, {9}), in(DType::F32, {}, 2, 10), ints(DType::U8, {})},
+        {}, seed++);
 }
 
 // ---------------------------------------------------------------- integer conv

@@ -47,7 +47,7 @@ QuantGranularity quantGranularity(const Node& node) {
     return g;
   }
   std::vector<int64_t> want = d;
-  want[ax] = (g.axis_dim + block - 1) / block;
+  want[ax] = g.axis_dim == 0 ? 0 : (g.axis_dim - 1) / block + 1;  // ceil, without overflow
   if (scale.dims != want)
     failNode(node, "blocked scale " + scale.str() + " must be " + dimsStr(want) + " (x " + x.str() +
                        ", axis " + std::to_string(axis) + ", block_size " + std::to_string(block) +

@@ -301,7 +301,8 @@ struct ConvPlan {
   IntegerConvShape s;
   size_t x, x_zp, w, w_zp, bias;
   int64_t w_zp_count = 1;
-  int64_t outer = 1;  // output positions per (n, m) plane before the last spatial dim
+  int64_t outer = 1;     // output positions per (n, m) plane before the last spatial dim
+  int64_t channels = 1;  // output channels per pass over x (all of one group)
   RowTasks tasks;
 };
 
@@ -312,9 +313,12 @@ ConvPlan convPlan(const Node& node, size_t x, size_t x_zp, size_t w, size_t w_zp
   p.w_zp_count = scalarOrVector(node, w_zp, "w_zero_point", p.s.m, "output channel");
   const size_t k = p.s.out.size();
   p.outer = product(p.s.out, 0, k - 1);
+  // Four channels share each load of x where the groups divide into fours.
+  p.channels = p.s.mPerGroup() % 4 == 0 ? 4 : 1;
   // Tasks of about kTaskElements multiply-adds.
-  int64_t per_output = std::max<int64_t>(1, p.s.cPerGroup() * product(p.s.kernel, 0, k));
-  p.tasks = splitRows(p.s.n * p.s.m * p.outer, p.s.out[k - 1],
+  int64_t per_output =
+      std::max<int64_t>(1, p.channels * p.s.cPerGroup() * product(p.s.kernel, 0, k));
+  p.tasks = splitRows(p.s.n * (p.s.m / p.channels) * p.outer, p.s.out[k - 1],
                       std::max<int64_t>(64, kTaskElements / per_output));
   return p;
 }
@@ -335,10 +339,11 @@ std::pair<llvm::Value*, llvm::Value*> validTaps(llvm::IRBuilder<>& b, llvm::Valu
   return {lo, hi};
 }
 
-// Emits every output of the tasks: per output row (n, m, position in all but
-// the last spatial dim) and strip [j0, j0 + width) of its last dim, acc =
-// bias + sum over the group's channels and in-input taps of (x - zx) * (w -
-// zw); then finish(m, width, acc, y_at) with y_at the output index of j0.
+// Emits every output of the tasks: per output row (n, block of p.channels
+// output channels m, position in all but the last spatial dim) and strip [j0,
+// j0 + width) of its last dim, acc(m) = bias + sum over the group's input
+// channels and in-input taps of (x - zx) * (w - zw); then, per m, finish(m,
+// width, acc(m), y_at) with y_at the output index of j0.
 void emitIntegerConv(KernelBuilder& kb, const ConvPlan& p,
                      const std::function<void(llvm::Value* m, llvm::Value* width, llvm::Value* acc,
                                               llvm::Value* y_at)>& finish) {
@@ -352,7 +357,8 @@ void emitIntegerConv(KernelBuilder& kb, const ConvPlan& p,
   llvm::Value* x = kb.input(p.x);
   llvm::Value* w = kb.input(p.w);
   llvm::Value* bias = p.bias < node.inputs.size() ? kb.input(p.bias) : nullptr;
-  llvm::Value* acc = stripAlloca(kb);
+  const int64_t channels = p.channels, blocks = s.m / p.channels;
+  llvm::Value* acc = stripAlloca(kb, channels);
   llvm::Value* zx = zeroPointAt(b, node, kb.input(p.x_zp), p.x_zp, 1, c(0));
   const int64_t in_plane = product(s.in, 0, k), taps = product(s.kernel, 0, k);
   std::vector<int64_t> in_stride(k, 1), tap_stride(k, 1);
@@ -361,18 +367,24 @@ void emitIntegerConv(KernelBuilder& kb, const ConvPlan& p,
     tap_stride[d] = tap_stride[d + 1] * s.kernel[d + 1];
   }
   emitRowTasks(kb, p.tasks, [&](llvm::Value* row, llvm::Value* col_begin, llvm::Value* col_end) {
-    llvm::Value* plane = b.CreateUDiv(row, c(p.outer));  // n * M + m
-    llvm::Value* n = b.CreateUDiv(plane, c(s.m));
-    llvm::Value* m = b.CreateURem(plane, c(s.m));
+    llvm::Value* plane = b.CreateUDiv(row, c(p.outer));  // n * blocks + block
+    llvm::Value* n = b.CreateUDiv(plane, c(blocks));
+    llvm::Value* m0 = b.CreateMul(b.CreateURem(plane, c(blocks)), c(channels));
+    llvm::Value* opos = b.CreateURem(row, c(p.outer));
     std::vector<llvm::Value*> pos(k - 1);
-    llvm::Value* rest = b.CreateURem(row, c(p.outer));
+    llvm::Value* rest = opos;
     for (size_t d = k - 1; d-- > 0;) {
       pos[d] = b.CreateURem(rest, c(s.out[d]));
       rest = b.CreateUDiv(rest, c(s.out[d]));
     }
-    llvm::Value* g = b.CreateUDiv(m, c(s.mPerGroup()));
-    llvm::Value* zw = zeroPointAt(b, node, kb.input(p.w_zp), p.w_zp, p.w_zp_count, m);
-    llvm::Value* init = bias ? loadElement(b, DType::I32, bias, m) : b.getInt32(0);
+    llvm::Value* g = b.CreateUDiv(m0, c(s.mPerGroup()));
+    std::vector<llvm::Value*> ms(channels), zw(channels), init(channels), acc_m(channels);
+    for (int64_t r = 0; r < channels; ++r) {
+      ms[r] = b.CreateAdd(m0, c(r));
+      zw[r] = zeroPointAt(b, node, kb.input(p.w_zp), p.w_zp, p.w_zp_count, ms[r]);
+      init[r] = bias ? loadElement(b, DType::I32, bias, ms[r]) : b.getInt32(0);
+      acc_m[r] = accPtr(b, acc, c(r * kStrip));
+    }
     llvm::Value* x_channel0 = b.CreateAdd(b.CreateMul(n, c(s.c)), b.CreateMul(g, c(s.cPerGroup())));
     llvm::Value* strips =
         b.CreateUDiv(b.CreateAdd(b.CreateSub(col_end, col_begin), c(kStrip - 1)), c(kStrip));
@@ -383,14 +395,20 @@ void emitIntegerConv(KernelBuilder& kb, const ConvPlan& p,
           llvm::Value* j1 = smin(b, b.CreateAdd(j0, c(kStrip)), col_end);
           llvm::Value* width = b.CreateSub(j1, j0);
           emitLoop(
-              b, c(0), width, [&](llvm::Value* j) { b.CreateStore(init, accPtr(b, acc, j)); },
+              b, c(0), width,
+              [&](llvm::Value* j) {
+                for (int64_t r = 0; r < channels; ++r)
+                  b.CreateStore(init[r], accPtr(b, acc_m[r], j));
+              },
               "init");
           emitLoop(
               b, 0, s.cPerGroup(),
               [&](llvm::Value* ch) {
                 llvm::Value* x_plane = b.CreateMul(b.CreateAdd(x_channel0, ch), c(in_plane));
-                llvm::Value* w_base =
-                    b.CreateMul(b.CreateAdd(b.CreateMul(m, c(s.cPerGroup())), ch), c(taps));
+                std::vector<llvm::Value*> w_base(channels);
+                for (int64_t r = 0; r < channels; ++r)
+                  w_base[r] =
+                      b.CreateMul(b.CreateAdd(b.CreateMul(ms[r], c(s.cPerGroup())), ch), c(taps));
                 // Window dims before the last: loops over their in-input taps.
                 std::function<void(size_t, llvm::Value*, llvm::Value*)> dims =
                     [&](size_t d, llvm::Value* x_at, llvm::Value* w_at) {
@@ -423,8 +441,11 @@ void emitIntegerConv(KernelBuilder& kb, const ConvPlan& p,
                             };
                             llvm::Value* lo = smax(b, ceilDiv(b.CreateSub(c(0), off)), j0);
                             llvm::Value* hi = smin(b, ceilDiv(b.CreateSub(c(s.in[d]), off)), j1);
-                            llvm::Value* wv = b.CreateSub(
-                                loadI32(b, wd, w, b.CreateAdd(w_base, b.CreateAdd(w_at, t))), zw);
+                            std::vector<llvm::Value*> wv(channels);
+                            for (int64_t r = 0; r < channels; ++r)
+                              wv[r] = b.CreateSub(
+                                  loadI32(b, wd, w, b.CreateAdd(w_base[r], b.CreateAdd(w_at, t))),
+                                  zw[r]);
                             llvm::Value* x_row = b.CreateAdd(x_plane, b.CreateAdd(x_at, off));
                             emitLoop(
                                 b, lo, hi,
@@ -433,10 +454,12 @@ void emitIntegerConv(KernelBuilder& kb, const ConvPlan& p,
                                       loadI32(b, xd, x,
                                               b.CreateAdd(x_row, b.CreateMul(o, c(s.strides[d])))),
                                       zx);
-                                  llvm::Value* a = accPtr(b, acc, b.CreateSub(o, j0));
-                                  b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt32Ty(), a),
-                                                            b.CreateMul(wv, xv)),
-                                                a);
+                                  for (int64_t r = 0; r < channels; ++r) {
+                                    llvm::Value* a = accPtr(b, acc_m[r], b.CreateSub(o, j0));
+                                    b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt32Ty(), a),
+                                                              b.CreateMul(wv[r], xv)),
+                                                  a);
+                                  }
                                 },
                                 "o");
                           },
@@ -445,7 +468,12 @@ void emitIntegerConv(KernelBuilder& kb, const ConvPlan& p,
                 dims(0, c(0), c(0));
               },
               "c");
-          finish(m, width, acc, b.CreateAdd(b.CreateMul(row, c(cols)), j0));
+          for (int64_t r = 0; r < channels; ++r) {
+            // Output row ((n * M + m) * outer + opos).
+            llvm::Value* out_row = b.CreateAdd(
+                b.CreateMul(b.CreateAdd(b.CreateMul(n, c(s.m)), ms[r]), c(p.outer)), opos);
+            finish(ms[r], width, acc_m[r], b.CreateAdd(b.CreateMul(out_row, c(cols)), j0));
+          }
         },
         "strip");
   });

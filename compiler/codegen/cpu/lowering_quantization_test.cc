@@ -277,6 +277,13 @@ TEST(ConvIntegerLowering, WindowsGroupsAndZeroPoints) {
   // Depthwise.
   check("ConvInteger", {ints(DType::U8, {1, 4, 6, 6}), ints(DType::I8, {4, 1, 3, 3})},
         conv({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 4), 123);
+  // Output channels in blocks of four (per group), per-channel zero points.
+  check("ConvInteger",
+        {ints(DType::U8, {2, 6, 7, 9}), ints(DType::I8, {8, 3, 3, 2}), ints(DType::U8, {}),
+         ints(DType::I8, {8})},
+        conv({3, 2}, {1, 0, 2, 1}, {1, 2}, {2, 1}, 2), 124);
+  check("ConvInteger", {ints(DType::I8, {1, 3, 4, 300}), ints(DType::U8, {8, 3, 1, 3})},
+        conv({1, 3}, {0, 1, 0, 1}, {1, 1}, {1, 1}), 125);
 }
 
 TEST(ConvIntegerLowering, OneAndThreeSpatialDims) {
@@ -299,6 +306,11 @@ TEST(QLinearConvLowering, PerChannelScalesAndBias) {
              ints(DType::I8, {6, 2, 3, 3}), in(s, {6}, 0.01, 0.05), ints(DType::I8, {6}),
              in(s, {}, 0.5, 2), ints(y, {}), in(DType::I32, {6}, -5000, 5000)},
             conv({3, 3}, {1, 1, 1, 1}, {1, 2}, {1, 1}, 2), seed++);
+  check("QLinearConv",
+        {ints(DType::U8, {2, 3, 6, 6}), in(DType::F32, {}, 0.01, 0.05), ints(DType::U8, {}),
+         ints(DType::U8, {8, 3, 3, 3}), in(DType::F32, {8}, 0.01, 0.05), ints(DType::U8, {8}),
+         in(DType::F32, {}, 0.5, 2), ints(DType::U8, {}), in(DType::I32, {8}, -5000, 5000)},
+        conv({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}), seed++);
   check("QLinearConv",
         {ints(DType::I8, {2, 3, 10}), in(DType::F32, {}, 0.01, 0.05), ints(DType::I8, {}),
          ints(DType::I8, {2, 3, 4}), in(DType::F32, {}, 0.01, 0.05), ints(DType::I8, {}),

@@ -30,6 +30,7 @@ std::vector<OpSchema> elementwiseSchemas();    // elementwise_table.cc
 std::vector<OpSchema> reductionSchemas();      // reductions.cc
 std::vector<OpSchema> dataMovementSchemas();   // data_movement.cc
 std::vector<OpSchema> normalizationSchemas();  // normalizations.cc
+std::vector<OpSchema> quantizationSchemas();   // quantization.cc
 
 namespace {
 
@@ -48,7 +49,8 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
       t.emplace(std::move(name), std::move(schema));
     }
     for (std::vector<OpSchema> (*family)() :
-         {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas})
+         {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas,
+          quantizationSchemas})
       for (OpSchema& schema : family()) {
         std::string name = schema.name;
         t.emplace(std::move(name), std::move(schema));

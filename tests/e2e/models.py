@@ -1000,6 +1000,159 @@ def shape_arithmetic_folds():
     inits = [ints("dims", [4, 6]), init("zero", np.array(0, dtype=np.int64)), ints("axes", [0]),
              ints("minus_one", [-1])]
     return model("shape_arithmetic_folds", nodes, [vi("x", (2, 12))], [vi("y", (4, 6))], inits)
+# ---- quantization ----------------------------------------------------------
+
+U8 = (0.0, 255.0, False)  # input ranges covering the 8-bit types
+I8 = (0.0, 127.0, True)
+
+
+def qnode(op, inputs, **attrs):
+    return helper.make_node(op, inputs, ["y"], name=f"{op.lower()}_0", **attrs)
+
+
+@case(ranges={"x": (0.0, 300.0, True)})
+def quantize_linear_per_axis():
+    # Wide inputs: rounding ties, saturation at both ends.
+    scale = init("s", np.array([0.5, 1.0, 2.0], np.float32))
+    zp = init("z", np.array([0, 128, 255], np.uint8))
+    return model("quantize_linear_per_axis", [qnode("QuantizeLinear", ["x", "s", "z"], axis=1)],
+                 [vi("x", (2, 3, 4, 5))], [vi("y", (2, 3, 4, 5), TensorProto.UINT8)], [scale, zp],
+                 opset=13)
+
+
+@case(ranges={"x": (0.0, 100.0, True)})
+def quantize_linear_blocked():
+    # Blocks of 32 along the last axis, the last block short (70 = 32 + 32 + 6).
+    rng = rng_for("quantize_linear_blocked")
+    scale = init("s", rng.uniform(0.25, 2.0, (4, 3)).astype(np.float32))
+    zp = init("z", rng.integers(-20, 20, (4, 3)).astype(np.int8))
+    node = qnode("QuantizeLinear", ["x", "s", "z"], axis=1, block_size=32)
+    return model("quantize_linear_blocked", [node], [vi("x", (4, 70))],
+                 [vi("y", (4, 70), TensorProto.INT8)], [scale, zp], opset=21)
+
+
+@case(ranges={"x": U8})
+def dequantize_linear_per_axis():
+    scale = init("s", np.array([0.5, 0.01, 3.0], np.float32))
+    zp = init("z", np.array([0, 128, 255], np.uint8))
+    return model("dequantize_linear_per_axis",
+                 [qnode("DequantizeLinear", ["x", "s", "z"], axis=1)],
+                 [vi("x", (2, 3, 4, 5), TensorProto.UINT8)], [vi("y", (2, 3, 4, 5))], [scale, zp],
+                 opset=13)
+
+
+@case(ranges={"x": I8})
+def dequantize_linear_blocked():
+    rng = rng_for("dequantize_linear_blocked")
+    scale = init("s", rng.uniform(0.01, 1.0, (3, 6)).astype(np.float32))
+    zp = init("z", rng.integers(-20, 20, (3, 6)).astype(np.int8))
+    node = qnode("DequantizeLinear", ["x", "s", "z"], axis=0, block_size=4)
+    return model("dequantize_linear_blocked", [node], [vi("x", (10, 6), TensorProto.INT8)],
+                 [vi("y", (10, 6))], [scale, zp], opset=21)
+
+
+@case(ranges={"x": (0.0, 5.0, True)})
+def dynamic_quantize_linear():
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "y_scale", "y_zero_point"],
+                            name="dynamicquantizelinear_0")
+    return model("dynamic_quantize_linear", [node], [vi("x", (3, 40))],
+                 [vi("y", (3, 40), TensorProto.UINT8), vi("y_scale", ()),
+                  vi("y_zero_point", (), TensorProto.UINT8)], opset=11)
+
+
+@case(ranges={"a": U8})
+def matmul_integer():
+    rng = rng_for("matmul_integer")
+    b = init("b", rng.integers(0, 256, (17, 9)).astype(np.uint8))
+    za = init("za", np.array(100, np.uint8))
+    zb = init("zb", np.array(130, np.uint8))
+    return model("matmul_integer", [qnode("MatMulInteger", ["a", "b", "za", "zb"])],
+                 [vi("a", (2, 5, 17), TensorProto.UINT8)], [vi("y", (2, 5, 9), TensorProto.INT32)],
+                 [b, za, zb], opset=10)
+
+
+# The QLinear cases use power-of-two scales: ONNX Runtime requantizes in f32,
+# nanoc in f64 as ONNX's reference does, and the two can differ by one where
+# the product lands near a rounding tie; with exact multipliers they agree.
+
+
+@case(ranges={"a": U8})
+def qlinear_matmul_u8():
+    rng = rng_for("qlinear_matmul_u8")
+    f = lambda n, v: init(n, np.array(v, np.float32))  # noqa: E731
+    u = lambda n, v: init(n, np.array(v, np.uint8))  # noqa: E731
+    b = init("b", rng.integers(0, 256, (33, 12)).astype(np.uint8))
+    inits = [f("sa", 0.0625), u("za", 120), b, f("sb", 0.0625), u("zb", 128), f("sy", 1.0),
+             u("zy", 100)]
+    node = qnode("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"])
+    return model("qlinear_matmul_u8", [node], [vi("a", (3, 7, 33), TensorProto.UINT8)],
+                 [vi("y", (3, 7, 12), TensorProto.UINT8)], inits, opset=10)
+
+
+@case(ranges={"a": I8})
+def qlinear_matmul_i8_opset21():
+    rng = rng_for("qlinear_matmul_i8_opset21")
+    f = lambda n, v: init(n, np.array([v], np.float32))  # noqa: E731
+    i = lambda n, v: init(n, np.array([v], np.int8))  # noqa: E731
+    b = init("b", rng.integers(-128, 128, (20, 300)).astype(np.int8))
+    inits = [f("sa", 0.0625), i("za", -5), b, f("sb", 0.03125), i("zb", 0), f("sy", 8.0),
+             i("zy", 3)]
+    node = qnode("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"])
+    return model("qlinear_matmul_i8_opset21", [node], [vi("a", (4, 20), TensorProto.INT8)],
+                 [vi("y", (4, 300), TensorProto.INT8)], inits, opset=21)
+
+
+@case(ranges={"x": U8})
+def conv_integer():
+    rng = rng_for("conv_integer")
+    w = init("w", rng.integers(0, 256, (4, 3, 3, 3)).astype(np.uint8))
+    zx = init("zx", np.array(128, np.uint8))
+    zw = init("zw", np.array(120, np.uint8))
+    node = qnode("ConvInteger", ["x", "w", "zx", "zw"], pads=[1, 0, 2, 1], strides=[2, 1])
+    return model("conv_integer", [node], [vi("x", (1, 3, 9, 10), TensorProto.UINT8)],
+                 [vi("y", (1, 4, 5, 9), TensorProto.INT32)], [w, zx, zw], opset=10)
+
+
+@case(ranges={"x": U8})
+def qlinear_conv_per_channel():
+    # Grouped, with bias, per-output-channel weight scales (symmetric i8 weights).
+    rng = rng_for("qlinear_conv_per_channel")
+    inits = [
+        init("sx", np.array(2.0**-6, np.float32)),
+        init("zx", np.array(110, np.uint8)),
+        init("w", rng.integers(-128, 128, (6, 2, 3, 3)).astype(np.int8)),
+        init("sw", 2.0 ** -rng.integers(6, 9, (6,)).astype(np.float32)),
+        init("zw", np.zeros((6,), np.int8)),
+        init("sy", np.array(0.25, np.float32)),
+        init("zy", np.array(128, np.uint8)),
+        init("bias", rng.integers(-3000, 3000, (6,)).astype(np.int32)),
+    ]
+    node = qnode("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "bias"], group=2,
+                 pads=[1, 1, 1, 1])
+    return model("qlinear_conv_per_channel", [node], [vi("x", (2, 4, 7, 8), TensorProto.UINT8)],
+                 [vi("y", (2, 6, 7, 8), TensorProto.UINT8)], inits, opset=10)
+
+
+@case(ranges={"x": (0.0, 3.0, True)})
+def qdq_conv():
+    # The QDQ form exporters write: x is quantized and dequantized, the
+    # weights are dequantized from i8 (folded at compile time), Conv runs in f32.
+    rng = rng_for("qdq_conv")
+    inits = [
+        init("sx", np.array(0.025, np.float32)),
+        init("zx", np.array(128, np.uint8)),
+        init("wq", rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.int8)),
+        init("sw", rng.uniform(0.002, 0.01, (4,)).astype(np.float32)),
+        init("zw", np.zeros((4,), np.int8)),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"], name="q_x"),
+        helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"], name="dq_x"),
+        helper.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["wd"], name="dq_w", axis=0),
+        helper.make_node("Conv", ["xd", "wd"], ["y"], name="conv_0", pads=[1, 1, 1, 1]),
+    ]
+    return model("qdq_conv", nodes, [vi("x", (1, 3, 8, 8))], [vi("y", (1, 4, 8, 8))], inits,
+                 opset=13)
 
 
 # ---- whole graphs ----------------------------------------------------------

@@ -35,6 +35,7 @@ LoweringList elementwiseTableLowerings();  // lower_elementwise.cc
 LoweringList reductionLowerings();         // lower_reductions.cc
 LoweringList dataMovementLowerings();      // lower_data_movement.cc
 LoweringList normalizationLowerings();     // lower_normalizations.cc
+LoweringList quantizationLowerings();      // lower_quantization.cc
 
 const Lowering* findLowering(std::string_view op) {
   static const std::map<std::string, Lowering, std::less<>> table = [] {
@@ -55,8 +56,9 @@ const Lowering* findLowering(std::string_view op) {
         {"ConvTranspose", makeConvTransposeLowering()},
         {"Resize", makeResizeLowering()},
     };
-    for (LoweringList (*family)() : {elementwiseTableLowerings, reductionLowerings,
-                                     dataMovementLowerings, normalizationLowerings})
+    for (LoweringList (*family)() :
+         {elementwiseTableLowerings, reductionLowerings, dataMovementLowerings,
+          normalizationLowerings, quantizationLowerings})
       for (auto& [name, lowering] : family()) t.emplace(name, std::move(lowering));
     return t;
   }();

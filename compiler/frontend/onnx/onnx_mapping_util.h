@@ -43,5 +43,6 @@ MappingList dataMovementMappings();
 MappingList normalizationMappings();
 MappingList spatialMappings();
 MappingList shapeMappings();
+MappingList quantizationMappings();
 
 }  // namespace nanoc::onnx_import

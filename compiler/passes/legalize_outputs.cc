@@ -10,9 +10,6 @@ void legalizeOutputs(Graph& graph) {
   for (Value*& out : graph.outputs) {
     if (out->producer && seen.insert(out).second) continue;
     Node* copy = graph.addNode("Identity", out->name + "_copy", {out}, 1);
-    // A constant output (a folded subgraph) hands its name to the copy, so the
-    // entry signature keeps the model's output name.
-    if (out->isConstant()) std::swap(copy->outputs[0]->name, out->name);
     copy->outputs[0]->type = out->type;
     copy->outputs[0]->typed = true;
     // The output keeps the model's name: a constant (a folded Shape, say)

@@ -39,8 +39,13 @@ std::vector<int64_t> constantIndexValues(const NodeImporter& n, const Value* v, 
 // A constant scalar (or one-element tensor) of any integer or float dtype, as
 // a double.
 double constantNumber(const NodeImporter& n, const Value* v, const char* role) {
-  if (!v->isConstant() || v->type.numel() != 1)
-    n.fail(std::string(role) + " input '" + v->name + "' must be a constant with one element");
+  if (!v->isConstant())
+    n.fail(std::string(role) + " input '" + v->name +
+           "' is computed at run time; nanoc needs it constant (an initializer or a Constant "
+           "node) to know the static shape");
+  if (v->type.numel() != 1)
+    n.fail(std::string(role) + " input '" + v->name + "' must have one element, not " +
+           v->type.str());
   const uint8_t* p = v->data->data();
   switch (v->type.dtype) {
     case DType::F32: {

@@ -11,6 +11,7 @@
 
 #include "compiler/frontend/onnx/onnx_mapping_util.h"
 #include "compiler/frontend/onnx/onnx_tensor.h"
+#include "compiler/ir/float8.h"
 #include "compiler/passes/shape_inference.h"
 
 namespace nanoc::onnx_import {
@@ -23,6 +24,9 @@ DType dtypeAttr(const NodeImporter& n, const char* key, int64_t onnx_type) {
   if (!d)
     n.fail(std::string(key) + " " + onnxTypeName(static_cast<int32_t>(onnx_type)) +
            " is not supported (nanoc has no such dtype)");
+  if (isFloat8(*d))
+    n.fail(std::string(key) + " " + std::string(dtypeName(*d)) +
+           " is not supported (quantization to or from float8 is not implemented yet)");
   return *d;
 }
 

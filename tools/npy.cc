@@ -243,8 +243,9 @@ bool DtypeFromDescr(const std::string& descr, nanort_dtype* dtype, std::string* 
   }
   for (const DescrEntry& e : kDescrs) {
     if (code != e.code) continue;
-    // Byte order means nothing for one-byte elements; numpy writes '|'.
-    if (e.size > 1 && order != '<') {
+    // Byte order means nothing for one-byte elements, nor for raw bytes
+    // ('V', bf16 here); numpy writes '|' for both.
+    if (e.size > 1 && order != '<' && !(code[0] == 'V' && order == '|')) {
       *error = "dtype '" + Printable(descr) +
                "' is not little-endian ('<'); re-save it with "
                "arr.astype(arr.dtype.newbyteorder('<'))";

@@ -61,6 +61,10 @@ options:
                      agree with the model's. An empty list is a scalar
   --dim PARAM=VALUE  every ONNX input dim named PARAM (a dim_param, such as
                      batch or sequence) is VALUE (repeatable)
+  --bind NAME=FILE.pb
+                     ONNX graph input NAME is the constant in FILE.pb (a
+                     serialized onnx TensorProto), compiled in: for inputs
+                     that decide shapes, fed one fixed value (repeatable)
   --no-fold          skip the constant folding pass (the ONNX importer still
                      folds the small constant subgraphs that shapes need)
   -h, --help         this text
@@ -189,7 +193,11 @@ int run(int argc, char** argv) {
       addInputShape(import_options, value("--input-shape"));
     else if (is("--dim"))
       addDim(import_options, value("--dim"));
-    else if (arg == "--no-fold")
+    else if (is("--bind")) {
+      auto [name, file] = splitAssignment("--bind", value("--bind"));
+      if (!import_options.bound_inputs.emplace(name, readFile(file)).second)
+        throw nanoc::CompileError("--bind " + name + " is given twice");
+    } else if (arg == "--no-fold")
       fold = false;
     else if (!arg.empty() && arg[0] == '-')
       throw nanoc::CompileError("unknown option '" + arg + "' (see nanoc --help)");
@@ -234,9 +242,11 @@ int run(int argc, char** argv) {
   std::unique_ptr<nanoc::Graph> graph;
   std::string ext = std::filesystem::path(model).extension().string();
   if (ext == ".nir") {
-    if (!import_options.input_shapes.empty() || !import_options.dim_params.empty())
+    if (!import_options.input_shapes.empty() || !import_options.dim_params.empty() ||
+        !import_options.bound_inputs.empty())
       throw nanoc::CompileError(
-          "--input-shape and --dim are for ONNX models; a .nir model's shapes are static");
+          "--input-shape, --dim and --bind are for ONNX models; a .nir model's shapes are "
+          "static");
     graph = nanoc::parseGraph(readFile(model), model);
   } else {
     graph = nanoc::importOnnxFile(model, import_options);

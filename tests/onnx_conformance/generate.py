@@ -44,6 +44,10 @@ from onnx import numpy_helper
 # The element types nanort-run reads and writes as .npy (tools/npy.cc).
 NPY_DTYPES = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
               "float16", "float32", "float64"}
+# ml_dtypes' types, which numpy saves as raw bytes ('|V2', '|V1'): nanort-run
+# reads those as the model's bf16 or float8 dtype; run.py views them back
+# by the manifest's dtype name.
+RAW_DTYPES = {"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"}
 
 EXPANDED_SUFFIX = re.compile(r"_expanded(_ver\d+)?$")
 
@@ -89,7 +93,9 @@ def write_value(value, vi: onnx.ValueInfoProto, stem: str) -> dict:
             else np.asarray(value)
         entry["dtype"] = array.dtype.name if array.dtype != object else "string"
         entry["shape"] = list(array.shape)
-        if array.dtype.name in NPY_DTYPES:
+        if array.dtype.name in NPY_DTYPES | RAW_DTYPES:
+            if array.dtype.name in RAW_DTYPES:
+                array = array.view(f"V{array.dtype.itemsize}")
             np.save(stem + ".npy", array, allow_pickle=False)
             entry.update(file=os.path.basename(stem) + ".npy", npy=True)
             return entry

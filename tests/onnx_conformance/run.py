@@ -184,22 +184,55 @@ def _run_case(case: dict, paths: Paths, timeout: float) -> dict:
         return result
 
     ident = c_identifier(name)
-    art = os.path.join(work, "nanoc")
-    cmd = [paths.nanoc, os.path.join(case_dir, case["model"]), "--name", ident, "-o", art]
-    rc, out, err = run_tool(cmd, timeout)
-    if rc != 0:
+    if not case["data_sets"]:
+        return finish("error", "the case has no data set")
+
+    def compile_model(art, bound, ds):
+        """nanoc with the inputs in `bound` compiled in from data set `ds`
+        (--bind); returns (so path or None, finish() result or None, nanoc's
+        refusal or None)."""
+        cmd = [paths.nanoc, os.path.join(case_dir, case["model"]), "--name", ident, "-o", art]
+        for v in ds["inputs"]:
+            if v["name"] in bound:
+                pb = os.path.join(work, f"bound_{len(cmd)}.pb")
+                write_tensor_proto(os.path.join(case_dir, v["file"]), v, pb)
+                cmd.append(f"--bind={v['name']}={pb}")
+        rc, out, err = run_tool(cmd, timeout)
+        if rc == 0:
+            so = os.path.join(art, ident + ".so")
+            if not os.path.isfile(so):
+                return None, finish("error", f"nanoc exited 0 but wrote no {ident}.so"), None
+            return so, None, None
         detail = f"$ {shlex.join(cmd)}\n{err}{out}"
         crash = tool_failure("nanoc", rc, timeout)
         if crash:
             result["crash"] = True
-            return finish("error", crash, detail)
+            return None, finish("error", crash, detail), None
         if err.startswith("nanoc: error: "):  # a CompileError: nanoc refuses the model
+            return None, finish("unsupported", one_line(err, strip), detail), err
+        return None, finish("error", f"nanoc: exit status {rc}: " + one_line(err or out, strip),
+                            detail), None
+
+    # Inputs that decide shapes (a Reshape's shape, Slice's starts, TopK's k)
+    # are graph inputs in ONNX's test models; nanoc needs them constant. When
+    # it says so, the case is compiled again with those inputs bound to the
+    # data set's values (nanoc --bind), once per data set, and the result
+    # records which inputs were bound.
+    input_names = {v["name"] for v in case["data_sets"][0]["inputs"]}
+    bound = set()
+    so = None
+    for _ in range(8):
+        so, failed, refusal = compile_model(os.path.join(work, "nanoc"), bound,
+                                            case["data_sets"][0])
+        named = set(RUN_TIME_INPUT.findall(refusal or "")) & input_names
+        if so or not named or named <= bound:
+            break
+        bound |= named
+    if not so:
+        if result["status"] == "unsupported":
             shutil.rmtree(work, ignore_errors=True)
-            return finish("unsupported", one_line(err, strip), detail)
-        return finish("error", f"nanoc: exit status {rc}: " + one_line(err or out, strip), detail)
-    so = os.path.join(art, ident + ".so")
-    if not os.path.isfile(so):
-        return finish("error", f"nanoc exited 0 but wrote no {ident}.so")
+        return result
+    result["bound"] = sorted(bound)
 
     for k, ds in enumerate(case["data_sets"]):
         at = f"data set {k}: " if len(case["data_sets"]) > 1 else ""
@@ -208,9 +241,15 @@ def _run_case(case: dict, paths: Paths, timeout: float) -> dict:
                 if not v["npy"]:
                     return finish("error", f"{at}{io[:-1]} '{v['name']}' is a {v['why']}, "
                                   "which nanort-run's .npy cannot carry")
+        if bound and k > 0:
+            so, failed, _ = compile_model(os.path.join(work, f"nanoc_{k}"), bound, ds)
+            if not so:
+                return failed
         out_dir = os.path.join(work, f"outputs_{k}")
         cmd = [paths.nanort_run, so]
         for v in ds["inputs"]:
+            if v["name"] in bound:
+                continue
             # One argument, so that a name starting with '-' stays a name.
             cmd.append(f"--input={v['name']}={os.path.join(case_dir, v['file'])}")
         cmd += ["--output-dir", out_dir, "--repeat", "0"]
@@ -228,8 +267,9 @@ def _run_case(case: dict, paths: Paths, timeout: float) -> dict:
                 written = sorted(f[:-4] for f in os.listdir(out_dir) if f.endswith(".npy"))
                 return finish("fail", f"{at}no output '{v['name']}'; the compiled model's "
                               f"outputs: {', '.join(written) or 'none'}", detail)
-            got = np.load(path, allow_pickle=False)
-            want = np.load(os.path.join(case_dir, v["file"]), allow_pickle=False)
+            got = as_dtype(np.load(path, allow_pickle=False), v["dtype"])
+            want = as_dtype(np.load(os.path.join(case_dir, v["file"]), allow_pickle=False),
+                            v["dtype"])
             m = compare.compare_array(got, want, case["rtol"], case["atol"])
             if m:
                 problems.append(f"output '{v['name']}': {m.summary}")
@@ -239,17 +279,37 @@ def _run_case(case: dict, paths: Paths, timeout: float) -> dict:
         if problems:
             return finish("fail", one_line(at + "; ".join(problems)),
                           at + "\n".join(details))
-    if not case["data_sets"]:
-        return finish("error", "the case has no data set")
     shutil.rmtree(work, ignore_errors=True)
     return finish("pass", "")
 
 
+# nanoc's refusal of an input it needs constant (onnx_mapping_util.cc and the
+# mappings say "... input 'NAME' is computed at run time ...").
+RUN_TIME_INPUT = re.compile(r"input '([^']+)' is computed at run time")
+
+
+def write_tensor_proto(npy_path: str, value: dict, pb_path: str):
+    """A .npy input as the serialized onnx TensorProto that nanoc --bind reads."""
+    from onnx import numpy_helper
+    array = as_dtype(np.load(npy_path, allow_pickle=False), value["dtype"])
+    with open(pb_path, "wb") as f:
+        f.write(numpy_helper.from_array(array, value["name"]).SerializeToString())
+
+
+def as_dtype(array, name: str):
+    """bf16 and float8 arrays travel as raw bytes ('|V2', '|V1'): view them as
+    the ml_dtypes type the manifest names."""
+    if array.dtype.kind == "V":
+        import ml_dtypes
+        return array.view(getattr(ml_dtypes, name))
+    return array
+
+
 # ---- one case through ONNX Runtime (--peer onnxruntime) ----
 
-def load_value(path: str, kind: str):
+def load_value(path: str, kind: str, dtype: str = ""):
     if path.endswith(".npy"):
-        return np.load(path, allow_pickle=False)
+        return as_dtype(np.load(path, allow_pickle=False), dtype)
     import onnx
     from onnx import numpy_helper
     proto = {"tensor": onnx.TensorProto, "sequence": onnx.SequenceProto,
@@ -282,7 +342,7 @@ def run_case_onnxruntime(case: dict, data: str) -> dict:
         return result
     for k, ds in enumerate(case["data_sets"]):
         try:
-            feeds = {v["name"]: load_value(os.path.join(case_dir, v["file"]), v["kind"])
+            feeds = {v["name"]: load_value(os.path.join(case_dir, v["file"]), v["kind"], v.get("dtype", ""))
                      for v in ds["inputs"]}
             names = [v["name"] for v in ds["outputs"]]
             got = dict(zip(names, sess.run(names, feeds)))
@@ -291,7 +351,7 @@ def run_case_onnxruntime(case: dict, data: str) -> dict:
                           detail=str(e))
             return result
         for v in ds["outputs"]:
-            want = load_value(os.path.join(case_dir, v["file"]), v["kind"])
+            want = load_value(os.path.join(case_dir, v["file"]), v["kind"], v.get("dtype", ""))
             m = compare.compare_value(got[v["name"]], want, case["rtol"], case["atol"])
             if m:
                 result.update(status="fail", reason=f"output '{v['name']}': {m.summary}",

@@ -263,6 +263,17 @@ void checkOptions(const onnx::GraphProto& g, const std::set<std::string>& initia
           "--input-shape names '" + name +
           "', which is not a graph input; the inputs are: " + (inputs.empty() ? "(none)" : inputs));
   }
+  for (const auto& [name, bytes] : options.bound_inputs) {
+    bool found = false;
+    for (const onnx::ValueInfoProto& in : g.input())
+      found = found || (in.name() == name && !initializers.count(name));
+    if (!found)
+      throw CompileError(
+          "--bind names '" + name +
+          "', which is not a graph input; the inputs are: " + (inputs.empty() ? "(none)" : inputs));
+    if (options.input_shapes.count(name))
+      throw CompileError("--bind and --input-shape both name '" + name + "'");
+  }
   for (const auto& [param, value] : options.dim_params) {
     if (params.count(param)) continue;
     std::string known;
@@ -613,7 +624,7 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
     // compiles the default in as a constant: the result of ONNX Runtime run
     // without that feed. (Before IR version 4 every initializer was listed
     // as an input, and it is a constant all the more.)
-    if (initializer_names.count(in.name())) continue;
+    if (initializer_names.count(in.name()) || options.bound_inputs.count(in.name())) continue;
     auto shape = options.input_shapes.find(in.name());
     input_types[in.name()] =
         onnx_import::inputTypeOf(in, shape == options.input_shapes.end() ? nullptr : &shape->second,
@@ -625,9 +636,22 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
                          openDimsMessage(open, input_types) + ")");
     throw CompileError(openDimsMessage(open, input_types));
   }
-  for (const onnx::ValueInfoProto& in : g.input())
-    if (!initializer_names.count(in.name()))
+  for (const onnx::ValueInfoProto& in : g.input()) {
+    if (initializer_names.count(in.name())) continue;
+    auto bound = options.bound_inputs.find(in.name());
+    if (bound == options.bound_inputs.end()) {
       scope.values[in.name()] = graph->addInput(in.name(), input_types.at(in.name()));
+      continue;
+    }
+    const std::string what = "--bind " + in.name();
+    onnx::TensorProto proto;
+    if (bound->second.size() > static_cast<size_t>(INT32_MAX) ||
+        !proto.ParseFromArray(bound->second.data(), static_cast<int>(bound->second.size())))
+      throw CompileError(what + ": not a serialized onnx TensorProto");
+    onnx_import::ConstantTensor t = onnx_import::decodeTensor(proto, what);
+    checkDeclaredType(in, t.type, "input '" + in.name() + "'", "the bound value is");
+    scope.values[in.name()] = graph->addConstant(in.name(), t.type, std::move(t.bytes));
+  }
   for (const onnx::TensorProto& init : g.initializer()) {
     onnx_import::ConstantTensor t =
         onnx_import::decodeTensor(init, "initializer '" + init.name() + "'");

@@ -21,6 +21,12 @@ struct OnnxImportOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   // nanoc's --dim PARAM=VALUE: every input dim whose dim_param is PARAM.
   std::map<std::string, int64_t> dim_params;
+  // nanoc's --bind NAME=FILE.pb: graph input NAME is the constant that FILE
+  // (a serialized onnx TensorProto, as ONNX's test data stores inputs) holds,
+  // compiled in like an initializer. For inputs that decide shapes (a
+  // Reshape's shape, Slice's starts, TopK's k) where the deployment feeds one
+  // fixed value; its dtype and static dims must agree with the declaration.
+  std::map<std::string, std::string> bound_inputs;  // name -> TensorProto bytes
 };
 
 // Reads and imports `path`. Throws CompileError for an unreadable or malformed

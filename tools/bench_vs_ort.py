@@ -10,7 +10,12 @@ the `ort floor` column measures it on an Identity model of the same input and
 output size, so small models can be read fairly. Medians, microseconds.
 
     python3 tools/bench_vs_ort.py --nanoc build/compiler/nanoc \
-        --nanort-run build/tools/nanort-run [--repeat 200] [--work DIR]
+        --nanort-run build/tools/nanort-run [--repeat 200] [--work DIR] \
+        [--model PATH.onnx ...] [--only NAME ...]
+
+--model adds an exported model (tests/models/export_models.py writes the zoo
+into build/tests/models/onnx); its inputs are drawn as tests/models does
+(token ids within their embedding table).
 """
 import argparse
 import os
@@ -27,6 +32,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "e2e"))
 import models  # noqa: E402  (the e2e suite's model builders)
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "models"))
+import check_model  # noqa: E402  (inputs for exported models)
 
 IR_VERSION = models.IR_VERSION
 
@@ -128,7 +136,11 @@ def main():
     p.add_argument("--repeat", type=int, default=200)
     p.add_argument("--work", default=None)
     p.add_argument("--only", action="append")
+    p.add_argument("--model", action="append", default=[], help="an .onnx file to add")
     args = p.parse_args()
+    for path in args.model:
+        name = os.path.splitext(os.path.basename(path))[0]
+        BENCHMARKS[name] = lambda path=path: onnx.load(path)
     work = args.work or tempfile.mkdtemp(prefix="nanort-bench-")
     rng = np.random.default_rng(0)
     print(f"| model | nanort µs | ONNX Runtime µs | ort floor µs | ORT / nanort |")
@@ -137,10 +149,7 @@ def main():
         if args.only and name not in args.only:
             continue
         model = build()
-        feeds = {}
-        for i in model.graph.input:
-            shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
-            feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
+        feeds = check_model.make_inputs(model, 0)
         out_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
         n = nanort_median(args, name, model, feeds, work)
         o = ort_median(model, feeds, args.repeat)

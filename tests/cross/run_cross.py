@@ -22,6 +22,7 @@ Exit status: 0 on a match, 1 otherwise.
 """
 import argparse
 import json
+import re
 import os
 import shlex
 import subprocess
@@ -52,6 +53,15 @@ def run(cmd, what, timeout=120, cwd=None):
         print(p.stdout, end="" if p.stdout.endswith("\n") else "\n")
     if p.stderr:
         print(p.stderr, end="" if p.stderr.endswith("\n") else "\n", file=sys.stderr)
+    qemu_bug = re.search(r"qemu-\S+: \S*translate\.c:\d+: .*Assertion .* failed", p.stderr or "")
+    if p.returncode < 0 and qemu_bug:
+        # QEMU 7.2's RISC-V translator asserts on some vector code (its own
+        # consistency check, before the program's instruction runs): the
+        # program is neither proven nor refuted, so the test says it was
+        # skipped (CTest's "Not Run"), never passed.
+        print(f"SKIP: QEMU's own translator failed ({qemu_bug.group(0)}), a QEMU bug, "
+              "not the program's", flush=True)
+        raise SystemExit(77)
     if p.returncode < 0:
         raise SystemExit(f"FAIL: {what} died of signal {-p.returncode}")
     if p.returncode != 0:

@@ -28,59 +28,6 @@ std::vector<OpSchema> dataMovementSchemas() {
           makeOneHotSchema(),    makeReverseSequenceSchema()};
 }
 
-namespace {
-
-float bitsToFloat(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint32_t floatToBits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  return bits;
-}
-
-}  // namespace
-
-float f16ToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  int32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  if (exp == 0x1f) return bitsToFloat(sign | 0x7f800000 | (mant << 13));
-  if (exp == 0) {
-    float f = static_cast<float>(mant) * (1.0f / 16777216.0f);  // mant * 2^-24
-    return sign ? -f : f;
-  }
-  return bitsToFloat(sign | static_cast<uint32_t>(exp - 15 + 127) << 23 | (mant << 13));
-}
-
-uint16_t floatToF16(float f) {
-  uint32_t x = floatToBits(f);
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  uint32_t abs = x & 0x7fffffff;
-  if (abs > 0x7f800000) return sign | 0x7e00;       // NaN
-  if (abs >= 0x477ff000) return sign | 0x7c00;      // rounds to infinity
-  if (abs < 0x38800000) {                           // subnormal half or zero
-    float scaled = bitsToFloat(abs) * 16777216.0f;  // exact: value * 2^24
-    uint32_t m = static_cast<uint32_t>(scaled);
-    float rest = scaled - static_cast<float>(m);
-    if (rest > 0.5f || (rest == 0.5f && (m & 1))) ++m;  // nearest, ties to even
-    return sign | static_cast<uint16_t>(m);
-  }
-  uint32_t rounded = abs + 0xfff + ((abs >> 13) & 1);  // nearest, ties to even
-  return sign | static_cast<uint16_t>((rounded - 0x38000000) >> 13);
-}
-
-float bf16ToFloat(uint16_t h) { return bitsToFloat(static_cast<uint32_t>(h) << 16); }
-
-uint16_t floatToBf16(float f) {
-  uint32_t x = floatToBits(f);
-  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);
-  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
 void requireIndexDType(const Node& node, size_t index, const char* operand) {
   const TensorType& t = inputType(node, index);
   if (t.dtype != DType::I32 && t.dtype != DType::I64)

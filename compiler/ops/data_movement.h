@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/ops/float_elements.h"
 
 namespace nanoc {
 
@@ -56,12 +57,5 @@ struct StridedView {
 StridedView sliceView(const Node& node);
 // Expand: stride 0 along the dims X broadcasts.
 StridedView expandView(const Node& node);
-
-// Host conversions between f32 and the 16-bit float formats' bits, rounding
-// to nearest even as the lowerings' fptrunc does.
-float f16ToFloat(uint16_t bits);
-uint16_t floatToF16(float value);
-float bf16ToFloat(uint16_t bits);
-uint16_t floatToBf16(float value);
 
 }  // namespace nanoc

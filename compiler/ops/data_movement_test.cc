@@ -305,13 +305,13 @@ TEST(DataMovementHelpers, ClampIndexPolicy) {
 }
 
 TEST(DataMovementHelpers, HalfConversionsRoundToNearestEven) {
-  EXPECT_EQ(floatToF16(1.0f), 0x3c00);
-  EXPECT_EQ(floatToF16(65520.0f), 0x7c00);            // rounds to infinity
-  EXPECT_EQ(floatToF16(1.0f + 1.0f / 2048), 0x3c00);  // tie, to even
-  EXPECT_EQ(f16ToFloat(0x0001), 1.0f / 16777216.0f);
-  EXPECT_EQ(floatToF16(1.0f / 16777216.0f), 0x0001);
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);            // rounds to infinity
+  EXPECT_EQ(floatToHalf(1.0f + 1.0f / 2048), 0x3c00);  // tie, to even
+  EXPECT_EQ(halfToFloat(0x0001), 1.0f / 16777216.0f);
+  EXPECT_EQ(floatToHalf(1.0f / 16777216.0f), 0x0001);
   EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
-  EXPECT_EQ(bf16ToFloat(0xc000), -2.0f);
+  EXPECT_EQ(bhalfToFloat(0xc000), -2.0f);
 }
 
 }  // namespace

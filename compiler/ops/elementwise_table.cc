@@ -16,9 +16,6 @@
 
 namespace nanoc {
 
-bool isFloatDType(DType d) {
-  return d == DType::F32 || d == DType::F16 || d == DType::BF16 || d == DType::F64;
-}
 bool isSignedDType(DType d) {
   return d == DType::I8 || d == DType::I16 || d == DType::I32 || d == DType::I64;
 }
@@ -50,41 +47,6 @@ bool Scalar::truthy() const {
 
 namespace {
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
-  if (exp == 0) {
-    float v = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -v : v;
-  }
-  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
-}
-
-uint16_t floatToHalf(float f) {
-  uint32_t x = std::bit_cast<uint32_t>(f);
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00);   // NaN
-  if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00);  // rounds to inf
-  if (ax < 0x38800000u) {
-    // Subnormal or zero in f16: round |f| * 2^24 to an integer, ties to even.
-    float scaled = std::bit_cast<float>(ax) * 16777216.0f;
-    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(scaled)));
-  }
-  uint32_t rounded = ax + 0xfffu + ((ax >> 13) & 1u);  // round to nearest even
-  return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
-}
-
-float bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
-
-uint16_t floatToBf16(float f) {
-  uint32_t x = std::bit_cast<uint32_t>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);
-  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
 template <typename T>
 T loadAs(const void* data, int64_t index) {
   T v;
@@ -107,7 +69,7 @@ Scalar loadScalar(DType dtype, const void* data, int64_t index) {
     case DType::F16:
       return Scalar::ofFloat(halfToFloat(loadAs<uint16_t>(data, index)));
     case DType::BF16:
-      return Scalar::ofFloat(bf16ToFloat(loadAs<uint16_t>(data, index)));
+      return Scalar::ofFloat(bhalfToFloat(loadAs<uint16_t>(data, index)));
     case DType::F64:
       return Scalar::ofFloat(loadAs<double>(data, index));
     case DType::I8:

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/ops/float_elements.h"
 
 namespace nanoc {
 
@@ -75,9 +76,9 @@ void storeScalar(DType dtype, const Scalar& value, void* data, int64_t index, bo
 // Converts between kinds as Cast does (float to int truncates toward zero).
 Scalar convertScalar(const Scalar& value, DType to);
 
-// Float types that compute (f16, bf16, f32, f64); the float8 types only
-// convert (Cast, Equal, Where), and load as Scalar::Float.
-bool isFloatDType(DType dtype);
+// isFloatDType (float_elements.h): the float types that compute (f16, bf16,
+// f32, f64); the float8 types only convert (Cast, Equal, Where), and load as
+// Scalar::Float.
 bool isSignedDType(DType dtype);    // signed ints
 bool isUnsignedDType(DType dtype);  // unsigned ints and bool
 

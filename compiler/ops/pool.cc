@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "compiler/ir/op_registry.h"
+#include "compiler/ops/float_elements.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc {
@@ -130,28 +131,6 @@ const std::initializer_list<DType> kMaxPoolDTypes = {
     DType::F16, DType::BF16, DType::F32, DType::F64, DType::I8,  DType::U8,
     DType::I16, DType::U16,  DType::I32, DType::U32, DType::I64, DType::U64};
 
-// The value of an f16 or bf16 element, for comparisons only.
-float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float f;
-  if (exp == 0x1f) {
-    uint32_t bits = sign | 0x7f800000 | (mant << 13);
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
-  f = exp ? std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25)
-          : std::ldexp(static_cast<float>(mant), -24);
-  return sign ? -f : f;
-}
-
-float bf16ToFloat(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 // T is the storage type, `key` its value for comparison (identity but for
 // f16 and bf16), `lowest` the storage of the lowest value.
 template <typename T, typename Key>
@@ -208,7 +187,7 @@ void maxPool(const Node& node, const std::vector<const void*>& in, const std::ve
     case DType::F16:
       return run(uint16_t{0xfbff}, halfToFloat);
     case DType::BF16:
-      return run(uint16_t{0xff7f}, bf16ToFloat);
+      return run(uint16_t{0xff7f}, bhalfToFloat);
     case DType::I8:
       return run(lowestOf(int8_t{}), same);
     case DType::U8:

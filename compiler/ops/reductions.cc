@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/ir/op_registry.h"
+#include "compiler/ops/float_elements.h"
 #include "compiler/ops/reduce.h"
 #include "compiler/ops/schema_checks.h"
 
@@ -46,9 +47,6 @@ const ReduceKind* findReduceKind(std::string_view op) {
 
 namespace {
 
-bool isFloatDType(DType d) {
-  return d == DType::F32 || d == DType::F16 || d == DType::BF16 || d == DType::F64;
-}
 bool isIntegerDType(DType d) { return !isFloatDType(d) && d != DType::Bool; }
 
 const std::vector<int64_t>& checkedAxes(const Node& node, size_t rank) {
@@ -140,41 +138,6 @@ AxisGeometry axisGeometry(const Node& node, int64_t axis) {
 
 namespace {
 
-// ---- host f16 / bf16 ----
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
-  if (exp == 0) {
-    float v = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -v : v;
-  }
-  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
-}
-
-uint16_t floatToHalf(float f) {
-  uint32_t bits = std::bit_cast<uint32_t>(f);
-  auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
-  float a = std::fabs(f);
-  if (std::isnan(f)) return sign | 0x7e00;
-  if (a >= 65520.0f) return sign | 0x7c00;  // rounds to inf
-  if (a < 6.103515625e-05f) {               // subnormal or zero: units of 2^-24
-    return sign | static_cast<uint16_t>(std::nearbyint(a * 16777216.0f));
-  }
-  uint32_t abits = bits & 0x7fffffffu;
-  uint32_t rounded = abits + 0xfffu + ((abits >> 13) & 1);  // round to nearest even
-  return sign | static_cast<uint16_t>((rounded >> 13) - (112u << 10));
-}
-
-float bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
-
-uint16_t floatToBf16(float f) {
-  uint32_t bits = std::bit_cast<uint32_t>(f);
-  if (std::isnan(f)) return static_cast<uint16_t>((bits >> 16) | 0x40);
-  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
-}
-
 // Runs `body` with a typed pointer tag for `dtype`: f16/bf16 buffers are
 // widened to f32 around the call, so bodies see float, double or integers.
 template <typename Body>
@@ -210,7 +173,7 @@ void withHostType(DType dtype, const std::vector<const void*>& in, int64_t in_nu
       std::vector<float> x(static_cast<size_t>(in_numel));
       const auto* src = static_cast<const uint16_t*>(in[0]);
       for (int64_t i = 0; i < in_numel; ++i)
-        x[i] = half ? halfToFloat(src[i]) : bf16ToFloat(src[i]);
+        x[i] = half ? halfToFloat(src[i]) : bhalfToFloat(src[i]);
       std::vector<const void*> wide_in = in;
       wide_in[0] = x.data();
       std::vector<std::vector<float>> outs(out.size());

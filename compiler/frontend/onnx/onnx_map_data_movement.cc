@@ -62,7 +62,7 @@ double constantNumber(const NodeImporter& n, const Value* v, const char* role) {
     case DType::BF16: {
       uint16_t bits;
       std::memcpy(&bits, p, 2);
-      return v->type.dtype == DType::F16 ? f16ToFloat(bits) : bf16ToFloat(bits);
+      return v->type.dtype == DType::F16 ? halfToFloat(bits) : bhalfToFloat(bits);
     }
     case DType::Bool:
       n.fail(std::string(role) + " input has unsupported type " + v->type.str());
@@ -89,7 +89,7 @@ std::vector<uint8_t> scalarBytes(DType dtype, double value) {
       put(value);
       break;
     case DType::F16:
-      put(floatToF16(static_cast<float>(value)));
+      put(floatToHalf(static_cast<float>(value)));
       break;
     case DType::BF16:
       put(floatToBf16(static_cast<float>(value)));
@@ -544,7 +544,7 @@ void mapRange(NodeImporter& n) {
     n.reserveMadeConstant(static_cast<uint64_t>(count) * 2, "Range output");
     for (int64_t i = 0; i < count; ++i) {
       float v = fs + static_cast<float>(i) * fd;
-      uint16_t bits = t == DType::F16 ? floatToF16(v) : floatToBf16(v);
+      uint16_t bits = t == DType::F16 ? floatToHalf(v) : floatToBf16(v);
       bytes.push_back(static_cast<uint8_t>(bits));
       bytes.push_back(static_cast<uint8_t>(bits >> 8));
     }

@@ -7,6 +7,9 @@ build="${NANORT_BUILD_DIR:-$here/build}"
 jobs="${NANORT_JOBS:-$(nproc)}"
 
 "$here/tools/setup.sh"
+# ccache keys on paths relative to the tree, so another clone of the same
+# sources (CI's fresh one) reuses this machine's cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$here}"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"

@@ -776,10 +776,11 @@ def recurrent_weights(rng, dirs, gates, hidden, inputs, bias=True, peepholes=Fal
 @case()
 def lstm_bidirectional():
     # Both directions, bias, peepholes, initial states, every output, and a
-    # constant sequence_lens shorter than the sequence for one batch entry.
+    # constant sequence_lens: one entry shorter than the sequence, one empty
+    # (its Y_h and Y_c are 0, as ONNX Runtime has them).
     rng = rng_for("lstm_bidirectional")
     inits = recurrent_weights(rng, 2, 4, 6, 4, peepholes=True)
-    inits.append(init("lens", np.array([5, 3, 1], dtype=np.int32)))
+    inits.append(init("lens", np.array([5, 3, 0], dtype=np.int32)))
     node = helper.make_node("LSTM", ["x", "W", "R", "B", "lens", "h0", "c0", "P"],
                             ["y", "y_h", "y_c"], name="lstm_0", hidden_size=6,
                             direction="bidirectional")
@@ -818,10 +819,10 @@ def gru_linear_before_reset():
 
 @case()
 def gru_bidirectional_seq_lens():
-    # Both directions without linear_before_reset, variable lengths.
+    # Both directions without linear_before_reset, lengths 0 and 3 of 4.
     rng = rng_for("gru_bidirectional_seq_lens")
     inits = recurrent_weights(rng, 2, 3, 4, 3)
-    inits.append(init("lens", np.array([2, 4], dtype=np.int32)))
+    inits.append(init("lens", np.array([0, 3], dtype=np.int32)))
     node = helper.make_node("GRU", ["x", "W", "R", "B", "lens"], ["y", "y_h"], name="gru_0",
                             hidden_size=4, direction="bidirectional")
     return model("gru_bidirectional_seq_lens", [node], [vi("x", (4, 2, 3))],

@@ -369,25 +369,27 @@ std::string outputName(const NodeImporter& n, int i) {
   return i < n.proto().output_size() ? n.proto().output(i) : "";
 }
 
-// Stacks the per-direction final states [batch, hidden] into output `i`:
-// [dirs, batch, hidden], or [batch, dirs, hidden] with layout 1.
-void setStateOutput(NodeImporter& n, Recurrence& rc, size_t i, std::vector<Value*> finals,
-                    const std::string& tag) {
+// Stacks `pieces` ([batch, hidden] each, in row-major order of `dims`) into
+// output `i` of shape `dims`, then permuted by `perm` with layout 1.
+void setStackedOutput(NodeImporter& n, const Recurrence& rc, size_t i,
+                      const std::vector<Value*>& pieces, std::vector<int64_t> dims,
+                      std::vector<int64_t> perm, const std::string& tag) {
   const std::string name = outputName(n, static_cast<int>(i));
-  std::vector<Value*> parts;
-  for (size_t d = 0; d < finals.size(); ++d) {
-    Value* f = finals[d] ? finals[d] : zeros(n, rc);
-    bool last = finals.size() == 1 && !rc.layout;
-    parts.push_back(
-        reshape(n, f, {1, rc.batch, rc.hidden}, tag + "_" + std::to_string(d), last ? name : ""));
-  }
-  Value* v = parts[0];
-  if (parts.size() > 1)
-    v = n.emit("Concat", parts, {{"axis", int64_t{0}}}, tag, rc.layout ? "" : name);
+  Value* v = pieces[0];
+  if (pieces.size() > 1) v = n.emit("Concat", pieces, {{"axis", int64_t{0}}}, tag + "_rows");
+  v = reshape(n, v, std::move(dims), tag, rc.layout ? "" : name);
   if (rc.layout)
-    v = n.emit("Transpose", {v}, {{"perm", std::vector<int64_t>{1, 0, 2}}}, tag + "_batch_major",
-               name);
+    v = n.emit("Transpose", {v}, {{"perm", std::move(perm)}}, tag + "_batch_major", name);
   n.setOutput(i, v);
+}
+
+// The per-direction final states into output `i`: [dirs, batch, hidden], or
+// [batch, dirs, hidden] with layout 1.
+void setStateOutput(NodeImporter& n, Recurrence& rc, size_t i, const std::vector<Value*>& finals,
+                    const std::string& tag) {
+  std::vector<Value*> pieces;
+  for (Value* f : finals) pieces.push_back(f ? f : zeros(n, rc));
+  setStackedOutput(n, rc, i, pieces, {rc.dirs, rc.batch, rc.hidden}, {1, 0, 2}, tag);
 }
 
 void checkDims(const NodeImporter& n, const char* role, const Value* v,
@@ -502,21 +504,12 @@ void mapRecurrent(NodeImporter& n, Cell cell) {
     results.push_back(runDirection(n, rc, d, d == 1 || direction == "reverse", want_y));
 
   if (want_y) {
-    // [seq * dirs] pieces [1, batch, hidden] -> [seq, dirs, batch, hidden].
+    // seq * dirs pieces [batch, hidden] -> [seq, dirs, batch, hidden].
     std::vector<Value*> pieces;
     for (int64_t t = 0; t < rc.seq; ++t)
       for (int64_t d = 0; d < rc.dirs; ++d)
-        pieces.push_back(reshape(n, results[static_cast<size_t>(d)].y[static_cast<size_t>(t)],
-                                 {1, rc.batch, rc.hidden},
-                                 "Y_t" + std::to_string(t) + "_d" + std::to_string(d)));
-    Value* y = pieces.size() == 1 ? pieces[0]
-                                  : n.emit("Concat", pieces, {{"axis", int64_t{0}}}, "Y_steps");
-    const std::string name = outputName(n, 0);
-    y = reshape(n, y, {rc.seq, rc.dirs, rc.batch, rc.hidden}, "Y", rc.layout ? "" : name);
-    if (rc.layout)
-      y = n.emit("Transpose", {y}, {{"perm", std::vector<int64_t>{2, 0, 1, 3}}}, "Y_batch_major",
-                 name);
-    n.setOutput(0, y);
+        pieces.push_back(results[static_cast<size_t>(d)].y[static_cast<size_t>(t)]);
+    setStackedOutput(n, rc, 0, pieces, {rc.seq, rc.dirs, rc.batch, rc.hidden}, {2, 0, 1, 3}, "Y");
   }
   if (n.outputUsed(1)) {
     std::vector<Value*> finals;

@@ -440,6 +440,28 @@ TEST(OnnxRecurrent, RunTimeInputsUnrollIntoGemmsPerStep) {
   EXPECT_NO_THROW(verifyGraph(*g));
 }
 
+TEST(OnnxRecurrent, EveryOpsetImports) {
+  // RNN, GRU and LSTM 1, 7, 14, 22 (and GRU 3): the same equations; opset 1's
+  // output_sequence only says whether Y may be omitted.
+  for (const char* op : {"RNN", "GRU", "LSTM"})
+    for (int64_t opset : {1, 3, 7, 14, 22}) {
+      SCOPED_TRACE(std::string(op) + " opset " + std::to_string(opset));
+      int64_t gates = std::string(op) == "LSTM" ? 4 : std::string(op) == "GRU" ? 3 : 1;
+      Model m(opset);
+      m.input("x", {2, 1, 3});
+      m.input("w", {1, gates * 2, 3});
+      m.input("r", {1, gates * 2, 2});
+      m.output("y");
+      m.output("y_h");
+      onnx::NodeProto* n = m.node(op, {"x", "w", "r"}, {"y", "y_h"});
+      if (opset == 1) setInt(n, "output_sequence", 1);
+      auto g = m.import();
+      EXPECT_EQ(g->outputs[0]->type.str(), "f32[2,1,1,2]");
+      EXPECT_EQ(g->outputs[1]->type.str(), "f32[1,1,2]");
+      EXPECT_NO_THROW(verifyGraph(*g));
+    }
+}
+
 TEST(OnnxRecurrent, ConstantWeightsFoldAndFullLengthsNeedNoMask) {
   Model m(14);
   m.input("x", {3, 2, 3});

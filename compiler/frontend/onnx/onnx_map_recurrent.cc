@@ -421,9 +421,9 @@ void mapRecurrent(NodeImporter& n, Cell cell) {
       n.fail(std::string(roles[i]) + " is " + floats[i]->type.str() +
              ": recurrent cells are supported in f32 only");
 
-  rc.layout = n.opset() >= 14 && n.intAttr("layout", 0) != 0;
-  if (n.opset() >= 14 && n.intAttr("layout", 0) != 0 && n.intAttr("layout", 0) != 1)
-    n.fail("layout must be 0 or 1, not " + std::to_string(n.intAttr("layout", 0)));
+  const int64_t layout = n.opset() >= 14 ? n.intAttr("layout", 0) : 0;
+  if (layout != 0 && layout != 1) n.fail("layout must be 0 or 1, not " + std::to_string(layout));
+  rc.layout = layout == 1;
   std::string direction = n.stringAttr("direction").value_or("forward");
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     n.fail("direction '" + direction + "' is not forward, reverse or bidirectional");

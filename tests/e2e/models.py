@@ -759,6 +759,86 @@ def rotary_embedding_interleaved():
                  [vi("y", (2, 3, 5, 8))], inits, opset=23)
 
 
+# ---- recurrent cells (unrolled at import) -----------------------------------
+
+
+def recurrent_weights(rng, dirs, gates, hidden, inputs, bias=True, peepholes=False):
+    scale = 1.0 / np.sqrt(hidden)
+    inits = [init("W", weights(rng, (dirs, gates * hidden, inputs), scale)),
+             init("R", weights(rng, (dirs, gates * hidden, hidden), scale))]
+    if bias:
+        inits.append(init("B", weights(rng, (dirs, 2 * gates * hidden), 0.5)))
+    if peepholes:
+        inits.append(init("P", weights(rng, (dirs, 3 * hidden), 0.5)))
+    return inits
+
+
+@case()
+def lstm_bidirectional():
+    # Both directions, bias, peepholes, initial states, every output, and a
+    # constant sequence_lens: one entry shorter than the sequence, one empty
+    # (its Y_h and Y_c are 0, as ONNX Runtime has them).
+    rng = rng_for("lstm_bidirectional")
+    inits = recurrent_weights(rng, 2, 4, 6, 4, peepholes=True)
+    inits.append(init("lens", np.array([5, 3, 0], dtype=np.int32)))
+    node = helper.make_node("LSTM", ["x", "W", "R", "B", "lens", "h0", "c0", "P"],
+                            ["y", "y_h", "y_c"], name="lstm_0", hidden_size=6,
+                            direction="bidirectional")
+    return model("lstm_bidirectional", [node],
+                 [vi("x", (5, 3, 4)), vi("h0", (2, 3, 6)), vi("c0", (2, 3, 6))],
+                 [vi("y", (5, 2, 3, 6)), vi("y_h", (2, 3, 6)), vi("y_c", (2, 3, 6))],
+                 inits, opset=14)
+
+
+@case()
+def lstm_input_forget_clip_activations():
+    # Reverse, input_forget, clip, and f, g, h other than the defaults with
+    # their alpha and beta; no bias, Y_h only.
+    rng = rng_for("lstm_input_forget_clip_activations")
+    inits = recurrent_weights(rng, 1, 4, 5, 3, bias=False)
+    node = helper.make_node("LSTM", ["x", "W", "R"], ["", "y_h"], name="lstm_0", hidden_size=5,
+                            direction="reverse", input_forget=1, clip=1.5,
+                            activations=["HardSigmoid", "LeakyRelu", "Softsign"],
+                            activation_alpha=[0.3, 0.2], activation_beta=[0.4])
+    return model("lstm_input_forget_clip_activations", [node], [vi("x", (4, 2, 3))],
+                 [vi("y_h", (1, 2, 5))], inits, opset=7)
+
+
+@case()
+def gru_linear_before_reset():
+    # linear_before_reset keeps Rbh inside r * (H R_h^T + Rbh); an initial
+    # state, Y and Y_h. (ONNX Runtime refuses layout 1, so the batch-major
+    # layout is left to the ONNX node tests.)
+    rng = rng_for("gru_linear_before_reset")
+    inits = recurrent_weights(rng, 1, 3, 5, 4)
+    node = helper.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["y", "y_h"], name="gru_0",
+                            hidden_size=5, linear_before_reset=1)
+    return model("gru_linear_before_reset", [node], [vi("x", (6, 2, 4)), vi("h0", (1, 2, 5))],
+                 [vi("y", (6, 1, 2, 5)), vi("y_h", (1, 2, 5))], inits, opset=14)
+
+
+@case()
+def gru_bidirectional_seq_lens():
+    # Both directions without linear_before_reset, lengths 0 and 3 of 4.
+    rng = rng_for("gru_bidirectional_seq_lens")
+    inits = recurrent_weights(rng, 2, 3, 4, 3)
+    inits.append(init("lens", np.array([0, 3], dtype=np.int32)))
+    node = helper.make_node("GRU", ["x", "W", "R", "B", "lens"], ["y", "y_h"], name="gru_0",
+                            hidden_size=4, direction="bidirectional")
+    return model("gru_bidirectional_seq_lens", [node], [vi("x", (4, 2, 3))],
+                 [vi("y", (4, 2, 2, 4)), vi("y_h", (2, 2, 4))], inits, opset=7)
+
+
+@case()
+def rnn_relu_reverse():
+    rng = rng_for("rnn_relu_reverse")
+    inits = recurrent_weights(rng, 1, 1, 6, 4)
+    node = helper.make_node("RNN", ["x", "W", "R", "B"], ["y", "y_h"], name="rnn_0",
+                            hidden_size=6, direction="reverse", activations=["Relu"])
+    return model("rnn_relu_reverse", [node], [vi("x", (3, 2, 4))],
+                 [vi("y", (3, 1, 2, 6)), vi("y_h", (1, 2, 6))], inits, opset=14)
+
+
 # ---- data movement ---------------------------------------------------------
 
 

@@ -44,5 +44,6 @@ MappingList normalizationMappings();
 MappingList spatialMappings();
 MappingList shapeMappings();
 MappingList quantizationMappings();
+MappingList recurrentMappings();
 
 }  // namespace nanoc::onnx_import

@@ -44,5 +44,6 @@ MappingList normalizationMappings();
 MappingList spatialMappings();
 MappingList shapeMappings();
 MappingList quantizationMappings();
+MappingList samplingMappings();  // onnx_map_sampling.cc
 
 }  // namespace nanoc::onnx_import

@@ -1,0 +1,182 @@
+// The sampling ops as a specification: GridSample's shape rule, its errors,
+// and its reference on small examples computed by hand (every mode and
+// padding, align_corners, 1-D to 3-D).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/error.h"
+#include "compiler/ir/op_registry.h"
+#include "compiler/ops/grid_sample.h"
+#include "compiler/passes/shape_inference.h"
+
+namespace nanoc {
+namespace {
+
+using Dims = std::vector<int64_t>;
+using Attrs = std::map<std::string, Attr>;
+
+TensorType f32(Dims dims) { return {DType::F32, std::move(dims)}; }
+
+struct OneNode {
+  Graph graph;
+  Node* node = nullptr;
+
+  OneNode(const std::string& op, const std::vector<TensorType>& inputs, Attrs attrs) {
+    std::vector<Value*> in;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      in.push_back(graph.addInput("x" + std::to_string(i), inputs[i]));
+    node = graph.addNode(op, "bad_node", in, static_cast<size_t>(findOp(op)->num_outputs));
+    node->attrs = std::move(attrs);
+  }
+};
+
+void expectInferError(const std::string& op, const std::vector<TensorType>& inputs, Attrs attrs,
+                      const std::string& what) {
+  OneNode one(op, inputs, std::move(attrs));
+  try {
+    inferNode(*one.node);
+    ADD_FAILURE() << op << ": expected a CompileError containing '" << what << "'";
+  } catch (const CompileError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("node 'bad_node' (" + op + ")"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  }
+}
+
+// f32 inputs -> f32 output 0 by the op's reference.
+std::vector<float> reference(const std::string& op, const std::vector<TensorType>& types,
+                             const std::vector<std::vector<float>>& data, Attrs attrs) {
+  OneNode one(op, types, std::move(attrs));
+  inferNode(*one.node);
+  std::vector<const void*> in;
+  for (const auto& d : data) in.push_back(d.data());
+  std::vector<float> out(static_cast<size_t>(one.node->outputs[0]->type.numel()));
+  findOp(op)->reference(*one.node, in, {out.data()});
+  return out;
+}
+
+Attrs gridAttrs(const std::string& mode, const std::string& padding, bool align) {
+  return {{"mode", mode}, {"padding_mode", padding}, {"align_corners", int64_t{align}}};
+}
+
+void expectNear(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << "at " << i;
+}
+
+TEST(ShapeGridSample, OutputIsNCThenTheGridsSpatialDims) {
+  OneNode two("GridSample", {f32({2, 3, 4, 5}), f32({2, 6, 7, 2})},
+              gridAttrs("linear", "zeros", false));
+  inferNode(*two.node);
+  EXPECT_EQ(two.node->outputs[0]->type.str(), "f32[2,3,6,7]");
+  OneNode three("GridSample", {f32({1, 2, 3, 4, 5}), f32({1, 2, 3, 4, 3})},
+                gridAttrs("nearest", "border", true));
+  inferNode(*three.node);
+  EXPECT_EQ(three.node->outputs[0]->type.str(), "f32[1,2,2,3,4]");
+}
+
+TEST(ShapeGridSample, RejectsBadAttributesAndShapes) {
+  expectInferError("GridSample", {f32({1, 1, 2, 2}), f32({1, 2, 2, 2})},
+                   gridAttrs("bilinear", "zeros", false), "mode 'bilinear'");
+  expectInferError("GridSample", {f32({1, 1, 2, 2}), f32({1, 2, 2, 2})},
+                   gridAttrs("linear", "wrap", false), "padding_mode 'wrap'");
+  expectInferError("GridSample", {f32({1, 1, 2, 2}), f32({1, 2, 2, 3})},
+                   gridAttrs("linear", "zeros", false), "grid must be [N, O1..O2, 2]");
+  expectInferError("GridSample", {f32({2, 1, 2, 2}), f32({1, 2, 2, 2})},
+                   gridAttrs("linear", "zeros", false), "grid must be");
+  expectInferError("GridSample", {f32({1, 2}), f32({1, 2})}, gridAttrs("linear", "zeros", false),
+                   "X must be [N, C, D1..Dr]");
+  expectInferError("GridSample", {f32({1, 1, 0, 2}), f32({1, 2, 2, 2})},
+                   gridAttrs("linear", "zeros", false), "empty spatial axis");
+  expectInferError("GridSample", {{DType::I32, {1, 1, 2, 2}}, f32({1, 2, 2, 2})},
+                   gridAttrs("nearest", "zeros", false), "must be f16, bf16, f32 or f64");
+}
+
+// X = [[1, 2], [3, 4]]; grid points are (x, y), x along W.
+const std::vector<float> kX = {1, 2, 3, 4};
+
+std::vector<float> sample2x2(const std::string& mode, const std::string& padding, bool align,
+                             const std::vector<float>& points) {
+  int64_t n = static_cast<int64_t>(points.size() / 2);
+  return reference("GridSample", {f32({1, 1, 2, 2}), f32({1, 1, n, 2})}, {kX, points},
+                   gridAttrs(mode, padding, align));
+}
+
+TEST(ReferenceGridSample, LinearAlignCornersHitsCornersAndInterpolates) {
+  expectNear(sample2x2("linear", "zeros", true, {-1, -1, 1, 1, 0, 0, 1, -1, -1, 0.5f}),
+             {1, 4, 2.5f, 2, 2.5f});
+}
+
+TEST(ReferenceGridSample, LinearPaddingModesAtTheHalfPixelBorder) {
+  // Without align_corners, (-1, -1) is the outer corner of pixel (0, 0): half
+  // a pixel outside on both axes.
+  expectNear(sample2x2("linear", "zeros", false, {-1, -1}), {0.25f});
+  expectNear(sample2x2("linear", "border", false, {-1, -1}), {1});
+  expectNear(sample2x2("linear", "reflection", false, {-1, -1}), {1});
+  // x = 2 is half a pixel past the border 1.5: reflected to 1; y = 0.5.
+  expectNear(sample2x2("linear", "reflection", false, {1.5f, 0}), {3});
+  // Border clamps the coordinate to 1 likewise.
+  expectNear(sample2x2("linear", "border", false, {1.5f, 0}), {3});
+  // Zeros: x = 2 reads column 2 (outside) only.
+  expectNear(sample2x2("linear", "zeros", false, {1.5f, 0}), {0});
+}
+
+TEST(ReferenceGridSample, NearestRoundsHalfToEven) {
+  // Without align_corners, 0 maps to 0.5 on both axes: rounds to 0.
+  expectNear(sample2x2("nearest", "zeros", false, {0, 0}), {1});
+  // 0.6 maps to 1.1 -> 1 on x; -0.6 to -0.1 -> 0 on y.
+  expectNear(sample2x2("nearest", "zeros", false, {0.6f, -0.6f}), {2});
+  // Far outside: zeros reads 0, border the nearest corner.
+  expectNear(sample2x2("nearest", "zeros", true, {3, 3}), {0});
+  expectNear(sample2x2("nearest", "border", true, {3, 3}), {4});
+}
+
+TEST(ReferenceGridSample, CubicIsExactOnPixelsAndSumsWeightsToOne) {
+  expectNear(sample2x2("cubic", "border", true, {-1, -1, 1, -1, -1, 1, 1, 1}), {1, 2, 3, 4});
+  // A constant image stays constant under border padding.
+  std::vector<float> ones(9, 7.0f);
+  auto y = reference("GridSample", {f32({1, 1, 3, 3}), f32({1, 1, 3, 2})},
+                     {ones, {0.1f, 0.3f, -0.7f, 0.2f, 0.9f, -0.95f}},
+                     gridAttrs("cubic", "border", false));
+  expectNear(y, {7, 7, 7});
+}
+
+TEST(ReferenceGridSample, OneAndThreeSpatialDims) {
+  // 1-D: X = [10, 20, 30], align_corners: g = 0 is index 1, g = 0.5 is 1.5.
+  expectNear(reference("GridSample", {f32({1, 1, 3}), f32({1, 2, 1})}, {{10, 20, 30}, {0, 0.5f}},
+                       gridAttrs("linear", "zeros", true)),
+             {20, 25});
+  // 3-D: the center of a 2x2x2 cube is the mean; grid is (x, y, z).
+  std::vector<float> cube = {1, 2, 3, 4, 5, 6, 7, 8};
+  expectNear(reference("GridSample", {f32({1, 1, 2, 2, 2}), f32({1, 1, 1, 2, 3})},
+                       {cube, {0, 0, 0, 1, -1, -1}}, gridAttrs("linear", "zeros", true)),
+             {4.5f, 2});
+}
+
+TEST(GridSampleRule, ReflectionOfIndicesAndCoordinates) {
+  using grid_sample::reflect;
+  using grid_sample::reflectIndex;
+  // About -0.5 and 2.5 (d = 3): period 6.
+  EXPECT_EQ(reflectIndex(-1, 3, false), 0);
+  EXPECT_EQ(reflectIndex(3, 3, false), 2);
+  EXPECT_EQ(reflectIndex(-4, 3, false), 2);
+  EXPECT_EQ(reflectIndex(6, 3, false), 0);
+  // About 0 and 2 (d = 3, align_corners): period 4.
+  EXPECT_EQ(reflectIndex(-1, 3, true), 1);
+  EXPECT_EQ(reflectIndex(3, 3, true), 1);
+  EXPECT_EQ(reflectIndex(4, 3, true), 0);
+  EXPECT_EQ(reflectIndex(5, 1, true), 0);
+  EXPECT_FLOAT_EQ(reflect(-0.75f, -0.5f, 2.5f), -0.25f);
+  EXPECT_FLOAT_EQ(reflect(3.0f, -0.5f, 2.5f), 2.0f);
+  EXPECT_FLOAT_EQ(reflect(6.0f, -0.5f, 2.5f), -0.5f + 0.5f);
+  EXPECT_FLOAT_EQ(grid_sample::roundEven(2.5f), 2.0f);
+  EXPECT_FLOAT_EQ(grid_sample::roundEven(-0.5f), 0.0f);
+  EXPECT_FLOAT_EQ(grid_sample::roundEven(1.5f), 2.0f);
+}
+
+}  // namespace
+}  // namespace nanoc

@@ -166,6 +166,7 @@ OpSchema makeGridSampleSchema() {
 }
 
 // The sampling family: GridSample and the image-patch ops.
-std::vector<OpSchema> samplingSchemas() { return {makeGridSampleSchema()}; }
+OpSchema makeCol2ImSchema();  // col2im.cc
+std::vector<OpSchema> samplingSchemas() { return {makeGridSampleSchema(), makeCol2ImSchema()}; }
 
 }  // namespace nanoc

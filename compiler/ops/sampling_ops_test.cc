@@ -178,5 +178,51 @@ TEST(GridSampleRule, ReflectionOfIndicesAndCoordinates) {
   EXPECT_FLOAT_EQ(grid_sample::roundEven(1.5f), 2.0f);
 }
 
+// ---- Col2Im ----
+
+Attrs col2ImAttrs(Dims image, Dims block, Dims dilations, Dims strides, Dims pads) {
+  return {{"image_shape", image},
+          {"block_shape", block},
+          {"dilations", dilations},
+          {"strides", strides},
+          {"pads", pads}};
+}
+
+TEST(ShapeCol2Im, OutputIsNCThenTheImage) {
+  OneNode one("Col2Im", {f32({2, 12, 6})},
+              col2ImAttrs({3, 4}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}));
+  inferNode(*one.node);
+  EXPECT_EQ(one.node->outputs[0]->type.str(), "f32[2,3,3,4]");
+}
+
+TEST(ShapeCol2Im, RejectsInconsistentBlocks) {
+  expectInferError("Col2Im", {f32({1, 5, 6})},
+                   col2ImAttrs({3, 4}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}),
+                   "not a multiple of the block size 4");
+  expectInferError("Col2Im", {f32({1, 4, 5})},
+                   col2ImAttrs({3, 4}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}),
+                   "input dim 2 is 5, but the blocks [2,3] number 6");
+  expectInferError("Col2Im", {f32({1, 4, 5})},
+                   col2ImAttrs({3, 4}, {2, 2}, {1, 1}, {1}, {0, 0, 0, 0}), "strides");
+  expectInferError("Col2Im", {f32({1, 4, 1})},
+                   col2ImAttrs({1, 1}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}), "does not fit");
+}
+
+TEST(ReferenceCol2Im, OverlappingBlocksAddUp) {
+  // K = 2 offsets over L = 3 positions of a 4-long image: Y[i] = x[0][i] + x[1][i - 1].
+  expectNear(reference("Col2Im", {f32({1, 2, 3})}, {{1, 2, 3, 10, 20, 30}},
+                       col2ImAttrs({4}, {2}, {1}, {1}, {0, 0})),
+             {1, 12, 23, 30});
+  // Stride 2 and a pad of 1: position l * 2 - 1 + k; the first and last
+  // values fall into the padding.
+  expectNear(reference("Col2Im", {f32({1, 2, 3})}, {{1, 2, 3, 10, 20, 30}},
+                       col2ImAttrs({4}, {2}, {1}, {2}, {1, 1})),
+             {10, 2, 20, 3});
+  // Dilation 2: offsets 0 and 2, L = 2.
+  expectNear(reference("Col2Im", {f32({1, 2, 2})}, {{1, 2, 10, 20}},
+                       col2ImAttrs({4}, {2}, {2}, {1}, {0, 0})),
+             {1, 2, 10, 20});
+}
+
 }  // namespace
 }  // namespace nanoc

@@ -253,9 +253,12 @@ Lowering makeGridSampleLowering() {
 using LoweringList = std::vector<std::pair<std::string, Lowering>>;
 
 // The sampling family (see all_lowerings.cc).
+Lowering makeCol2ImLowering();  // lower_col2im.cc
+
 LoweringList samplingLowerings() {
   LoweringList list;
   list.emplace_back("GridSample", makeGridSampleLowering());
+  list.emplace_back("Col2Im", makeCol2ImLowering());
   return list;
 }
 

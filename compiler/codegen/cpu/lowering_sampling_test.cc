@@ -64,5 +64,30 @@ TEST(GridSampleLowering, ManyChannelsSplitIntoTasks) {
                                  gridAttrs("linear", "zeros", false), 9, -1.1f, 1.1f);
 }
 
+Attrs col2ImAttrs(Dims image, Dims block, Dims dilations, Dims strides, Dims pads) {
+  return {{"image_shape", image},
+          {"block_shape", block},
+          {"dilations", dilations},
+          {"strides", strides},
+          {"pads", pads}};
+}
+
+TEST(Col2ImLowering, StridesDilationsPadsAndRanks) {
+  // 2-D: blocks (5 + 1 + 2 - 3) / 2 + 1 = 3 and (6 + 0 + 1 - 2 * 1 - 1) / 1 + 1 = 5.
+  expectLoweringMatchesReference("Col2Im", {f32({2, 3 * 6, 15})},
+                                 col2ImAttrs({5, 6}, {3, 2}, {1, 2}, {2, 1}, {1, 0, 2, 1}), 1);
+  // Plain 2-D, as ONNX's test_col2im.
+  expectLoweringMatchesReference("Col2Im", {f32({1, 5, 5})},
+                                 col2ImAttrs({5, 5}, {1, 5}, {1, 1}, {1, 1}, {0, 0, 0, 0}), 2);
+  // 1-D and 3-D.
+  expectLoweringMatchesReference("Col2Im", {f32({3, 2 * 3, 4})},
+                                 col2ImAttrs({7}, {3}, {1}, {2}, {1, 1}), 3);
+  expectLoweringMatchesReference(
+      "Col2Im", {f32({1, 2 * 8, 2 * 3 * 2})},
+      col2ImAttrs({3, 4, 3}, {2, 2, 2}, {1, 1, 2}, {1, 1, 1}, {0, 0, 1, 0, 0, 0}), 4);
+  expectLoweringMatchesReference("Col2Im", {{DType::F64, {1, 4, 9}}},
+                                 col2ImAttrs({4, 4}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}), 5);
+}
+
 }  // namespace
 }  // namespace nanoc::cpu

@@ -1,6 +1,6 @@
-// ONNX -> IR mappings of the sampling operators: GridSample (opsets 16, 20,
-// 22) and AffineGrid (20), which is a MatMul of a constant base grid with the
-// transposed theta.
+// ONNX -> IR mappings of the sampling and image-patch operators: GridSample
+// (opsets 16, 20, 22), AffineGrid (20), which is a MatMul of a constant base
+// grid with the transposed theta, and Col2Im (18).
 #include <cstring>
 #include <string>
 #include <vector>
@@ -81,11 +81,37 @@ void mapAffineGrid(NodeImporter& n) {
   n.emitResult("Reshape", {flat}, {{"shape", dims}}, "reshape");
 }
 
+// Col2Im (18): image_shape and block_shape must be constants; the window
+// attributes get their defaults.
+void mapCol2Im(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "input");
+  std::vector<int64_t> image = constantInts(n, n.requiredInput(1, "image_shape"), "image_shape");
+  std::vector<int64_t> block = constantInts(n, n.requiredInput(2, "block_shape"), "block_shape");
+  const size_t r = image.size();
+  if (r == 0 || block.size() != r)
+    n.fail("image_shape " + dimsStr(image) + " and block_shape " + dimsStr(block) +
+           " must have the same, nonzero length");
+  auto attr = [&](const char* key, size_t count, int64_t fallback) {
+    std::vector<int64_t> v = n.intsAttr(key).value_or(std::vector<int64_t>(count, fallback));
+    if (v.size() != count)
+      n.fail(std::string(key) + " " + dimsStr(v) + " must have " + std::to_string(count) +
+             " values");
+    return v;
+  };
+  n.emitResult("Col2Im", {x},
+               {{"image_shape", image},
+                {"block_shape", block},
+                {"dilations", attr("dilations", r, 1)},
+                {"strides", attr("strides", r, 1)},
+                {"pads", attr("pads", 2 * r, 0)}});
+}
+
 }  // namespace
 
 MappingList samplingMappings() {
   return {
       {"AffineGrid", mapAffineGrid},
+      {"Col2Im", mapCol2Im},
       {"GridSample", mapGridSample},
   };
 }

@@ -196,5 +196,29 @@ TEST(MapAffineGrid, SizeMustBeConstantAndMatchTheta) {
       << bad.importError();
 }
 
+TEST(MapCol2Im, DefaultsAndConstantShapes) {
+  Model m(18);
+  m.input("x", {1, 4, 6});
+  m.ints("image", {3, 4});
+  m.ints("block", {2, 2});
+  m.node("Col2Im", {"x", "image", "block"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  const Node& c = onlyNode(*g);
+  ASSERT_EQ(c.op, "Col2Im");
+  EXPECT_EQ(c.ints("dilations"), (Dims{1, 1}));
+  EXPECT_EQ(c.ints("strides"), (Dims{1, 1}));
+  EXPECT_EQ(c.ints("pads"), (Dims{0, 0, 0, 0}));
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,1,3,4]");
+
+  Model bad(18);
+  bad.input("x", {1, 4, 6});
+  bad.input("image", {2});
+  bad.ints("block", {2, 2});
+  bad.node("Col2Im", {"x", "image", "block"}, {"y"});
+  bad.output("y");
+  EXPECT_NE(bad.importError().find("computed at run time"), std::string::npos) << bad.importError();
+}
+
 }  // namespace
 }  // namespace nanoc::onnx_import

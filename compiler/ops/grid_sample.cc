@@ -166,7 +166,10 @@ OpSchema makeGridSampleSchema() {
 }
 
 // The sampling family: GridSample and the image-patch ops.
-OpSchema makeCol2ImSchema();  // col2im.cc
-std::vector<OpSchema> samplingSchemas() { return {makeGridSampleSchema(), makeCol2ImSchema()}; }
+OpSchema makeCol2ImSchema();    // col2im.cc
+OpSchema makeRoiAlignSchema();  // roi_align.cc
+std::vector<OpSchema> samplingSchemas() {
+  return {makeGridSampleSchema(), makeCol2ImSchema(), makeRoiAlignSchema()};
+}
 
 }  // namespace nanoc

@@ -224,5 +224,44 @@ TEST(ReferenceCol2Im, OverlappingBlocksAddUp) {
              {1, 2, 10, 20});
 }
 
+// ---- RoiAlign ----
+
+Attrs roiAttrs(const std::string& mode, bool half_pixel, int64_t oh, int64_t ow, int64_t ratio) {
+  return {{"mode", mode},       {"half_pixel", int64_t{half_pixel}}, {"output_height", oh},
+          {"output_width", ow}, {"sampling_ratio", ratio},           {"spatial_scale", 1.0}};
+}
+
+TEST(ShapeRoiAlign, OutputIsRoisByChannelsByBins) {
+  OneNode one("RoiAlign", {f32({2, 3, 8, 8}), f32({5, 4}), {DType::I64, {5}}},
+              roiAttrs("avg", true, 4, 6, 0));
+  inferNode(*one.node);
+  EXPECT_EQ(one.node->outputs[0]->type.str(), "f32[5,3,4,6]");
+  expectInferError("RoiAlign", {f32({2, 3, 8, 8}), f32({5, 4}), {DType::I32, {5}}},
+                   roiAttrs("avg", true, 4, 6, 0), "batch_indices must be i64[5]");
+  expectInferError("RoiAlign", {f32({2, 3, 8, 8}), f32({5, 4}), {DType::I64, {5}}},
+                   roiAttrs("mean", true, 4, 6, 0), "mode 'mean'");
+}
+
+TEST(ReferenceRoiAlign, AveragesBilinearSamples) {
+  // X = 0..15 on a 4 x 4 map is linear (v = 4y + x), so a bin's average is the
+  // value at its center: the ROI (0, 0, 2, 2) with output_half_pixel as one
+  // bin of 2 x 2 samples at (0.5, 0.5), (1.5, 0.5), ... centers on (1, 1) = 5.
+  std::vector<float> x(16);
+  for (size_t i = 0; i < 16; ++i) x[i] = static_cast<float>(i);
+  OneNode one("RoiAlign", {f32({1, 1, 4, 4}), f32({1, 4}), {DType::I64, {1}}},
+              roiAttrs("avg", false, 1, 1, 0));
+  inferNode(*one.node);
+  std::vector<float> rois = {0, 0, 2, 2}, y(1);
+  int64_t batch = 0;
+  findOp("RoiAlign")->reference(*one.node, {x.data(), rois.data(), &batch}, {y.data()});
+  EXPECT_NEAR(y[0], 5.0f, 1e-5f);
+  // half_pixel shifts the ROI by -0.5: the center (0.5, 0.5) reads 2.5.
+  OneNode half("RoiAlign", {f32({1, 1, 4, 4}), f32({1, 4}), {DType::I64, {1}}},
+               roiAttrs("avg", true, 1, 1, 0));
+  inferNode(*half.node);
+  findOp("RoiAlign")->reference(*half.node, {x.data(), rois.data(), &batch}, {y.data()});
+  EXPECT_NEAR(y[0], 2.5f, 1e-5f);
+}
+
 }  // namespace
 }  // namespace nanoc

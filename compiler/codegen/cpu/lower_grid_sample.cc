@@ -253,12 +253,14 @@ Lowering makeGridSampleLowering() {
 using LoweringList = std::vector<std::pair<std::string, Lowering>>;
 
 // The sampling family (see all_lowerings.cc).
-Lowering makeCol2ImLowering();  // lower_col2im.cc
+Lowering makeCol2ImLowering();    // lower_col2im.cc
+Lowering makeRoiAlignLowering();  // lower_roi_align.cc
 
 LoweringList samplingLowerings() {
   LoweringList list;
   list.emplace_back("GridSample", makeGridSampleLowering());
   list.emplace_back("Col2Im", makeCol2ImLowering());
+  list.emplace_back("RoiAlign", makeRoiAlignLowering());
   return list;
 }
 

@@ -1,14 +1,16 @@
 // The sampling lowerings against the ops' reference implementations on
 // random inputs: GridSample in every mode and padding, with and without
 // align_corners, over 1 to 3 spatial dims, grids reaching outside the image,
-// and f64 / f16 operands.
+// and f64 / f16 operands; Col2Im; RoiAlign on ROIs partly outside the map.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/ops/elementwise_table.h"
 
 namespace nanoc::cpu {
 namespace {
@@ -87,6 +89,45 @@ TEST(Col2ImLowering, StridesDilationsPadsAndRanks) {
       col2ImAttrs({3, 4, 3}, {2, 2, 2}, {1, 1, 2}, {1, 1, 1}, {0, 0, 1, 0, 0, 0}), 4);
   expectLoweringMatchesReference("Col2Im", {{DType::F64, {1, 4, 9}}},
                                  col2ImAttrs({4, 4}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}), 5);
+}
+
+// ---------------------------------------------------------------- RoiAlign
+
+Attrs roiAttrs(const std::string& mode, bool half_pixel, int64_t oh, int64_t ow, int64_t ratio,
+               double scale) {
+  return {{"mode", mode},       {"half_pixel", int64_t{half_pixel}}, {"output_height", oh},
+          {"output_width", ow}, {"sampling_ratio", ratio},           {"spatial_scale", scale}};
+}
+
+// ROIs as (x1, y1, x2, y2) inside (and a little outside) a 10 x 12 map.
+void expectRoiAlign(const Attrs& attrs, DType dtype, uint64_t seed) {
+  auto g = testing::makeSingleNodeGraph(
+      "RoiAlign", {{dtype, {2, 3, 10, 12}}, {dtype, {5, 4}}, {DType::I64, {5}}}, attrs);
+  std::mt19937_64 rng(seed);
+  std::vector<testing::AlignedBuffer> data;
+  for (size_t i = 0; i < 3; ++i) data.emplace_back(g->node->inputs[i]->type.bytes());
+  testing::fillRandom(data[0], g->node->inputs[0]->type, rng);
+  std::uniform_real_distribution<double> corner(-2.0, 8.0), extent(0.0, 9.0);
+  for (int64_t r = 0; r < 5; ++r) {
+    double x1 = corner(rng), y1 = corner(rng);
+    double box[4] = {x1, y1, x1 + extent(rng), y1 + extent(rng)};
+    for (int k = 0; k < 4; ++k)
+      storeScalar(dtype, Scalar::ofFloat(box[k]), data[1].data(), r * 4 + k);
+    reinterpret_cast<int64_t*>(data[2].data())[r] = r % 2;
+  }
+  testing::expectLoweringMatchesReference(*g->node, data, "RoiAlign");
+}
+
+TEST(RoiAlignLowering, AvgAndMaxWithFixedAndAdaptiveSampling) {
+  uint64_t seed = 1;
+  for (const char* mode : {"avg", "max"})
+    for (bool half_pixel : {false, true})
+      for (int64_t ratio : {0, 2}) {
+        SCOPED_TRACE(std::string(mode) + (half_pixel ? " half_pixel" : "") + " ratio " +
+                     std::to_string(ratio));
+        expectRoiAlign(roiAttrs(mode, half_pixel, 3, 4, ratio, 1.0), DType::F32, seed++);
+        expectRoiAlign(roiAttrs(mode, half_pixel, 2, 2, ratio, 0.5), DType::F64, seed++);
+      }
 }
 
 }  // namespace

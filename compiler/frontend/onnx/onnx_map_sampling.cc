@@ -1,6 +1,6 @@
 // ONNX -> IR mappings of the sampling and image-patch operators: GridSample
 // (opsets 16, 20, 22), AffineGrid (20), which is a MatMul of a constant base
-// grid with the transposed theta, and Col2Im (18).
+// grid with the transposed theta, Col2Im (18) and RoiAlign (10, 16, 22).
 #include <cstring>
 #include <string>
 #include <vector>
@@ -106,6 +106,25 @@ void mapCol2Im(NodeImporter& n) {
                 {"pads", attr("pads", 2 * r, 0)}});
 }
 
+// RoiAlign (10, 16, 22): coordinate_transformation_mode arrived in opset 16
+// with half_pixel as its default; opset 10 behaves as output_half_pixel.
+void mapRoiAlign(NodeImporter& n) {
+  std::string ctm = n.opset() >= 16
+                        ? n.stringAttr("coordinate_transformation_mode").value_or("half_pixel")
+                        : "output_half_pixel";
+  if (ctm != "half_pixel" && ctm != "output_half_pixel")
+    n.fail("coordinate_transformation_mode '" + ctm + "' is not half_pixel or output_half_pixel");
+  n.emitResult(
+      "RoiAlign",
+      {n.requiredInput(0, "X"), n.requiredInput(1, "rois"), n.requiredInput(2, "batch_indices")},
+      {{"mode", n.stringAttr("mode").value_or("avg")},
+       {"half_pixel", int64_t{ctm == "half_pixel"}},
+       {"output_height", n.intAttr("output_height", 1)},
+       {"output_width", n.intAttr("output_width", 1)},
+       {"sampling_ratio", n.intAttr("sampling_ratio", 0)},
+       {"spatial_scale", n.floatAttr("spatial_scale", 1.0)}});
+}
+
 }  // namespace
 
 MappingList samplingMappings() {
@@ -113,6 +132,7 @@ MappingList samplingMappings() {
       {"AffineGrid", mapAffineGrid},
       {"Col2Im", mapCol2Im},
       {"GridSample", mapGridSample},
+      {"RoiAlign", mapRoiAlign},
   };
 }
 

@@ -220,5 +220,26 @@ TEST(MapCol2Im, DefaultsAndConstantShapes) {
   EXPECT_NE(bad.importError().find("computed at run time"), std::string::npos) << bad.importError();
 }
 
+TEST(MapRoiAlign, Opset10IsOutputHalfPixelAndOpset16DefaultsToHalfPixel) {
+  for (int64_t opset : {10, 16}) {
+    Model m(opset);
+    m.input("x", {1, 2, 8, 8});
+    m.input("rois", {3, 4});
+    m.ints("idx", {0, 0, 0});
+    onnx::NodeProto* n = m.node("RoiAlign", {"x", "rois", "idx"}, {"y"});
+    setInt(n, "output_height", 5);
+    setString(n, "mode", "max");
+    m.output("y");
+    auto g = m.import();
+    const Node& r = onlyNode(*g);
+    ASSERT_EQ(r.op, "RoiAlign");
+    EXPECT_EQ(r.i("half_pixel"), opset >= 16 ? 1 : 0);
+    EXPECT_EQ(r.s("mode"), "max");
+    EXPECT_EQ(r.i("sampling_ratio"), 0);
+    EXPECT_EQ(r.f("spatial_scale"), 1.0);
+    EXPECT_EQ(g->outputs[0]->type.str(), "f32[3,2,5,1]");
+  }
+}
+
 }  // namespace
 }  // namespace nanoc::onnx_import

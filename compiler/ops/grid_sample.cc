@@ -166,10 +166,11 @@ OpSchema makeGridSampleSchema() {
 }
 
 // The sampling family: GridSample and the image-patch ops.
-OpSchema makeCol2ImSchema();    // col2im.cc
-OpSchema makeRoiAlignSchema();  // roi_align.cc
+OpSchema makeCol2ImSchema();      // col2im.cc
+OpSchema makeRoiAlignSchema();    // roi_align.cc
+OpSchema makeDeformConvSchema();  // deform_conv.cc
 std::vector<OpSchema> samplingSchemas() {
-  return {makeGridSampleSchema(), makeCol2ImSchema(), makeRoiAlignSchema()};
+  return {makeGridSampleSchema(), makeCol2ImSchema(), makeRoiAlignSchema(), makeDeformConvSchema()};
 }
 
 }  // namespace nanoc

@@ -263,5 +263,43 @@ TEST(ReferenceRoiAlign, AveragesBilinearSamples) {
   EXPECT_NEAR(y[0], 2.5f, 1e-5f);
 }
 
+// ---- DeformConv ----
+
+Attrs deformAttrs() {
+  return {{"dilations", Dims{1, 1}},
+          {"strides", Dims{1, 1}},
+          {"pads", Dims{0, 0, 0, 0}},
+          {"group", int64_t{1}},
+          {"offset_group", int64_t{1}}};
+}
+
+TEST(ShapeDeformConv, OutputFollowsTheOffsetAndChecksIt) {
+  OneNode one("DeformConv", {f32({1, 2, 4, 4}), f32({3, 2, 2, 2}), f32({1, 8, 3, 3})},
+              deformAttrs());
+  inferNode(*one.node);
+  EXPECT_EQ(one.node->outputs[0]->type.str(), "f32[1,3,3,3]");
+  expectInferError("DeformConv", {f32({1, 2, 4, 4}), f32({3, 2, 2, 2}), f32({1, 8, 2, 2})},
+                   deformAttrs(), "does not match the output");
+  expectInferError("DeformConv", {f32({1, 2, 4, 4}), f32({3, 2, 2, 2}), f32({1, 6, 3, 3})},
+                   deformAttrs(), "offset must be [1, 8, OH, OW]");
+}
+
+TEST(ReferenceDeformConv, ZeroOffsetsAreAConvolutionAndHalfPixelOffsetsInterpolate) {
+  // 1x1 kernel of weight 2 on X = [[1, 2], [3, 4]]: offsets (0, 0) copy,
+  // (0.5, 0.5) average the 2 x 2 neighbourhood (zeros outside).
+  OneNode one("DeformConv", {f32({1, 1, 2, 2}), f32({1, 1, 1, 1}), f32({1, 2, 2, 2})},
+              deformAttrs());
+  inferNode(*one.node);
+  std::vector<float> x = {1, 2, 3, 4}, w = {2}, y(4);
+  std::vector<float> zero(8, 0.0f);
+  findOp("DeformConv")->reference(*one.node, {x.data(), w.data(), zero.data()}, {y.data()});
+  expectNear(y, {2, 4, 6, 8});
+  std::vector<float> half(8, 0.5f);
+  findOp("DeformConv")->reference(*one.node, {x.data(), w.data(), half.data()}, {y.data()});
+  // (0.5, 0.5) from (0, 0): 2.5; from (0, 1): (2 + 4) / 4 = 1.5; from (1, 0):
+  // (3 + 4) / 4; from (1, 1): 4 / 4.
+  expectNear(y, {5, 3, 3.5f, 2});
+}
+
 }  // namespace
 }  // namespace nanoc

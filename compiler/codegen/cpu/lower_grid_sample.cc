@@ -253,14 +253,16 @@ Lowering makeGridSampleLowering() {
 using LoweringList = std::vector<std::pair<std::string, Lowering>>;
 
 // The sampling family (see all_lowerings.cc).
-Lowering makeCol2ImLowering();    // lower_col2im.cc
-Lowering makeRoiAlignLowering();  // lower_roi_align.cc
+Lowering makeCol2ImLowering();      // lower_col2im.cc
+Lowering makeRoiAlignLowering();    // lower_roi_align.cc
+Lowering makeDeformConvLowering();  // lower_deform_conv.cc
 
 LoweringList samplingLowerings() {
   LoweringList list;
   list.emplace_back("GridSample", makeGridSampleLowering());
   list.emplace_back("Col2Im", makeCol2ImLowering());
   list.emplace_back("RoiAlign", makeRoiAlignLowering());
+  list.emplace_back("DeformConv", makeDeformConvLowering());
   return list;
 }
 

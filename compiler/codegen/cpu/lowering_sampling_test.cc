@@ -1,7 +1,7 @@
 // The sampling lowerings against the ops' reference implementations on
 // random inputs: GridSample in every mode and padding, with and without
 // align_corners, over 1 to 3 spatial dims, grids reaching outside the image,
-// and f64 / f16 operands; Col2Im; RoiAlign on ROIs partly outside the map.
+// and f64 / f16 operands; Col2Im; RoiAlign on ROIs partly outside the map; DeformConv.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -128,6 +128,32 @@ TEST(RoiAlignLowering, AvgAndMaxWithFixedAndAdaptiveSampling) {
         expectRoiAlign(roiAttrs(mode, half_pixel, 3, 4, ratio, 1.0), DType::F32, seed++);
         expectRoiAlign(roiAttrs(mode, half_pixel, 2, 2, ratio, 0.5), DType::F64, seed++);
       }
+}
+
+// ---------------------------------------------------------------- DeformConv
+
+Attrs deformAttrs(Dims dilations, Dims strides, Dims pads, int64_t group, int64_t offset_group) {
+  return {{"dilations", dilations},
+          {"strides", strides},
+          {"pads", pads},
+          {"group", group},
+          {"offset_group", offset_group}};
+}
+
+TEST(DeformConvLowering, GroupsOffsetGroupsBiasAndMask) {
+  // X [1, 4, 6, 7], W [6, 2, 3, 2] (group 2), offset_group 2; output 3 x 4
+  // with stride (2, 2), pads (1, 0, 1, 1), dilation (1, 2).
+  const Attrs a = deformAttrs({1, 2}, {2, 2}, {1, 0, 1, 1}, 2, 2);
+  Dims x = {1, 4, 6, 7}, w = {6, 2, 3, 2}, off = {1, 2 * 6 * 2, 3, 2}, mask = {1, 2 * 6, 3, 2};
+  expectLoweringMatchesReference("DeformConv", {f32(x), f32(w), f32(off)}, a, 1);
+  expectLoweringMatchesReference("DeformConv", {f32(x), f32(w), f32(off), f32({6})}, a, 2);
+  expectLoweringMatchesReference("DeformConv", {f32(x), f32(w), f32(off), f32({6}), f32(mask)}, a,
+                                 3);
+  // Plain: 2 x 2 kernel, offsets up to 3 pixels, f64.
+  expectLoweringMatchesReference(
+      "DeformConv",
+      {{DType::F64, {2, 3, 4, 4}}, {DType::F64, {2, 3, 2, 2}}, {DType::F64, {2, 8, 3, 3}}},
+      deformAttrs({1, 1}, {1, 1}, {0, 0, 0, 0}, 1, 1), 4, -3.0f, 3.0f);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // ONNX -> IR mappings of the sampling and image-patch operators: GridSample
 // (opsets 16, 20, 22), AffineGrid (20), which is a MatMul of a constant base
-// grid with the transposed theta, Col2Im (18) and RoiAlign (10, 16, 22).
+// grid with the transposed theta, Col2Im (18), RoiAlign (10, 16, 22) and
+// DeformConv (19, 22).
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,14 +127,41 @@ void mapRoiAlign(NodeImporter& n) {
        {"spatial_scale", n.floatAttr("spatial_scale", 1.0)}});
 }
 
+// DeformConv (19, 22), 2-D: kernel_shape, if given, must be W's; the window
+// attributes get their defaults.
+void mapDeformConv(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "X");
+  Value* w = n.requiredInput(1, "W");
+  Value* offset = n.requiredInput(2, "offset");
+  if (rankOf(x) != 4 || rankOf(w) != 4)
+    n.fail("only 2-D DeformConv is supported (X [N, C, H, W]), got X " + x->type.str());
+  std::vector<int64_t> kernel(w->type.dims.begin() + 2, w->type.dims.end());
+  if (std::optional<std::vector<int64_t>> ks = n.intsAttr("kernel_shape"))
+    if (*ks != kernel) n.fail("kernel_shape " + dimsStr(*ks) + " is not W's " + dimsStr(kernel));
+  auto attr = [&](const char* key, size_t count, int64_t fallback) {
+    std::vector<int64_t> v = n.intsAttr(key).value_or(std::vector<int64_t>(count, fallback));
+    if (v.size() != count)
+      n.fail(std::string(key) + " " + dimsStr(v) + " must have " + std::to_string(count) +
+             " values");
+    return v;
+  };
+  std::vector<Value*> inputs = {x, w, offset, n.input(3), n.input(4)};
+  if (!inputs[4]) inputs.pop_back();
+  if (inputs.size() == 4 && !inputs[3]) inputs.pop_back();
+  n.emitResult("DeformConv", inputs,
+               {{"dilations", attr("dilations", 2, 1)},
+                {"strides", attr("strides", 2, 1)},
+                {"pads", attr("pads", 4, 0)},
+                {"group", n.intAttr("group", 1)},
+                {"offset_group", n.intAttr("offset_group", 1)}});
+}
+
 }  // namespace
 
 MappingList samplingMappings() {
   return {
-      {"AffineGrid", mapAffineGrid},
-      {"Col2Im", mapCol2Im},
-      {"GridSample", mapGridSample},
-      {"RoiAlign", mapRoiAlign},
+      {"AffineGrid", mapAffineGrid}, {"Col2Im", mapCol2Im},     {"DeformConv", mapDeformConv},
+      {"GridSample", mapGridSample}, {"RoiAlign", mapRoiAlign},
   };
 }
 

@@ -241,5 +241,29 @@ TEST(MapRoiAlign, Opset10IsOutputHalfPixelAndOpset16DefaultsToHalfPixel) {
   }
 }
 
+TEST(MapDeformConv, DefaultsAndKernelShapeCheck) {
+  Model m(19);
+  m.input("x", {1, 2, 5, 5});
+  m.input("w", {4, 2, 3, 3});
+  m.input("off", {1, 18, 3, 3});
+  m.node("DeformConv", {"x", "w", "off"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  const Node& d = onlyNode(*g);
+  ASSERT_EQ(d.op, "DeformConv");
+  EXPECT_EQ(d.ints("pads"), (Dims{0, 0, 0, 0}));
+  EXPECT_EQ(d.i("group"), 1);
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,4,3,3]");
+
+  Model bad(22);
+  bad.input("x", {1, 2, 5, 5});
+  bad.input("w", {4, 2, 3, 3});
+  bad.input("off", {1, 18, 3, 3});
+  setInts(bad.node("DeformConv", {"x", "w", "off"}, {"y"}), "kernel_shape", {2, 2});
+  bad.output("y");
+  EXPECT_NE(bad.importError().find("kernel_shape [2,2] is not W's [3,3]"), std::string::npos)
+      << bad.importError();
+}
+
 }  // namespace
 }  // namespace nanoc::onnx_import

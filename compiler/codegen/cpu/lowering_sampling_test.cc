@@ -141,10 +141,10 @@ Attrs deformAttrs(Dims dilations, Dims strides, Dims pads, int64_t group, int64_
 }
 
 TEST(DeformConvLowering, GroupsOffsetGroupsBiasAndMask) {
-  // X [1, 4, 6, 7], W [6, 2, 3, 2] (group 2), offset_group 2; output 3 x 4
-  // with stride (2, 2), pads (1, 0, 1, 1), dilation (1, 2).
+  // X [1, 4, 6, 7], W [6, 2, 3, 2] (group 2), offset_group 2,
+  // with stride (2, 2), pads (1, 0, 1, 1), dilation (1, 2): output 3 x 3.
   const Attrs a = deformAttrs({1, 2}, {2, 2}, {1, 0, 1, 1}, 2, 2);
-  Dims x = {1, 4, 6, 7}, w = {6, 2, 3, 2}, off = {1, 2 * 6 * 2, 3, 2}, mask = {1, 2 * 6, 3, 2};
+  Dims x = {1, 4, 6, 7}, w = {6, 2, 3, 2}, off = {1, 2 * 6 * 2, 3, 3}, mask = {1, 2 * 6, 3, 3};
   expectLoweringMatchesReference("DeformConv", {f32(x), f32(w), f32(off)}, a, 1);
   expectLoweringMatchesReference("DeformConv", {f32(x), f32(w), f32(off), f32({6})}, a, 2);
   expectLoweringMatchesReference("DeformConv", {f32(x), f32(w), f32(off), f32({6}), f32(mask)}, a,

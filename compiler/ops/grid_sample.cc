@@ -169,8 +169,10 @@ OpSchema makeGridSampleSchema() {
 OpSchema makeCol2ImSchema();      // col2im.cc
 OpSchema makeRoiAlignSchema();    // roi_align.cc
 OpSchema makeDeformConvSchema();  // deform_conv.cc
+OpSchema makeAffineGridSchema();  // affine_grid.cc
 std::vector<OpSchema> samplingSchemas() {
-  return {makeGridSampleSchema(), makeCol2ImSchema(), makeRoiAlignSchema(), makeDeformConvSchema()};
+  return {makeGridSampleSchema(), makeCol2ImSchema(), makeRoiAlignSchema(), makeDeformConvSchema(),
+          makeAffineGridSchema()};
 }
 
 }  // namespace nanoc

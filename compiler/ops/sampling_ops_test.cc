@@ -301,5 +301,29 @@ TEST(ReferenceDeformConv, ZeroOffsetsAreAConvolutionAndHalfPixelOffsetsInterpola
   expectNear(y, {5, 3, 3.5f, 2});
 }
 
+// ---- AffineGrid ----
+
+TEST(ReferenceAffineGrid, IdentityThetaGivesTheBaseGrid) {
+  OneNode one("AffineGrid", {f32({1, 2, 3})},
+              {{"size", Dims{1, 1, 2, 3}}, {"align_corners", int64_t{0}}});
+  inferNode(*one.node);
+  EXPECT_EQ(one.node->outputs[0]->type.str(), "f32[1,2,3,2]");
+  std::vector<float> theta = {1, 0, 0, 0, 1, 0}, y(12);
+  findOp("AffineGrid")->reference(*one.node, {theta.data()}, {y.data()});
+  // x = -1 + (2 i + 1) / 3 along W, y = -1 + (2 j + 1) / 2 along H.
+  expectNear(y, {-2.0f / 3, -0.5f, 0, -0.5f, 2.0f / 3, -0.5f,  //
+                 -2.0f / 3, 0.5f, 0, 0.5f, 2.0f / 3, 0.5f});
+  // align_corners, with a translation of (0.5, -1) and a size-1 axis.
+  OneNode two("AffineGrid", {f32({1, 2, 3})},
+              {{"size", Dims{1, 1, 1, 3}}, {"align_corners", int64_t{1}}});
+  inferNode(*two.node);
+  std::vector<float> shift = {1, 0, 0.5f, 0, 1, -1}, z(6);
+  findOp("AffineGrid")->reference(*two.node, {shift.data()}, {z.data()});
+  expectNear(z, {-0.5f, -2, 0.5f, -2, 1.5f, -2});
+  expectInferError("AffineGrid", {f32({1, 2, 3})},
+                   {{"size", Dims{1, 1, 2, 3, 4}}, {"align_corners", int64_t{0}}},
+                   "theta must be [1, 3, 4]");
+}
+
 }  // namespace
 }  // namespace nanoc

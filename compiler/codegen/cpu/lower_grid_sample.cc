@@ -256,6 +256,7 @@ using LoweringList = std::vector<std::pair<std::string, Lowering>>;
 Lowering makeCol2ImLowering();      // lower_col2im.cc
 Lowering makeRoiAlignLowering();    // lower_roi_align.cc
 Lowering makeDeformConvLowering();  // lower_deform_conv.cc
+Lowering makeAffineGridLowering();  // lower_affine_grid.cc
 
 LoweringList samplingLowerings() {
   LoweringList list;
@@ -263,6 +264,7 @@ LoweringList samplingLowerings() {
   list.emplace_back("Col2Im", makeCol2ImLowering());
   list.emplace_back("RoiAlign", makeRoiAlignLowering());
   list.emplace_back("DeformConv", makeDeformConvLowering());
+  list.emplace_back("AffineGrid", makeAffineGridLowering());
   return list;
 }
 

@@ -1,7 +1,7 @@
 // The sampling lowerings against the ops' reference implementations on
 // random inputs: GridSample in every mode and padding, with and without
 // align_corners, over 1 to 3 spatial dims, grids reaching outside the image,
-// and f64 / f16 operands; Col2Im; RoiAlign on ROIs partly outside the map; DeformConv.
+// and f64 / f16 operands; Col2Im; RoiAlign on ROIs partly outside the map; DeformConv; AffineGrid.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -154,6 +154,22 @@ TEST(DeformConvLowering, GroupsOffsetGroupsBiasAndMask) {
       "DeformConv",
       {{DType::F64, {2, 3, 4, 4}}, {DType::F64, {2, 3, 2, 2}}, {DType::F64, {2, 8, 3, 3}}},
       deformAttrs({1, 1}, {1, 1}, {0, 0, 0, 0}, 1, 1), 4, -3.0f, 3.0f);
+}
+
+// ---------------------------------------------------------------- AffineGrid
+
+TEST(AffineGridLowering, TwoAndThreeDimensionsBothAlignments) {
+  for (int64_t align : {0, 1}) {
+    expectLoweringMatchesReference("AffineGrid", {f32({2, 2, 3})},
+                                   {{"size", Dims{2, 3, 5, 7}}, {"align_corners", align}},
+                                   10 + static_cast<uint64_t>(align));
+    expectLoweringMatchesReference("AffineGrid", {f32({1, 3, 4})},
+                                   {{"size", Dims{1, 1, 3, 1, 6}}, {"align_corners", align}},
+                                   20 + static_cast<uint64_t>(align));
+  }
+  expectLoweringMatchesReference("AffineGrid", {{DType::F64, {1, 2, 3}}},
+                                 {{"size", Dims{1, 1, 64, 300}}, {"align_corners", int64_t{0}}},
+                                 30);
 }
 
 }  // namespace

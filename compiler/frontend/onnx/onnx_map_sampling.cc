@@ -1,7 +1,6 @@
 // ONNX -> IR mappings of the sampling and image-patch operators: GridSample
-// (opsets 16, 20, 22), AffineGrid (20), which is a MatMul of a constant base
-// grid with the transposed theta, Col2Im (18), RoiAlign (10, 16, 22) and
-// DeformConv (19, 22).
+// (opsets 16, 20, 22), AffineGrid (20), Col2Im (18), RoiAlign (10, 16, 22)
+// and DeformConv (19, 22).
 #include <cstring>
 #include <optional>
 #include <string>
@@ -10,7 +9,6 @@
 #include "compiler/frontend/onnx/onnx_mapping_util.h"
 #include "compiler/frontend/onnx/onnx_node_importer.h"
 #include "compiler/ir/error.h"
-#include "compiler/ops/elementwise_table.h"
 
 namespace nanoc::onnx_import {
 namespace {
@@ -35,52 +33,13 @@ void mapGridSample(NodeImporter& n) {
                 {"align_corners", int64_t{n.intAttr("align_corners", 0) != 0}}});
 }
 
-// grid[n, o..., k] = sum_j theta[n, k, j] * base[o..., j]: base holds each
-// output position's normalized coordinates (innermost axis first) and a 1.
+// AffineGrid (20): size must be a constant; the IR op computes the base grid
+// inline.
 void mapAffineGrid(NodeImporter& n) {
   Value* theta = n.requiredInput(0, "theta");
   std::vector<int64_t> size = constantInts(n, n.requiredInput(1, "size"), "size");
-  if (size.size() != 4 && size.size() != 5)
-    n.fail("size must be [N, C, H, W] or [N, C, D, H, W], got " + dimsStr(size));
-  const size_t r = size.size() - 2;
-  const int64_t batch = size[0];
-  if (theta->type.dims !=
-      std::vector<int64_t>{batch, static_cast<int64_t>(r), static_cast<int64_t>(r + 1)})
-    n.fail("theta must be [" + std::to_string(batch) + ", " + std::to_string(r) + ", " +
-           std::to_string(r + 1) + "] for size " + dimsStr(size) + ", got " + theta->type.str());
-  const DType dt = theta->type.dtype;
-  if (dt != DType::F32 && dt != DType::F64 && dt != DType::F16 && dt != DType::BF16)
-    n.fail("theta must be a float tensor, got " + theta->type.str());
-  std::vector<int64_t> spatial(size.begin() + 2, size.end());
-  for (int64_t d : spatial)
-    if (d < 0) n.fail("size " + dimsStr(size) + " has a negative dim");
-  const bool align = n.intAttr("align_corners", 0) != 0;
-  const int64_t positions = product(spatial, 0, r);
-  TensorType base_type{dt, {positions, static_cast<int64_t>(r + 1)}};
-  n.reserveMadeConstant(base_type.bytes(), "base grid " + base_type.str());
-  std::vector<uint8_t> bytes(static_cast<size_t>(base_type.bytes()));
-  for (int64_t p = 0; p < positions; ++p) {
-    int64_t rem = p;
-    for (size_t a = r; a-- > 0;) {
-      int64_t d = spatial[a], i = rem % d;
-      rem /= d;
-      double v =
-          align ? (d > 1 ? -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(d - 1) : -1.0)
-                : -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(d);
-      storeScalar(dt, Scalar::ofFloat(v), bytes.data(),
-                  p * static_cast<int64_t>(r + 1) + static_cast<int64_t>(r - 1 - a));
-    }
-    storeScalar(dt, Scalar::ofFloat(1.0), bytes.data(),
-                p * static_cast<int64_t>(r + 1) + static_cast<int64_t>(r));
-  }
-  Value* base = n.graph().addConstant(n.name() + "/base_grid", base_type, std::move(bytes));
-  Value* theta_t =
-      n.emit("Transpose", {theta}, {{"perm", std::vector<int64_t>{0, 2, 1}}}, "theta_t");
-  Value* flat = n.emit("MatMul", {base, theta_t}, {}, "grid");
-  std::vector<int64_t> dims = {batch};
-  dims.insert(dims.end(), spatial.begin(), spatial.end());
-  dims.push_back(static_cast<int64_t>(r));
-  n.emitResult("Reshape", {flat}, {{"shape", dims}}, "reshape");
+  n.emitResult("AffineGrid", {theta},
+               {{"size", size}, {"align_corners", int64_t{n.intAttr("align_corners", 0) != 0}}});
 }
 
 // Col2Im (18): image_shape and block_shape must be constants; the window

@@ -31,6 +31,7 @@ std::vector<OpSchema> reductionSchemas();      // reductions.cc
 std::vector<OpSchema> dataMovementSchemas();   // data_movement.cc
 std::vector<OpSchema> normalizationSchemas();  // normalizations.cc
 std::vector<OpSchema> quantizationSchemas();   // quantization.cc
+std::vector<OpSchema> samplingSchemas();       // grid_sample.cc
 
 namespace {
 
@@ -50,7 +51,7 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
     }
     for (std::vector<OpSchema> (*family)() :
          {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas,
-          quantizationSchemas})
+          quantizationSchemas, samplingSchemas})
       for (OpSchema& schema : family()) {
         std::string name = schema.name;
         t.emplace(std::move(name), std::move(schema));

@@ -1235,6 +1235,48 @@ def qdq_conv():
                  opset=13)
 
 
+# ---- sampling: GridSample, AffineGrid, Col2Im --------------------------------
+
+
+@case(ranges={"grid": (0.0, 1.3, True)})
+def gridsample_bicubic_reflection():
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], name="gridsample_0",
+                            mode="cubic", padding_mode="reflection")
+    return model("gridsample_bicubic_reflection", [node],
+                 [vi("x", (2, 3, 7, 9)), vi("grid", (2, 5, 6, 2))], [vi("y", (2, 3, 5, 6))],
+                 opset=20)
+
+
+@case(ranges={"grid": (0.0, 1.2, True)})
+def gridsample_bilinear_border_opset16():
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], name="gridsample_0",
+                            mode="bilinear", padding_mode="border", align_corners=1)
+    return model("gridsample_bilinear_border_opset16", [node],
+                 [vi("x", (1, 4, 6, 5)), vi("grid", (1, 8, 3, 2))], [vi("y", (1, 4, 8, 3))],
+                 opset=16)
+
+
+@case(ranges={"theta": (0.0, 1.0, True)})
+def affine_grid_then_gridsample():
+    # The detection-head pattern: theta -> AffineGrid -> GridSample.
+    ag = helper.make_node("AffineGrid", ["theta", "size"], ["grid"], name="affine_grid_0")
+    gs = helper.make_node("GridSample", ["x", "grid"], ["y"], name="gridsample_0")
+    return model("affine_grid_then_gridsample", [ag, gs],
+                 [vi("theta", (2, 2, 3)), vi("x", (2, 3, 8, 8))], [vi("y", (2, 3, 4, 5))],
+                 [init("size", np.array([2, 3, 4, 5], dtype=np.int64))], opset=20)
+
+
+@case()
+def col2im_strides_pads():
+    node = helper.make_node("Col2Im", ["x", "image_shape", "block_shape"], ["y"],
+                            name="col2im_0", strides=[2, 1], pads=[1, 0, 1, 1], dilations=[1, 2])
+    # blocks: (6 + 2 - 3) // 2 + 1 = 3 and (7 + 1 - 3) // 1 + 1 = 6
+    return model("col2im_strides_pads", [node], [vi("x", (2, 3 * 6, 18))],
+                 [vi("y", (2, 3, 6, 7))],
+                 [init("image_shape", np.array([6, 7], dtype=np.int64)),
+                  init("block_shape", np.array([3, 2], dtype=np.int64))], opset=18)
+
+
 # ---- whole graphs ----------------------------------------------------------
 
 

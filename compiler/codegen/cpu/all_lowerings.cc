@@ -36,6 +36,7 @@ LoweringList reductionLowerings();         // lower_reductions.cc
 LoweringList dataMovementLowerings();      // lower_data_movement.cc
 LoweringList normalizationLowerings();     // lower_normalizations.cc
 LoweringList quantizationLowerings();      // lower_quantization.cc
+LoweringList samplingLowerings();          // lower_grid_sample.cc
 
 const Lowering* findLowering(std::string_view op) {
   static const std::map<std::string, Lowering, std::less<>> table = [] {
@@ -58,7 +59,7 @@ const Lowering* findLowering(std::string_view op) {
     };
     for (LoweringList (*family)() :
          {elementwiseTableLowerings, reductionLowerings, dataMovementLowerings,
-          normalizationLowerings, quantizationLowerings})
+          normalizationLowerings, quantizationLowerings, samplingLowerings})
       for (auto& [name, lowering] : family()) t.emplace(name, std::move(lowering));
     return t;
   }();

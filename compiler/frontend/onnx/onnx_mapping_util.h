@@ -45,5 +45,6 @@ MappingList spatialMappings();
 MappingList shapeMappings();
 MappingList quantizationMappings();
 MappingList recurrentMappings();
+MappingList samplingMappings();  // onnx_map_sampling.cc
 
 }  // namespace nanoc::onnx_import

@@ -304,7 +304,7 @@ const std::map<std::string_view, OpMapping>& mappings() {
     // Each family of operators lists its own mappings (onnx_map_*.cc).
     for (const auto& family : {elementwiseMappings(), reductionMappings(), dataMovementMappings(),
                                normalizationMappings(), spatialMappings(), shapeMappings(),
-                               quantizationMappings(), recurrentMappings()})
+                               quantizationMappings(), recurrentMappings(), samplingMappings()})
       for (const auto& [op, mapping] : family) t.emplace(op, mapping);
     return t;
   }();

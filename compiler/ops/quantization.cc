@@ -22,7 +22,9 @@ QuantGranularity quantGranularity(const Node& node) {
   const TensorType& x = inputType(node, 0);
   const TensorType& scale = inputType(node, 1);
   const Value* zp = node.inputs.size() > 2 ? node.inputs[2] : nullptr;
-  if (zp && zp->type.dims != scale.dims)
+  // One-element scale and zero point are per-tensor whatever their ranks
+  // (ONNX's tests pair a scalar scale with a [1] zero point).
+  if (zp && zp->type.dims != scale.dims && !(zp->type.numel() == 1 && scale.numel() == 1))
     failNode(node, "zero point " + zp->type.str() + " must have the shape of scale " + scale.str());
   int64_t axis = node.i("axis");
   int64_t block = node.i("block_size");

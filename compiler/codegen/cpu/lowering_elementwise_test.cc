@@ -96,8 +96,11 @@ TEST(ElementwiseLowering, TanhIsRelativelyAccurateNearZero) {
 // the attributes its mapping fills in.
 TEST(ElementwiseLowering, EveryTableRowOnEveryDtypeItAccepts) {
   const std::vector<DType> dtypes = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,
-                                     DType::I16, DType::I32, DType::I64, DType::U8,   DType::U16,
-                                     DType::U32, DType::U64, DType::Bool};
+                                     DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
+                                     DType::U32, DType::U64, DType::Bool,
+                                     // The rows that take any dtype (Cast, Equal, Where):
+                                     DType::I4, DType::U4, DType::I2, DType::U2, DType::F4E2M1,
+                                     DType::F8E4M3FN, DType::F8E5M2FNUZ};
   const std::map<std::string, std::map<std::string, Attr>> attrs = {
       {"Elu", {{"alpha", 0.7}}},
       {"Celu", {{"alpha", 1.3}}},

@@ -37,8 +37,9 @@ constexpr char kUsage[] =
     "                           the file name without its extension\n"
     "  --input NAME=FILE.npy    the model input NAME, read from FILE.npy (C order,\n"
     "                           dtype <f4 <f8 <f2 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8\n"
-    "                           |b1, <V2 for bf16 and |V1 for a float8 type, as\n"
-    "                           numpy saves ml_dtypes' arrays). Every model\n"
+    "                           |b1, <V2 for bf16 and |V1 for a float8, 4-bit or\n"
+    "                           2-bit type, as numpy saves ml_dtypes' arrays, one\n"
+    "                           byte an element). Every model\n"
     "                           input must be given exactly once; its dtype and\n"
     "                           shape must equal the model's\n"
     "  --output-dir DIR         where outputs are written (default: the current\n"
@@ -174,6 +175,11 @@ double Checksum(nanort_dtype dtype, const uint8_t* data, uint64_t count) {
       case NANORT_F8E4M3FNUZ:
       case NANORT_F8E5M2:
       case NANORT_F8E5M2FNUZ:
+      case NANORT_I4:
+      case NANORT_U4:
+      case NANORT_I2:
+      case NANORT_U2:
+      case NANORT_F4E2M1:
         sum += data[i];  // the codes: a checksum, not a value
         break;
     }
@@ -356,9 +362,11 @@ int Run(const Options& opt) {
     if (!array.data.empty())
       std::memcpy(input_data.back().data(), array.data.data(), array.data.size());
     input_dims[i] = array.shape;
-    // A one-byte void '|V1' (or '<f1') is any float8 type: the model's says which.
-    auto is_float8 = [](nanort_dtype d) { return d >= NANORT_F8E4M3FN && d <= NANORT_F8E5M2FNUZ; };
-    if (is_float8(array.dtype) && is_float8(input_info[i].dtype)) array.dtype = input_info[i].dtype;
+    // A one-byte void '|V1' (or '<f1') is any float8 or sub-byte type (ml_dtypes'
+    // arrays): the model's says which.
+    auto is_raw_byte = [](nanort_dtype d) { return d >= NANORT_F8E4M3FN && d <= NANORT_F4E2M1; };
+    if (is_raw_byte(array.dtype) && is_raw_byte(input_info[i].dtype))
+      array.dtype = input_info[i].dtype;
     inputs[i] = {input_data.back().data(), array.dtype, static_cast<uint32_t>(input_dims[i].size()),
                  input_dims[i].data()};
   }

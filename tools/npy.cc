@@ -30,12 +30,18 @@ struct DescrEntry {
 // holds bf16 tensors, save as a 2-byte void '<V2', so that is bf16 here.
 constexpr DescrEntry kDescrs[] = {
     {NANORT_BF16, "V2", 2, "<V2"},
-    // Likewise every float8 type saves as '|V1'; nanort-run reads it as the
-    // model's float8 type. Written for each of them.
+    // Likewise every float8 and sub-byte type (ml_dtypes' int4, uint4,
+    // int2, uint2, float4_e2m1fn: one byte an element) saves as '|V1';
+    // nanort-run reads it as the model's one-byte type. Written for each.
     {NANORT_F8E4M3FN, "V1", 1, "|V1"},
     {NANORT_F8E4M3FNUZ, "V1", 1, "|V1"},
     {NANORT_F8E5M2, "V1", 1, "|V1"},
     {NANORT_F8E5M2FNUZ, "V1", 1, "|V1"},
+    {NANORT_I4, "V1", 1, "|V1"},
+    {NANORT_U4, "V1", 1, "|V1"},
+    {NANORT_I2, "V1", 1, "|V1"},
+    {NANORT_U2, "V1", 1, "|V1"},
+    {NANORT_F4E2M1, "V1", 1, "|V1"},
     {NANORT_F8E5M2, "f1", 1, "<f1"},  // ml_dtypes' float8_e5m2 claims a float code
     {NANORT_F32, "f4", 4, "<f4"},
     {NANORT_F16, "f2", 2, "<f2"},
@@ -230,7 +236,8 @@ class HeaderParser {
 
 bool DtypeFromDescr(const std::string& descr, nanort_dtype* dtype, std::string* error) {
   const char* supported =
-      "supported: <f4 <f8 <f2 <V2 (bf16) |V1 (float8) |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1";
+      "supported: <f4 <f8 <f2 <V2 (bf16) |V1 (float8, 4- and 2-bit types) |i1 <i2 <i4 <i8 |u1 <u2 "
+      "<u4 <u8 |b1";
   if (descr.size() < 2) {
     *error = "dtype '" + Printable(descr) + "' is not supported (" + supported + ")";
     return false;

@@ -64,6 +64,16 @@ const char* dtypeEnum(DType t) {
       return "NANORT_F8E5M2";
     case DType::F8E5M2FNUZ:
       return "NANORT_F8E5M2FNUZ";
+    case DType::I4:
+      return "NANORT_I4";
+    case DType::U4:
+      return "NANORT_U4";
+    case DType::I2:
+      return "NANORT_I2";
+    case DType::U2:
+      return "NANORT_U2";
+    case DType::F4E2M1:
+      return "NANORT_F4E2M1";
   }
   return "?";
 }

@@ -5,7 +5,7 @@
 namespace nanoc {
 namespace {
 
-constexpr std::array<DTypeInfo, 17> kDTypes = {{
+constexpr std::array<DTypeInfo, 22> kDTypes = {{
     {DType::F32, "f32", 4},
     {DType::F16, "f16", 2},
     {DType::BF16, "bf16", 2},
@@ -23,6 +23,11 @@ constexpr std::array<DTypeInfo, 17> kDTypes = {{
     {DType::F8E4M3FNUZ, "f8e4m3fnuz", 1},
     {DType::F8E5M2, "f8e5m2", 1},
     {DType::F8E5M2FNUZ, "f8e5m2fnuz", 1},
+    {DType::I4, "i4", 1},
+    {DType::U4, "u4", 1},
+    {DType::I2, "i2", 1},
+    {DType::U2, "u2", 1},
+    {DType::F4E2M1, "f4e2m1", 1},
 }};
 
 }  // namespace

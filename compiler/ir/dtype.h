@@ -25,7 +25,14 @@ enum class DType : uint8_t {
   F8E4M3FN = 13,
   F8E4M3FNUZ = 14,
   F8E5M2 = 15,
-  F8E5M2FNUZ = 16
+  F8E5M2FNUZ = 16,
+  // Sub-byte types, stored one element a byte (as ml_dtypes holds them): the
+  // code in the low bits (two's complement for I4 and I2), the rest zero.
+  I4 = 17,
+  U4 = 18,
+  I2 = 19,
+  U2 = 20,
+  F4E2M1 = 21
 };
 
 struct DTypeInfo {

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "compiler/ir/error.h"
+#include "compiler/ir/subbyte.h"
 
 namespace nanoc {
 namespace {
@@ -193,6 +194,15 @@ void appendElement(std::string& out, DType dtype, const uint8_t* p) {
     case DType::F8E5M2:
     case DType::F8E5M2FNUZ:
       appendHexBits(out, *p, 2);
+      return;
+    case DType::I4:
+    case DType::U4:
+    case DType::I2:
+    case DType::U2:
+      out += std::to_string(subByteIntValue(*p, dtype));
+      return;
+    case DType::F4E2M1:
+      appendHexBits(out, *p & 0xf, 1);
       return;
     case DType::Bool:
       if (*p == 0)
@@ -863,6 +873,24 @@ class Parser {
         if (!bits)
           fail(tok, std::string(dtypeName(dtype)) +
                         " elements are written as bit patterns such as 0x38");
+        *p = static_cast<uint8_t>(*bits);
+        return;
+      }
+      case DType::I4:
+        *p = subByteIntCode(intIn(-8, 7), dtype);
+        return;
+      case DType::U4:
+        *p = subByteIntCode(intIn(0, 15), dtype);
+        return;
+      case DType::I2:
+        *p = subByteIntCode(intIn(-2, 1), dtype);
+        return;
+      case DType::U2:
+        *p = subByteIntCode(intIn(0, 3), dtype);
+        return;
+      case DType::F4E2M1: {
+        auto bits = parseHexBits(tok, 1);
+        if (!bits) fail(tok, "f4e2m1 elements are written as bit patterns such as 0x2");
         *p = static_cast<uint8_t>(*bits);
         return;
       }

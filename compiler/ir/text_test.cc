@@ -93,6 +93,9 @@ TEST(TextRoundTrip, ConstantsOfEveryDtypeKeepTheirBytes) {
       "i64", type(DType::I64, {2, 1}),
       bytesOf<int64_t>({std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}));
   g.addConstant("bool", type(DType::Bool, {3}), bytesOf<uint8_t>({1, 0, 2}));
+  g.addConstant("i4", type(DType::I4, {3}), bytesOf<uint8_t>({0x08, 0x0f, 0x07}));
+  g.addConstant("u2", type(DType::U2, {2}), bytesOf<uint8_t>({0, 3}));
+  g.addConstant("f4", type(DType::F4E2M1, {2}), bytesOf<uint8_t>({0x7, 0xf}));
   g.addConstant("scalar", type(DType::I64, {}), bytesOf<int64_t>({-7}));
   g.addConstant("empty", type(DType::F32, {0, 3}), {});
   g.addConstant("splat", type(DType::F32, {2, 3}), bytesOf<float>(std::vector<float>(6, 0.25f)));
@@ -108,6 +111,9 @@ TEST(TextRoundTrip, ConstantsOfEveryDtypeKeepTheirBytes) {
       << text;
   EXPECT_NE(text.find("%f16 = constant f16[3] dense<[0x3c00, 0x7e01, 0x8000]>"), std::string::npos);
   EXPECT_NE(text.find("%bool = constant bool[3] dense<[true, false, 2]>"), std::string::npos);
+  EXPECT_NE(text.find("%i4 = constant i4[3] dense<[-8, -1, 7]>"), std::string::npos) << text;
+  EXPECT_NE(text.find("%u2 = constant u2[2] dense<[0, 3]>"), std::string::npos);
+  EXPECT_NE(text.find("%f4 = constant f4e2m1[2] dense<[0x7, 0xf]>"), std::string::npos);
   EXPECT_NE(text.find("%scalar = constant i64[] dense<[-7]>"), std::string::npos);
   EXPECT_NE(text.find("%empty = constant f32[0,3] dense<[]>"), std::string::npos);
   EXPECT_NE(text.find("%splat = constant f32[2,3] dense<0.25>"), std::string::npos);

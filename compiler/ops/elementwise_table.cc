@@ -11,6 +11,7 @@
 #include "compiler/ir/error.h"
 #include "compiler/ir/float8.h"
 #include "compiler/ir/op_registry.h"
+#include "compiler/ir/subbyte.h"
 #include "compiler/ops/broadcast.h"
 #include "compiler/ops/schema_checks.h"
 
@@ -19,7 +20,9 @@ namespace nanoc {
 bool isSignedDType(DType d) {
   return d == DType::I8 || d == DType::I16 || d == DType::I32 || d == DType::I64;
 }
-bool isUnsignedDType(DType d) { return !isFloatDType(d) && !isSignedDType(d) && !isFloat8(d); }
+bool isUnsignedDType(DType d) {
+  return !isFloatDType(d) && !isSignedDType(d) && !isFloat8(d) && !isSubByte(d);
+}
 
 double Scalar::asDouble() const {
   switch (kind) {
@@ -95,13 +98,38 @@ Scalar loadScalar(DType dtype, const void* data, int64_t index) {
     case DType::F8E5M2:
     case DType::F8E5M2FNUZ:
       return Scalar::ofFloat(float8ToDouble(loadAs<uint8_t>(data, index), dtype));
+    case DType::I4:
+    case DType::I2:
+      return Scalar::ofSigned(subByteIntValue(loadAs<uint8_t>(data, index), dtype));
+    case DType::U4:
+    case DType::U2:
+      return Scalar::ofUnsigned(
+          static_cast<uint64_t>(subByteIntValue(loadAs<uint8_t>(data, index), dtype)));
+    case DType::F4E2M1:
+      return Scalar::ofFloat(float4e2m1ToDouble(loadAs<uint8_t>(data, index)));
   }
   return {};
 }
 
 Scalar convertScalar(const Scalar& v, DType to) {
   if (to == DType::Bool) return Scalar::ofBool(v.truthy());
-  if (isFloatDType(to) || isFloat8(to)) return Scalar::ofFloat(v.asDouble());
+  if (isFloatDType(to) || isFloat8(to) || to == DType::F4E2M1) return Scalar::ofFloat(v.asDouble());
+  if (isSubByteInt(to)) {
+    // Float truncates toward zero, saturating to i64 (NaN gives 0), as the
+    // generated code does; then every value wraps to the type's width (ONNX's
+    // integer narrowing; ml_dtypes' float -> int4 wraps alike).
+    int64_t wide = 0;
+    if (v.kind == Scalar::Float)
+      wide = v.f >= 9223372036854775808.0 ? INT64_MAX
+             : std::isnan(v.f)
+                 ? 0
+                 : static_cast<int64_t>(std::trunc(std::fmax(v.f, -9223372036854775808.0)));
+    else
+      wide = v.kind == Scalar::Signed ? v.i : static_cast<int64_t>(v.u);
+    int64_t value = subByteIntValue(subByteIntCode(wide, to), to);
+    return to == DType::I4 || to == DType::I2 ? Scalar::ofSigned(value)
+                                              : Scalar::ofUnsigned(static_cast<uint64_t>(value));
+  }
   // Float to int truncates toward zero and saturates to the target's range
   // (NaN gives 0), as the generated code does; ONNX leaves out-of-range
   // values undefined.
@@ -168,6 +196,15 @@ void storeScalar(DType dtype, const Scalar& value, void* data, int64_t index, bo
       // Through f32 first, as the generated code computes (double rounding
       // cannot change a result at float8's precision).
       return storeAs(doubleToFloat8(static_cast<float>(v.f), dtype, saturate), data, index);
+    case DType::I4:
+    case DType::I2:
+      return storeAs(subByteIntCode(v.i, dtype), data, index);
+    case DType::U4:
+    case DType::U2:
+      return storeAs(subByteIntCode(static_cast<int64_t>(v.u), dtype), data, index);
+    case DType::F4E2M1:
+      // Through f32 first, as the generated code computes.
+      return storeAs(doubleToFloat4e2m1(static_cast<float>(v.f)), data, index);
   }
 }
 
@@ -537,7 +574,7 @@ bool accepts(DTypeClass c, DType d) {
     case C::Signed:
       return isFloatDType(d) || isSignedDType(d);
     case C::Numeric:
-      return d != DType::Bool && !isFloat8(d);
+      return d != DType::Bool && !isFloat8(d) && !isSubByte(d);
     case C::Integer:
       return isSignedDType(d) || (isUnsignedDType(d) && d != DType::Bool);
     case C::Unsigned:
@@ -578,7 +615,7 @@ DType resultDType(const ElementwiseOp& op, const Node& node) {
       return DType::Bool;
     case R::FromTo: {
       int64_t to = node.i("to");
-      if (to < 0 || to > static_cast<int64_t>(DType::F8E5M2FNUZ))
+      if (to < 0 || to > static_cast<int64_t>(DType::F4E2M1))
         failNode(node, "attribute 'to' (" + std::to_string(to) + ") is not a dtype");
       return static_cast<DType>(to);
     }

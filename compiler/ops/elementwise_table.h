@@ -70,15 +70,17 @@ const std::vector<ElementwiseOp>& elementwiseOps();
 
 // Reads element `index` of a dense buffer of `dtype`, widened; and the
 // inverse, narrowing (floats round to nearest even, ints wrap, bool is != 0;
-// float8 saturates to its largest finite value unless told not to).
+// float8 saturates to its largest finite value unless told not to, f4e2m1
+// always; a sub-byte int is read from and written to its byte's low bits).
 Scalar loadScalar(DType dtype, const void* data, int64_t index);
 void storeScalar(DType dtype, const Scalar& value, void* data, int64_t index, bool saturate = true);
 // Converts between kinds as Cast does (float to int truncates toward zero).
 Scalar convertScalar(const Scalar& value, DType to);
 
 // isFloatDType (float_elements.h): the float types that compute (f16, bf16,
-// f32, f64); the float8 types only convert (Cast, Equal, Where), and load as
-// Scalar::Float.
+// f32, f64); the float8 types and f4e2m1 only convert (Cast, Equal, Where),
+// and load as Scalar::Float; the sub-byte ints (i4, u4, i2, u2) likewise,
+// loading as Signed or Unsigned, and are in none of the three classes below.
 bool isSignedDType(DType dtype);    // signed ints
 bool isUnsignedDType(DType dtype);  // unsigned ints and bool
 

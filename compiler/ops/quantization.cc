@@ -8,7 +8,9 @@
 #include <limits>
 #include <string>
 
+#include "compiler/ir/float8.h"
 #include "compiler/ir/op_registry.h"
+#include "compiler/ir/subbyte.h"
 #include "compiler/ops/elementwise_table.h"
 #include "compiler/ops/schema_checks.h"
 
@@ -20,7 +22,9 @@ QuantGranularity quantGranularity(const Node& node) {
   const TensorType& x = inputType(node, 0);
   const TensorType& scale = inputType(node, 1);
   const Value* zp = node.inputs.size() > 2 ? node.inputs[2] : nullptr;
-  if (zp && zp->type.dims != scale.dims)
+  // One-element scale and zero point are per-tensor whatever their ranks
+  // (ONNX's tests pair a scalar scale with a [1] zero point).
+  if (zp && zp->type.dims != scale.dims && !(zp->type.numel() == 1 && scale.numel() == 1))
     failNode(node, "zero point " + zp->type.str() + " must have the shape of scale " + scale.str());
   int64_t axis = node.i("axis");
   int64_t block = node.i("block_size");
@@ -71,11 +75,22 @@ QuantRange quantRange(const Node& node, DType dtype) {
       return {0, 65535};
     case DType::I32:
       return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case DType::I4:
+      return {-8, 7};
+    case DType::U4:
+      return {0, 15};
+    case DType::I2:
+      return {-2, 1};
+    case DType::U2:
+      return {0, 3};
     default:
       failNode(node, "dtype " + std::string(dtypeName(dtype)) +
-                         " is not a supported quantized type (i8, u8, i16, u16, i32)");
+                         " is not a supported quantized type (i8, u8, i16, u16, i32, i4, u4, i2, "
+                         "u2, the float8 types, f4e2m1)");
   }
 }
+
+bool isQuantizedFloat(DType dtype) { return isFloat8(dtype) || dtype == DType::F4E2M1; }
 
 double roundHalfEven(double v) {
   double r = std::round(v);  // ties away from zero
@@ -124,7 +139,7 @@ bool isQuantFloat(DType d) { return d == DType::F32 || d == DType::F16 || d == D
 
 DType dtypeAttr(const Node& node, const char* key) {
   int64_t v = node.i(key);
-  if (v < 0 || v > static_cast<int64_t>(DType::U64))
+  if (v < 0 || v > static_cast<int64_t>(DType::F4E2M1))
     failNode(node, std::string("attribute '") + key + "' is not a dtype: " + std::to_string(v));
   return static_cast<DType>(v);
 }
@@ -137,7 +152,11 @@ void requireDType(const Node& node, size_t index, const char* role, bool ok) {
 
 // ---- QuantizeLinear: y = saturate(round(x / scale) + zero_point) ----
 // X, scale, zero_point?; axis, block_size, output_dtype, precision (the dtype
-// the division rounds to).
+// the division rounds to), saturate (float8 outputs only; default 1).
+// To an integer type, round half to even and clamp to the type's range; to a
+// float8 type or f4e2m1, x / scale + zero_point converted as Cast does (round
+// to nearest even; float8 past its range: saturate, or inf/NaN with saturate
+// 0; f4e2m1 always saturates).
 
 OpSchema makeQuantizeLinearSchema() {
   OpSchema s;
@@ -151,7 +170,7 @@ OpSchema makeQuantizeLinearSchema() {
     requireDType(node, 1, "scale", isQuantFloat(scale.dtype) || scale.dtype == DType::I32);
     DType out = dtypeAttr(node, "output_dtype");
     if (out == DType::I32) failNode(node, "output_dtype i32 is not a QuantizeLinear output type");
-    quantRange(node, out);
+    if (!isQuantizedFloat(out)) quantRange(node, out);
     DType precision = dtypeAttr(node, "precision");
     if (!isQuantFloat(precision) && precision != DType::F64)
       failNode(node, "precision " + std::string(dtypeName(precision)) +
@@ -168,7 +187,9 @@ OpSchema makeQuantizeLinearSchema() {
     DType xd = node.inputs[0]->type.dtype, sd = node.inputs[1]->type.dtype;
     DType od = static_cast<DType>(node.i("output_dtype"));
     DType precision = static_cast<DType>(node.i("precision"));
-    QuantRange range = quantRange(node, od);
+    const bool to_float = isQuantizedFloat(od);
+    const bool saturate = !node.has("saturate") || node.i("saturate") != 0;
+    QuantRange range = to_float ? QuantRange{} : quantRange(node, od);
     const void* zp = in.size() > 2 ? in[2] : nullptr;
     int64_t idx = 0;
     for (int64_t o = 0; o < g.outer; ++o)
@@ -177,6 +198,16 @@ OpSchema makeQuantizeLinearSchema() {
           int64_t si = g.scaleIndex(o, a, i);
           double x = roundTo(precision, loadScalar(xd, in[0], idx).asDouble());
           double scale = roundTo(precision, loadScalar(sd, in[1], si).asDouble());
+          if (to_float) {
+            // The sum in the division's compute type (f64 for f64, else
+            // f32), as the generated code adds.
+            double q = roundTo(precision, x / scale);
+            if (zp)
+              q = roundTo(precision == DType::F64 ? DType::F64 : DType::F32,
+                          q + loadScalar(od, zp, si).asDouble());
+            storeScalar(od, Scalar::ofFloat(q), out[0], idx, saturate);
+            continue;
+          }
           double q = roundHalfEven(roundTo(precision, x / scale));
           if (zp) q += loadScalar(od, zp, si).asDouble();
           storeScalar(od, Scalar::ofSigned(saturateQuantized(q, range)), out[0], idx);
@@ -188,6 +219,8 @@ OpSchema makeQuantizeLinearSchema() {
 // ---- DequantizeLinear: y = (x - zero_point) * scale ----
 // X, scale, zero_point?; axis, block_size, output_dtype. The difference is
 // exact, converted to f32 once, multiplied in f32 and rounded to the output.
+// From a float8 type or f4e2m1, x and the zero point are decoded to f32 and
+// the difference taken in f32.
 
 OpSchema makeDequantizeLinearSchema() {
   OpSchema s;
@@ -196,7 +229,7 @@ OpSchema makeDequantizeLinearSchema() {
   s.max_inputs = 3;
   s.infer = [](const Node& node) {
     const TensorType& x = inputType(node, 0);
-    quantRange(node, x.dtype);
+    if (!isQuantizedFloat(x.dtype)) quantRange(node, x.dtype);
     requireDType(node, 1, "scale", isQuantFloat(inputType(node, 1).dtype));
     DType out = dtypeAttr(node, "output_dtype");
     if (!isQuantFloat(out))
@@ -218,6 +251,13 @@ OpSchema makeDequantizeLinearSchema() {
       for (int64_t a = 0; a < g.axis_dim; ++a)
         for (int64_t i = 0; i < g.inner; ++i, ++idx) {
           int64_t si = g.scaleIndex(o, a, i);
+          if (isQuantizedFloat(xd)) {
+            auto v = static_cast<float>(loadScalar(xd, in[0], idx).f);
+            if (zp) v -= static_cast<float>(loadScalar(xd, zp, si).f);
+            float y = v * static_cast<float>(loadScalar(sd, in[1], si).f);
+            storeScalar(od, Scalar::ofFloat(y), out[0], idx);
+            continue;
+          }
           int64_t diff = convertScalar(loadScalar(xd, in[0], idx), DType::I64).i;
           if (zp) diff -= convertScalar(loadScalar(xd, zp, si), DType::I64).i;
           float scale = static_cast<float>(loadScalar(sd, in[1], si).f);

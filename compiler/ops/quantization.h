@@ -35,11 +35,16 @@ struct QuantGranularity {
 // the granularity. A scale of one element is per-tensor whatever its rank.
 QuantGranularity quantGranularity(const Node& node);
 
-// The saturation range of an integer quantized dtype (i8, u8, i16, u16, i32).
+// The saturation range of an integer quantized dtype (i8, u8, i16, u16, i32,
+// i4, u4, i2, u2); fails naming the node for any other dtype.
 struct QuantRange {
   int64_t lo = 0, hi = 0;
 };
 QuantRange quantRange(const Node& node, DType dtype);
+
+// The float types QuantizeLinear quantizes to and DequantizeLinear from: the
+// float8 types and f4e2m1 (converted as Cast does, no integer range).
+bool isQuantizedFloat(DType dtype);
 
 // Rounds a float to the nearest integer, ties to even, as ONNX quantization
 // does (std::nearbyint under the default rounding mode, spelled out).

@@ -1,8 +1,11 @@
 // The quantization family as a specification: shape rules, their errors, and
 // the references on small cases (the expected values are ONNX's reference
 // implementation's, onnx 1.23, except where a comment derives them).
+#include "compiler/ops/quantization.h"
+
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -28,9 +31,9 @@ Tensor tensor(DType dtype, Dims dims, const std::vector<double>& values) {
   t.bytes.resize(t.type.bytes());
   EXPECT_EQ(static_cast<int64_t>(values.size()), t.type.numel());
   for (size_t i = 0; i < values.size(); ++i) {
-    Scalar s = isFloatDType(dtype)    ? Scalar::ofFloat(values[i])
-               : isSignedDType(dtype) ? Scalar::ofSigned(static_cast<int64_t>(values[i]))
-                                      : Scalar::ofUnsigned(static_cast<uint64_t>(values[i]));
+    Scalar s = isFloatDType(dtype) || isQuantizedFloat(dtype) ? Scalar::ofFloat(values[i])
+               : values[i] < 0 ? Scalar::ofSigned(static_cast<int64_t>(values[i]))
+                               : Scalar::ofUnsigned(static_cast<uint64_t>(values[i]));
     storeScalar(dtype, s, t.bytes.data(), static_cast<int64_t>(i));
   }
   return t;
@@ -158,6 +161,49 @@ TEST(QuantizeLinear, PrecisionRoundsTheQuotient) {
             V{1000});
   EXPECT_EQ(run("QuantizeLinear", {x, scale}, quantAttrs(0, 0, DType::U16, DType::F32))[0],
             V{1001});
+}
+
+TEST(QuantizeLinear, SubByteIntsRoundAndSaturateToTheirRanges) {
+  // Rounded half to even: 0, 2, 4, -2, 30, -30, 7, -9; + 1, clamped to [-8, 7].
+  auto y = run("QuantizeLinear",
+               {tensor(DType::F32, {8}, {0, 2.5, 3.5, -2.5, 30, -30, 7, -9}),
+                tensor(DType::F32, {}, {1}), tensor(DType::I4, {1}, {1})},
+               quantAttrs(0, 0, DType::I4));
+  EXPECT_EQ(y[0], (V{1, 3, 5, -1, 7, -8, 7, -8}));
+  y = run("QuantizeLinear",
+          {tensor(DType::F32, {4}, {-1, 0.5, 1.5, 5}), tensor(DType::F32, {}, {1})},
+          quantAttrs(0, 0, DType::U2));
+  EXPECT_EQ(y[0], (V{0, 0, 2, 3}));
+}
+
+TEST(QuantizeLinear, ToFloatTypesConvertsAsCast) {
+  // ONNX's test_quantizelinear_float4e2m1: per-axis scales 2, 3, 4.
+  auto y =
+      run("QuantizeLinear",
+          {tensor(DType::F32, {3, 4}, {0, 2.5, 4.8, 8.6, -30, -20, 6, 9, -0.0, -2.5, -4.8, -8.6}),
+           tensor(DType::F32, {3}, {2, 3, 4}), tensor(DType::F4E2M1, {3}, {0, 0, 0})},
+          quantAttrs(0, 0, DType::F4E2M1));
+  EXPECT_EQ(y[0], (V{0, 1, 2, 4, -6, -6, 2, 3, 0, -0.5, -1, -2}));
+  // Past float8's range: the largest finite value, or NaN with saturate 0.
+  Attrs a = quantAttrs(0, 0, DType::F8E4M3FN);
+  y = run("QuantizeLinear", {tensor(DType::F32, {2}, {1000, 0.3}), tensor(DType::F32, {}, {1})}, a);
+  EXPECT_EQ(y[0], (V{448, 0.3125}));
+  a["saturate"] = int64_t{0};
+  y = run("QuantizeLinear", {tensor(DType::F32, {2}, {1000, 0.3}), tensor(DType::F32, {}, {1})}, a);
+  EXPECT_TRUE(std::isnan(y[0][0]));
+}
+
+TEST(DequantizeLinear, FromSubByteAndFloatTypes) {
+  // A scalar scale with a [1] zero point is per-tensor.
+  auto y = run("DequantizeLinear",
+               {tensor(DType::I2, {4}, {-2, -1, 0, 1}), tensor(DType::F32, {}, {2}),
+                tensor(DType::I2, {1}, {1})},
+               dequantAttrs(0, 0, DType::F32));
+  EXPECT_EQ(y[0], (V{-6, -4, -2, 0}));
+  y = run("DequantizeLinear",
+          {tensor(DType::F8E4M3FN, {2}, {448, -0.5}), tensor(DType::F32, {}, {2})},
+          dequantAttrs(0, 0, DType::F32));
+  EXPECT_EQ(y[0], (V{896, -1}));
 }
 
 TEST(QuantizeLinear, TakesHalfAndI32Inputs) {

@@ -41,9 +41,10 @@ def compare_array(got: np.ndarray, want: np.ndarray, rtol: float, atol: float):
         return Mismatch(s, s)
     if want.size == 0:
         return None
-    # ml_dtypes' bfloat16 and float8 types are floats too (their kind is 'V').
+    # ml_dtypes' bfloat16, float8 and float4 types are floats too (their kind
+    # is 'V').
     floating = want.dtype.kind == "f" or want.dtype.name == "bfloat16" or \
-        want.dtype.name.startswith("float8")
+        want.dtype.name.startswith(("float8", "float4"))
     if want.dtype.name == "bfloat16":
         rtol = max(rtol, 2**-6)  # two bfloat16 ULPs, as ONNX's backend runner allows
     if floating:

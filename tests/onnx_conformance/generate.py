@@ -19,7 +19,8 @@ DIR receives, for every case (sorted by name):
 and DIR/manifest.json, which lists each case: its operator, tolerances, model,
 and every input and output (graph name, file, kind, dtype, shape). A value
 that .npy cannot carry for nanort-run (a sequence, an optional, a map, or a
-tensor of bfloat16, float8, 4-bit or string elements) is written instead in
+tensor of strings or of a type nanort has no dtype for, such as float8e8m0)
+is written instead in
 upstream's protobuf form (TensorProto, SequenceProto, OptionalProto, MapProto)
 as .pb, and its manifest entry says why (`npy: false`, `why`).
 
@@ -44,10 +45,12 @@ from onnx import numpy_helper
 # The element types nanort-run reads and writes as .npy (tools/npy.cc).
 NPY_DTYPES = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
               "float16", "float32", "float64"}
-# ml_dtypes' types, which numpy saves as raw bytes ('|V2', '|V1'): nanort-run
-# reads those as the model's bf16 or float8 dtype; run.py views them back
-# by the manifest's dtype name.
-RAW_DTYPES = {"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"}
+# ml_dtypes' types, which numpy saves as raw bytes ('|V2', '|V1'; the 4- and
+# 2-bit types unpacked, one element a byte): nanort-run reads those as the
+# model's bf16, float8 or sub-byte dtype; run.py views them back by the
+# manifest's dtype name.
+RAW_DTYPES = {"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+              "int4", "uint4", "int2", "uint2", "float4_e2m1fn"}
 
 EXPANDED_SUFFIX = re.compile(r"_expanded(_ver\d+)?$")
 

@@ -297,8 +297,8 @@ def write_tensor_proto(npy_path: str, value: dict, pb_path: str):
 
 
 def as_dtype(array, name: str):
-    """bf16 and float8 arrays travel as raw bytes ('|V2', '|V1'): view them as
-    the ml_dtypes type the manifest names."""
+    """bf16, float8 and the 4- and 2-bit types' arrays travel as raw bytes
+    ('|V2', '|V1'): view them as the ml_dtypes type the manifest names."""
     if array.dtype.kind == "V":
         import ml_dtypes
         return array.view(getattr(ml_dtypes, name))

@@ -33,7 +33,10 @@ TEST(Dtype, NamesAndSizesMatchTheSchemaNumbering) {
       {NANORT_U64, "u64"}};
   for (const auto& [dtype, name] : names) EXPECT_STREQ(nanort_dtype_name(dtype), name);
   EXPECT_STREQ(nanort_dtype_name(NANORT_F8E5M2FNUZ), "f8e5m2fnuz");
-  EXPECT_STREQ(nanort_dtype_name(static_cast<nanort_dtype>(17)), "?");
+  EXPECT_STREQ(nanort_dtype_name(NANORT_I4), "i4");
+  EXPECT_STREQ(nanort_dtype_name(NANORT_U2), "u2");
+  EXPECT_STREQ(nanort_dtype_name(NANORT_F4E2M1), "f4e2m1");
+  EXPECT_STREQ(nanort_dtype_name(static_cast<nanort_dtype>(22)), "?");
   EXPECT_STREQ(nanort_dtype_name(static_cast<nanort_dtype>(-1)), "?");
   EXPECT_EQ(nanort_dtype_size(NANORT_F32), 4u);
   EXPECT_EQ(nanort_dtype_size(NANORT_F16), 2u);
@@ -47,7 +50,9 @@ TEST(Dtype, NamesAndSizesMatchTheSchemaNumbering) {
   EXPECT_EQ(nanort_dtype_size(NANORT_U64), 8u);
   EXPECT_EQ(nanort_dtype_size(NANORT_F8E4M3FN), 1u);
   EXPECT_EQ(nanort_dtype_size(NANORT_F8E5M2FNUZ), 1u);
-  EXPECT_EQ(nanort_dtype_size(static_cast<nanort_dtype>(17)), 0u);
+  EXPECT_EQ(nanort_dtype_size(NANORT_I4), 1u);
+  EXPECT_EQ(nanort_dtype_size(NANORT_F4E2M1), 1u);
+  EXPECT_EQ(nanort_dtype_size(static_cast<nanort_dtype>(22)), 0u);
   EXPECT_EQ(nanort_dtype_size(static_cast<nanort_dtype>(200)), 0u);
 }
 

@@ -4,9 +4,11 @@
 #include <llvm/IR/Module.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/float8.h"
+#include "compiler/ir/subbyte.h"
 
 namespace nanoc::cpu {
 
@@ -85,6 +87,11 @@ llvm::Type* storageType(llvm::LLVMContext& ctx, DType dtype) {
     case DType::F8E4M3FNUZ:
     case DType::F8E5M2:
     case DType::F8E5M2FNUZ:
+    case DType::I4:
+    case DType::U4:
+    case DType::I2:
+    case DType::U2:
+    case DType::F4E2M1:
       return llvm::Type::getInt8Ty(ctx);
     case DType::I16:
     case DType::U16:
@@ -114,33 +121,40 @@ void storeElement(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value, llvm::V
 
 bool isFloat(DType dtype) {
   return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 ||
-         dtype == DType::F64 || isFloat8(dtype);
+         dtype == DType::F64 || isFloat8(dtype) || dtype == DType::F4E2M1;
 }
 
 bool isSigned(DType dtype) {
-  return dtype == DType::I8 || dtype == DType::I16 || dtype == DType::I32 || dtype == DType::I64;
+  return dtype == DType::I8 || dtype == DType::I16 || dtype == DType::I32 || dtype == DType::I64 ||
+         dtype == DType::I4 || dtype == DType::I2;
 }
 
 llvm::Type* computeType(llvm::LLVMContext& ctx, DType dtype) {
-  if (dtype == DType::F16 || dtype == DType::BF16 || isFloat8(dtype))
+  if (dtype == DType::F16 || dtype == DType::BF16 || isFloat8(dtype) || dtype == DType::F4E2M1)
     return llvm::Type::getFloatTy(ctx);
   return storageType(ctx, dtype);
 }
 
 namespace {
 
-// A float8 code's value: a lookup in a 256-entry table, one internal constant
-// per format and module.
+// A float8 or float4 code's value: a lookup in a 256- or 16-entry table (a
+// float4 byte's high bits masked off), one internal constant per format and
+// module.
 llvm::Value* float8ToF32(llvm::IRBuilder<>& b, DType dtype, llvm::Value* code) {
   llvm::Module& module = *b.GetInsertBlock()->getModule();
   std::string name = "nanoc." + std::string(dtypeName(dtype)) + ".values";
   llvm::GlobalVariable* table = module.getGlobalVariable(name, true);
-  llvm::Type* array = llvm::ArrayType::get(b.getFloatTy(), 256);
+  const bool f4 = dtype == DType::F4E2M1;
+  const int entries = f4 ? 16 : 256;
+  llvm::Type* array = llvm::ArrayType::get(b.getFloatTy(), static_cast<uint64_t>(entries));
+  if (f4) code = b.CreateAnd(code, b.getInt8(0xf));
   if (!table) {
     std::vector<llvm::Constant*> values;
-    for (int c = 0; c < 256; ++c)
-      values.push_back(llvm::ConstantFP::get(
-          b.getFloatTy(), static_cast<float>(float8ToDouble(static_cast<uint8_t>(c), dtype))));
+    for (int c = 0; c < entries; ++c) {
+      const auto byte = static_cast<uint8_t>(c);
+      const double v = f4 ? float4e2m1ToDouble(byte) : float8ToDouble(byte, dtype);
+      values.push_back(llvm::ConstantFP::get(b.getFloatTy(), static_cast<float>(v)));
+    }
     table = new llvm::GlobalVariable(
         module, array, true, llvm::GlobalValue::InternalLinkage,
         llvm::ConstantArray::get(llvm::cast<llvm::ArrayType>(array), values), name);
@@ -183,6 +197,40 @@ llvm::Value* f32ToFloat8(llvm::IRBuilder<>& b, DType dtype, llvm::Value* x, bool
   return b.CreateTrunc(signed_code, b.getInt8Ty());
 }
 
+// doubleToFloat4e2m1 (compiler/ir/subbyte.cc) in IR, on an f32 value: the
+// code counts the midpoints |x| lies above (ties to the even code).
+llvm::Value* f32ToFloat4(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* i8 = b.getInt8Ty();
+  llvm::Value* a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* code = b.getInt8(0);
+  const std::pair<double, bool> midpoints[] = {{0.25, false}, {0.75, true}, {1.25, false},
+                                               {1.75, true},  {2.5, false}, {3.5, true},
+                                               {5.0, false}};
+  for (auto [m, up] : midpoints) {
+    llvm::Value* k = llvm::ConstantFP::get(x->getType(), m);
+    code = b.CreateAdd(code, b.CreateZExt(up ? b.CreateFCmpOGE(a, k) : b.CreateFCmpOGT(a, k), i8));
+  }
+  // The sign bit, flipped for a NaN (which the comparisons count as 0).
+  llvm::Value* sign = b.CreateTrunc(
+      b.CreateAnd(b.CreateLShr(b.CreateBitCast(x, b.getInt32Ty()), 28), b.getInt32(8)), i8);
+  sign = b.CreateSelect(b.CreateFCmpUNO(x, x), b.CreateXor(sign, b.getInt8(8)), sign);
+  return b.CreateOr(code, sign);
+}
+
+// A sub-byte int's byte as its value in i8 (sign-extended from the low bits
+// for I4 and I2, masked for U4 and U2), and an i8 value as its byte.
+llvm::Value* subByteIntToI8(llvm::IRBuilder<>& b, DType dtype, llvm::Value* byte) {
+  const int bits = subByteBits(dtype);
+  if (dtype == DType::U4 || dtype == DType::U2)
+    return b.CreateAnd(byte, b.getInt8(static_cast<uint8_t>((1 << bits) - 1)));
+  const auto shift = static_cast<uint64_t>(8 - bits);
+  return b.CreateAShr(b.CreateShl(byte, shift), shift);
+}
+
+llvm::Value* i8ToSubByteInt(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value) {
+  return b.CreateAnd(value, b.getInt8(static_cast<uint8_t>((1 << subByteBits(dtype)) - 1)));
+}
+
 // f32 -> bf16 bits, rounding to nearest even, NaN kept quiet: integer
 // arithmetic on the bits, where fptrunc to bfloat is a library call on most
 // targets.
@@ -201,7 +249,8 @@ llvm::Value* f32ToBf16Bits(llvm::IRBuilder<>& b, llvm::Value* x) {
 
 llvm::Value* loadCompute(llvm::IRBuilder<>& b, DType dtype, llvm::Value* base, llvm::Value* index) {
   llvm::Value* v = loadElement(b, dtype, base, index);
-  if (isFloat8(dtype)) return float8ToF32(b, dtype, v);
+  if (isFloat8(dtype) || dtype == DType::F4E2M1) return float8ToF32(b, dtype, v);
+  if (isSubByteInt(dtype)) return subByteIntToI8(b, dtype, v);
   if (dtype == DType::BF16) {
     // bf16 is the top half of an f32: a shift, never a library call.
     llvm::Value* bits =
@@ -217,6 +266,10 @@ void storeCompute(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value, llvm::V
   llvm::Type* storage = storageType(b.getContext(), dtype);
   if (isFloat8(dtype))
     value = f32ToFloat8(b, dtype, value, saturate);
+  else if (dtype == DType::F4E2M1)
+    value = f32ToFloat4(b, value);
+  else if (isSubByteInt(dtype))
+    value = i8ToSubByteInt(b, dtype, value);
   else if (dtype == DType::BF16)
     value = b.CreateBitCast(f32ToBf16Bits(b, value), storage);
   else if (dtype == DType::F16)
@@ -235,6 +288,15 @@ llvm::Value* convertCompute(llvm::IRBuilder<>& b, llvm::Value* value, DType from
                           ? b.CreateFCmpUNE(value, llvm::ConstantFP::get(src, 0.0))
                           : b.CreateICmpNE(value, llvm::ConstantInt::get(src, 0));
     return b.CreateZExt(nz, dst);
+  }
+  if (isSubByteInt(to)) {
+    // Float -> int truncates toward zero (saturating to i64, NaN -> 0); then
+    // the value wraps to the type's width, as ONNX's integer narrowing (and
+    // ml_dtypes' float -> int4) does.
+    if (src->isFloatingPointTy())
+      value = b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {b.getInt64Ty(), src}, {value});
+    value = b.CreateIntCast(value, dst, isSigned(from));
+    return subByteIntToI8(b, to, value);
   }
   if (src == dst) return value;
   if (src->isFloatingPointTy() && dst->isFloatingPointTy())

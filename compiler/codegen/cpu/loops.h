@@ -42,23 +42,27 @@ void storeElement(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value, llvm::V
                   llvm::Value* index);
 
 // The type arithmetic on `dtype` is done in: f32 for f16, bf16, the float8
-// types and f32 (so a half-precision model computes like ONNX Runtime's
-// reference kernels and rounds once on store), f64 for f64, the storage type
+// types, f4e2m1 and f32 (so a half-precision model computes like ONNX
+// Runtime's reference kernels and rounds once on store), f64 for f64, i8 for
+// the sub-byte ints (their value: I4 and I2 sign-extended), the storage type
 // for the rest.
-bool isFloat(DType dtype);   // computes in a float type (float8 included)
-bool isSigned(DType dtype);  // signed integers (i8 .. i64)
+bool isFloat(DType dtype);   // computes in a float type (float8, f4e2m1 included)
+bool isSigned(DType dtype);  // signed integers (i8 .. i64, i4, i2)
 llvm::Type* computeType(llvm::LLVMContext& ctx, DType dtype);
 // Loads element `index` and widens it to computeType(dtype).
 llvm::Value* loadCompute(llvm::IRBuilder<>& b, DType dtype, llvm::Value* base, llvm::Value* index);
 // Narrows a computeType(dtype) value to storage and stores it (bool: != 0;
 // float8 rounds to nearest even and, past its range, saturates to its largest
-// finite value or, with `saturate` false, gives inf or NaN as ONNX's Cast).
+// finite value or, with `saturate` false, gives inf or NaN as ONNX's Cast;
+// f4e2m1 rounds to nearest even and saturates; a sub-byte int keeps its low
+// bits).
 void storeCompute(llvm::IRBuilder<>& b, DType dtype, llvm::Value* value, llvm::Value* base,
                   llvm::Value* index, bool saturate = true);
 // Converts between compute types: float<->float by extension or rounding,
 // float->int by truncation toward zero (saturating, NaN -> 0), int->float by
 // value, int->int by sign- or zero-extension or truncation, anything->bool as
-// != 0.
+// != 0; to a sub-byte int, float truncates toward zero (saturating to i64)
+// and every value then wraps to the type's width.
 llvm::Value* convertCompute(llvm::IRBuilder<>& b, llvm::Value* value, DType from, DType to);
 
 }  // namespace nanoc::cpu

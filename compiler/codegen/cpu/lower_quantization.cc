@@ -89,7 +89,11 @@ Lowering makeQuantizeLinearLowering() {
             DType od = node.outputs[0]->type.dtype;
             auto precision = static_cast<DType>(node.i("precision"));
             DType ct = computeFloat(precision);
-            QuantRange range = quantRange(node, od);
+            // To a float8 type or f4e2m1: x / scale (+ zero point) converted
+            // as Cast does, no rounding to an integer.
+            const bool to_float = isQuantizedFloat(od);
+            const bool saturate = !node.has("saturate") || node.i("saturate") != 0;
+            QuantRange range = to_float ? QuantRange{} : quantRange(node, od);
             llvm::Value* zp = kb.input(2);
             auto toCompute = [&](llvm::Value* v, DType from) {
               return roundToDType(b, convertCompute(b, v, from, ct), precision);
@@ -105,8 +109,15 @@ Lowering makeQuantizeLinearLowering() {
                 [&](llvm::Value* idx, const std::vector<llvm::Value*>& p) {
                   llvm::Value* x = toCompute(loadCompute(b, xd, kb.input(0), idx), xd);
                   llvm::Value* q = roundToDType(b, b.CreateFDiv(x, p[0]), precision);
+                  if (to_float) {
+                    // Without a zero point nothing is added (x / scale may be -0).
+                    if (zp) q = b.CreateFAdd(q, p[1]);
+                    storeCompute(b, od, convertCompute(b, q, ct, od), kb.output(0), idx, saturate);
+                    return;
+                  }
                   q = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, q);
-                  storeElement(b, od, emitSaturate(b, b.CreateFAdd(q, p[1]), range, od),
+                  // storeCompute: a sub-byte int keeps its low bits.
+                  storeCompute(b, od, emitSaturate(b, b.CreateFAdd(q, p[1]), range, od),
                                kb.output(0), idx);
                 });
           }};
@@ -120,23 +131,43 @@ Lowering makeDequantizeLinearLowering() {
             llvm::IRBuilder<>& b = kb.b;
             DType xd = node.inputs[0]->type.dtype, sd = node.inputs[1]->type.dtype;
             DType od = node.outputs[0]->type.dtype;
+            llvm::Value* zp = kb.input(2);
+            if (isQuantizedFloat(xd)) {
+              // From a float8 type or f4e2m1: decoded to f32, the difference
+              // and the product in f32.
+              emitQuantRows(
+                  kb, g,
+                  [&](llvm::Value* si) {
+                    llvm::Value* scale =
+                        convertCompute(b, loadCompute(b, sd, kb.input(1), si), sd, DType::F32);
+                    std::vector<llvm::Value*> params{scale};
+                    if (zp) params.push_back(loadCompute(b, xd, zp, si));
+                    return params;
+                  },
+                  [&](llvm::Value* idx, const std::vector<llvm::Value*>& p) {
+                    llvm::Value* x = loadCompute(b, xd, kb.input(0), idx);
+                    if (zp) x = b.CreateFSub(x, p[1]);
+                    storeCompute(b, od, b.CreateFMul(x, p[0]), kb.output(0), idx);
+                  });
+              return;
+            }
             // Differences of 8- and 16-bit values fit i32 (vectorizes with
             // i32 -> f32 conversions); i32 needs i64.
             DType diff_type = xd == DType::I32 ? DType::I64 : DType::I32;
-            llvm::Value* zp = kb.input(2);
             emitQuantRows(
                 kb, g,
                 [&](llvm::Value* si) {
                   llvm::Value* scale =
                       convertCompute(b, loadCompute(b, sd, kb.input(1), si), sd, DType::F32);
+                  // loadCompute: a sub-byte int's byte decoded to its value.
                   llvm::Value* z =
-                      zp ? convertCompute(b, loadElement(b, xd, zp, si), xd, diff_type)
+                      zp ? convertCompute(b, loadCompute(b, xd, zp, si), xd, diff_type)
                          : llvm::ConstantInt::get(computeType(b.getContext(), diff_type), 0);
                   return std::vector<llvm::Value*>{scale, z};
                 },
                 [&](llvm::Value* idx, const std::vector<llvm::Value*>& p) {
                   llvm::Value* x =
-                      convertCompute(b, loadElement(b, xd, kb.input(0), idx), xd, diff_type);
+                      convertCompute(b, loadCompute(b, xd, kb.input(0), idx), xd, diff_type);
                   llvm::Value* diff = b.CreateSIToFP(b.CreateSub(x, p[1]), b.getFloatTy());
                   storeCompute(b, od, b.CreateFMul(diff, p[0]), kb.output(0), idx);
                 });

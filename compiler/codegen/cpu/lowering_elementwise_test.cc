@@ -13,6 +13,7 @@
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/ir/error.h"
 #include "compiler/ir/float8.h"
+#include "compiler/ir/subbyte.h"
 #include "compiler/ops/elementwise_table.h"
 #include "compiler/passes/shape_inference.h"
 
@@ -95,8 +96,11 @@ TEST(ElementwiseLowering, TanhIsRelativelyAccurateNearZero) {
 // the attributes its mapping fills in.
 TEST(ElementwiseLowering, EveryTableRowOnEveryDtypeItAccepts) {
   const std::vector<DType> dtypes = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,
-                                     DType::I16, DType::I32, DType::I64, DType::U8,   DType::U16,
-                                     DType::U32, DType::U64, DType::Bool};
+                                     DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
+                                     DType::U32, DType::U64, DType::Bool,
+                                     // The rows that take any dtype (Cast, Equal, Where):
+                                     DType::I4, DType::U4, DType::I2, DType::U2, DType::F4E2M1,
+                                     DType::F8E4M3FN, DType::F8E5M2FNUZ};
   const std::map<std::string, std::map<std::string, Attr>> attrs = {
       {"Elu", {{"alpha", 0.7}}},
       {"Celu", {{"alpha", 1.3}}},
@@ -142,18 +146,20 @@ TEST(ElementwiseLowering, EveryTableRowOnEveryDtypeItAccepts) {
   EXPECT_GT(checked, 200);
 }
 
-// Cast between every pair of dtypes, float8 included, on values that span
-// each format's range: ties, subnormals, overflow, infinities and NaN,
-// saturating and not; generated code and reference agree bit for bit.
+// Cast between every pair of dtypes, float8 and the sub-byte types included,
+// on values that span each format's range: ties, subnormals, overflow,
+// infinities and NaN, saturating and not; generated code and reference agree
+// bit for bit.
 TEST(ElementwiseLowering, CastBetweenEveryPairOfDtypes) {
   const std::vector<DType> dtypes = {
       DType::F32,      DType::F64,        DType::F16,    DType::BF16,      DType::I8,
       DType::I32,      DType::I64,        DType::U8,     DType::U64,       DType::Bool,
+      DType::I4,       DType::U4,         DType::I2,     DType::U2,        DType::F4E2M1,
       DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2, DType::F8E5M2FNUZ};
-  const std::vector<double> values = {0.0,   -0.0,     1.0,       -1.5,      3.25,    17.0,
-                                      100.0, -448.0,   464.0,     470.0,     1e5,     -1e9,
-                                      2e-3,  -1e-5,    0.0625,    240.0,     57344.0, 61440.0,
-                                      NAN,   INFINITY, -INFINITY, 0.2734375, 300.5,   -7.5};
+  const std::vector<double> values = {
+      0.0,   -0.0, 1.0,   -1.5,   3.25,  17.0,    100.0,   -448.0, 464.0,    470.0,     1e5,
+      -1e9,  2e-3, -1e-5, 0.0625, 240.0, 57344.0, 61440.0, NAN,    INFINITY, -INFINITY, 0.2734375,
+      300.5, -7.5, 0.25,  0.75,   2.5,   -5.0,    5.5,     -9.0,   15.0,     -NAN};
   int checked = 0;
   for (DType from : dtypes)
     for (DType to : dtypes)
@@ -172,7 +178,72 @@ TEST(ElementwiseLowering, CastBetweenEveryPairOfDtypes) {
                                                     std::to_string(saturate));
         ++checked;
       }
-  EXPECT_EQ(checked, 14 * 14 * 2);
+  EXPECT_EQ(checked, 19 * 19 * 2);
+}
+
+// Sub-byte elements read only their low bits: bytes with the high bits set
+// (which a model never writes, but an input may hold) load as the code in
+// the low bits, in generated code and reference alike.
+TEST(ElementwiseLowering, SubByteLoadsReadTheLowBits) {
+  for (DType from : {DType::I4, DType::U4, DType::I2, DType::U2, DType::F4E2M1})
+    for (DType to : {DType::F32, DType::I32, DType::I4}) {
+      auto g = testing::makeSingleNodeGraph("Cast", {TensorType{from, {256}}},
+                                            {{"to", int64_t{static_cast<int64_t>(to)}}});
+      testing::AlignedBuffer x(256);
+      for (int i = 0; i < 256; ++i) x.data()[i] = static_cast<uint8_t>(i);
+      std::vector<testing::AlignedBuffer> in;
+      in.push_back(std::move(x));
+      testing::expectLoweringMatchesReference(
+          *g->node, in,
+          "Cast " + std::string(dtypeName(from)) + " -> " + std::string(dtypeName(to)));
+    }
+}
+
+// The sub-byte codecs against ml_dtypes' values (known codes).
+TEST(SubByte, KnownCodes) {
+  EXPECT_EQ(doubleToFloat4e2m1(0.25), 0x0);  // ties go to the even code
+  EXPECT_EQ(doubleToFloat4e2m1(0.75), 0x2);
+  EXPECT_EQ(doubleToFloat4e2m1(1.25), 0x2);
+  EXPECT_EQ(doubleToFloat4e2m1(1.75), 0x4);
+  EXPECT_EQ(doubleToFloat4e2m1(2.5), 0x4);
+  EXPECT_EQ(doubleToFloat4e2m1(3.5), 0x6);
+  EXPECT_EQ(doubleToFloat4e2m1(5.0), 0x6);
+  EXPECT_EQ(doubleToFloat4e2m1(5.01), 0x7);
+  EXPECT_EQ(doubleToFloat4e2m1(1e9), 0x7);  // saturates
+  EXPECT_EQ(doubleToFloat4e2m1(-INFINITY), 0xf);
+  EXPECT_EQ(doubleToFloat4e2m1(-3.5), 0xe);
+  EXPECT_EQ(doubleToFloat4e2m1(-0.0), 0x8);
+  EXPECT_EQ(doubleToFloat4e2m1(1e-7), 0x0);
+  EXPECT_EQ(doubleToFloat4e2m1(NAN), 0x8);  // ml_dtypes: NaN -> -0, -NaN -> +0
+  EXPECT_EQ(doubleToFloat4e2m1(-NAN), 0x0);
+  EXPECT_EQ(float4e2m1ToDouble(0x1), 0.5);
+  EXPECT_EQ(float4e2m1ToDouble(0x5), 3.0);
+  EXPECT_EQ(float4e2m1ToDouble(0x7), 6.0);
+  EXPECT_EQ(float4e2m1ToDouble(0xf), -6.0);
+  EXPECT_EQ(float4e2m1ToDouble(0x19), -0.5);  // the high bits are not read
+  EXPECT_TRUE(std::signbit(float4e2m1ToDouble(0x8)));
+
+  EXPECT_EQ(subByteIntValue(0x0f, DType::I4), -1);  // ml_dtypes' int4 -1 is the byte 0x0f
+  EXPECT_EQ(subByteIntValue(0x08, DType::I4), -8);
+  EXPECT_EQ(subByteIntValue(0x07, DType::I4), 7);
+  EXPECT_EQ(subByteIntValue(0xff, DType::I4), -1);
+  EXPECT_EQ(subByteIntValue(0xff, DType::U4), 15);
+  EXPECT_EQ(subByteIntValue(0x03, DType::I2), -1);
+  EXPECT_EQ(subByteIntValue(0x02, DType::I2), -2);
+  EXPECT_EQ(subByteIntValue(0x07, DType::U2), 3);
+  EXPECT_EQ(subByteIntCode(-1, DType::I4), 0x0f);
+  EXPECT_EQ(subByteIntCode(-9, DType::I4), 0x07);  // wraps
+  EXPECT_EQ(subByteIntCode(16, DType::U4), 0x00);
+  EXPECT_EQ(subByteIntCode(-1, DType::U2), 0x03);
+
+  // Cast to a sub-byte int: truncate toward zero, then wrap (ONNX's test data).
+  EXPECT_EQ(convertScalar(Scalar::ofFloat(-9.0), DType::I4).i, 7);
+  EXPECT_EQ(convertScalar(Scalar::ofFloat(15.0), DType::I4).i, -1);
+  EXPECT_EQ(convertScalar(Scalar::ofFloat(-9.0), DType::U4).u, 7u);
+  EXPECT_EQ(convertScalar(Scalar::ofFloat(2.7), DType::I2).i, -2);
+  EXPECT_EQ(convertScalar(Scalar::ofFloat(-3.0), DType::U2).u, 1u);
+  EXPECT_EQ(convertScalar(Scalar::ofFloat(NAN), DType::I4).i, 0);
+  EXPECT_EQ(convertScalar(Scalar::ofSigned(200), DType::I4).i, -8);
 }
 
 // The float8 codecs against ml_dtypes' values (known codes).

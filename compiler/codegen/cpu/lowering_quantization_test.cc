@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/ops/quantization.h"
 
 namespace nanoc::cpu {
 namespace {
@@ -60,8 +61,8 @@ void check(const std::string& op, const std::vector<Operand>& operands, const At
     for (int64_t i = 0; i < o.type->numel(); ++i) {
       double v = dist(rng);
       if (o.step > 0) v = std::round(v / o.step) * o.step;
-      Scalar s = isFloatDType(o.type->dtype) ? Scalar::ofFloat(v)
-                 : v < 0                     ? Scalar::ofSigned(static_cast<int64_t>(std::round(v)))
+      Scalar s = isFloatDType(o.type->dtype) || isQuantizedFloat(o.type->dtype) ? Scalar::ofFloat(v)
+                 : v < 0 ? Scalar::ofSigned(static_cast<int64_t>(std::round(v)))
                          : Scalar::ofUnsigned(static_cast<uint64_t>(std::round(v)));
       storeScalar(o.type->dtype, s, data.back().data(), i);
     }
@@ -170,6 +171,44 @@ TEST(QuantizeLinearLowering, HalfInputsScalesAndPrecisions) {
         quant(0, 0, DType::I16, DType::F64), seed++);
 }
 
+// To the float8 types and f4e2m1: x / scale (+ a zero point of 0) converted
+// as Cast does, saturating and not; to the sub-byte ints: rounded and clamped
+// to their ranges (quotients in +-80, many ties).
+TEST(QuantizeLinearLowering, Float8AndSubByteOutputs) {
+  uint64_t seed = 200;
+  for (DType out :
+       {DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2, DType::F8E5M2FNUZ, DType::F4E2M1})
+    for (int64_t saturate : {0, 1}) {
+      Attrs a = quant(0, 0, out);
+      a["saturate"] = saturate;
+      check("QuantizeLinear", {in(DType::F32, {3, 37}, -1e5, 1e5), in(DType::F32, {}, 0.5, 4)}, a,
+            seed++);
+      check("QuantizeLinear",
+            {in(DType::F32, {3, 37}, -20, 20, 0.125), in(DType::F32, {}, 0.5, 0.5),
+             in(out, {}, 0, 0)},
+            a, seed++);
+      Attrs h = quant(1, 0, out, DType::F16);
+      h["saturate"] = saturate;
+      check("QuantizeLinear",
+            {in(DType::F16, {3, 5}, -600, 600), in(DType::F16, {5}, 0.1, 3), in(out, {5}, 0, 0)}, h,
+            seed++);
+    }
+  for (DType out : {DType::I4, DType::U4, DType::I2, DType::U2}) {
+    QuantRange r = out == DType::I4   ? QuantRange{-8, 7}
+                   : out == DType::U4 ? QuantRange{0, 15}
+                   : out == DType::I2 ? QuantRange{-2, 1}
+                                      : QuantRange{0, 3};
+    Operand zp = in(out, {}, static_cast<double>(r.lo), static_cast<double>(r.hi));
+    check("QuantizeLinear",
+          {in(DType::F32, {3, 37}, -40, 40, 0.25), in(DType::F32, {}, 0.5, 0.5), zp},
+          quant(0, 0, out), seed++);
+    check("QuantizeLinear",
+          {in(DType::F32, {4, 9}, -10, 10), in(DType::F32, {4, 3}, 0.25, 2),
+           in(out, {4, 3}, static_cast<double>(r.lo), static_cast<double>(r.hi))},
+          quant(1, 3, out), seed++);
+  }
+}
+
 TEST(QuantizeLinearLowering, LargeTensorsSplitIntoTasks) {
   check("QuantizeLinear",
         {in(DType::F32, {70001}, -300, 300), in(DType::F32, {}, 1, 2), ints(DType::U8, {})},
@@ -202,6 +241,26 @@ TEST(DequantizeLinearLowering, PerAxisAndBlocked) {
         dequant(1, 16, DType::F32), 62);
   check("DequantizeLinear", {ints(DType::U8, {70000}), in(DType::F32, {}, 0.01, 1)},
         dequant(0, 0, DType::F32), 63);
+}
+
+TEST(DequantizeLinearLowering, Float8AndSubByteInputs) {
+  uint64_t seed = 250;
+  for (DType x :
+       {DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2, DType::F8E5M2FNUZ, DType::F4E2M1})
+    for (DType out : {DType::F32, DType::F16, DType::BF16}) {
+      check("DequantizeLinear", {in(x, {3, 41}, -500, 500), in(out, {}, 0.01, 2)},
+            dequant(0, 0, out), seed++);
+      check("DequantizeLinear", {in(x, {3, 41}, -5, 5), in(out, {41}, 0.01, 2), in(x, {41}, 0, 0)},
+            dequant(1, 0, out), seed++);
+    }
+  for (DType x : {DType::I4, DType::U4, DType::I2, DType::U2})
+    for (DType out : {DType::F32, DType::F16}) {
+      check("DequantizeLinear", {in(x, {3, 41}, -8, 15), in(out, {}, 0.01, 2), in(x, {}, -8, 15)},
+            dequant(0, 0, out), seed++);
+      check("DequantizeLinear",
+            {in(x, {6, 33}, -8, 15), in(out, {6, 3}, 0.01, 1), in(x, {6, 3}, -8, 15)},
+            dequant(1, 16, out), seed++);
+    }
 }
 
 // ---------------------------------------------------------------- DynamicQuantizeLinear

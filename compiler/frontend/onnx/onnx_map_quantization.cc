@@ -3,8 +3,8 @@
 // (per-tensor, per-axis, blocked), output dtype and division precision made
 // explicit; DynamicQuantizeLinear; the integer products MatMulInteger,
 // QLinearMatMul, ConvInteger and QLinearConv with Conv's window attributes
-// resolved (auto_pad into pads). float8, int4, uint4, int2, uint2 and float4
-// have no IR dtype: models using them fail naming the dtype.
+// resolved (auto_pad into pads). Q and DQ take the float8 types and the
+// sub-byte types (int4, uint4, int2, uint2, float4e2m1) too.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -24,9 +24,6 @@ DType dtypeAttr(const NodeImporter& n, const char* key, int64_t onnx_type) {
   if (!d)
     n.fail(std::string(key) + " " + onnxTypeName(static_cast<int32_t>(onnx_type)) +
            " is not supported (nanoc has no such dtype)");
-  if (isFloat8(*d))
-    n.fail(std::string(key) + " " + std::string(dtypeName(*d)) +
-           " is not supported (quantization to or from float8 is not implemented yet)");
   return *d;
 }
 
@@ -72,6 +69,8 @@ void mapQuantizeLinear(NodeImporter& n) {
   std::map<std::string, Attr> attrs = granularityAttrs(n, x, scale);
   attrs["output_dtype"] = static_cast<int64_t>(out);
   attrs["precision"] = static_cast<int64_t>(precision);
+  // saturate (opset 19) matters only for float8 outputs; default 1.
+  if (isFloat8(out)) attrs["saturate"] = int64_t{n.opset() < 19 || n.intAttr("saturate", 1) != 0};
   n.emitResult("QuantizeLinear", {x, scale, zp}, attrs);
 }
 

@@ -167,12 +167,6 @@ TEST(OnnxQuantization, QuantizeLinearErrors) {
   blocked.node("QuantizeLinear", {"x", "s"}, {"y"});
   expectError(blocked, "blocked quantization needs opset 21");
 
-  Model float8(21);
-  float8.input("x", {4});
-  float8.input("s", {});
-  setInt(float8.node("QuantizeLinear", {"x", "s"}, {"y"}), "output_dtype", 17);
-  expectError(float8, "output_dtype f8e4m3fn is not supported (quantization to or from float8");
-
   Model mismatch(21);
   mismatch.input("x", {4});
   mismatch.input("s", {});
@@ -200,12 +194,41 @@ TEST(OnnxQuantization, DequantizeLinearOutputFollowsTheScaleOrOutputDtype) {
   EXPECT_EQ(out.import()->outputs[0]->type.str(), "f32[4]");
 }
 
-TEST(OnnxQuantization, DequantizeLinearOfAnInt4InputNamesTheDtype) {
+TEST(OnnxQuantization, SubByteAndFloat8TypesQuantize) {
+  Model dq(21);
+  dq.input("x", {4}, 22);  // INT4
+  dq.input("s", {});
+  dq.node("DequantizeLinear", {"x", "s"}, {"y"});
+  auto g = dq.import();
+  EXPECT_EQ(g->inputs[0]->type.str(), "i4[4]");
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[4]");
+
+  // A float8 output carries saturate (default 1); other outputs do not.
+  Model f8(21);
+  f8.input("x", {4});
+  f8.input("s", {});
+  onnx::NodeProto* q = f8.node("QuantizeLinear", {"x", "s"}, {"y"});
+  setInt(q, "output_dtype", 17);  // FLOAT8E4M3FN
+  setInt(q, "saturate", 0);
+  g = f8.import();
+  EXPECT_EQ(g->outputs[0]->type.str(), "f8e4m3fn[4]");
+  EXPECT_EQ(onlyNode(*g).i("saturate"), 0);
+
+  Model u2(21);
+  u2.input("x", {4});
+  u2.input("s", {});
+  setInt(u2.node("QuantizeLinear", {"x", "s"}, {"y"}), "output_dtype", 25);  // UINT2
+  g = u2.import();
+  EXPECT_EQ(g->outputs[0]->type.str(), "u2[4]");
+  EXPECT_FALSE(onlyNode(*g).has("saturate"));
+}
+
+TEST(OnnxQuantization, DequantizeLinearOfAnUnsupportedInputNamesTheDtype) {
   Model m(21);
-  m.input("x", {4}, 22);  // INT4
+  m.input("x", {4}, 24);  // FLOAT8E8M0
   m.input("s", {});
   m.node("DequantizeLinear", {"x", "s"}, {"y"});
-  expectError(m, "which nanoc does not support");
+  expectError(m, "FLOAT8E8M0, which nanoc does not support");
 }
 
 // ---- DynamicQuantizeLinear ----

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "compiler/ir/error.h"
+#include "compiler/ir/subbyte.h"
 
 namespace nanoc::onnx_import {
 
@@ -51,6 +52,17 @@ std::optional<DType> dtypeFromOnnx(int32_t onnx_type) {
       return DType::F8E5M2;
     case 20:
       return DType::F8E5M2FNUZ;
+    // ... and for the sub-byte types (packed in initializers, unpacked here).
+    case 21:
+      return DType::U4;
+    case 22:
+      return DType::I4;
+    case 23:
+      return DType::F4E2M1;
+    case 25:
+      return DType::U2;
+    case 26:
+      return DType::I2;
     default:
       return std::nullopt;
   }
@@ -107,6 +119,29 @@ std::vector<uint8_t> packTyped(const Field& field, int64_t numel, const std::str
   return bytes;
 }
 
+// ONNX packs sub-byte elements into bytes, low bits first (two 4-bit or four
+// 2-bit elements a byte, the last byte padded); `packed` has one packed byte
+// per entry. Unpacked, each element takes a byte of its own: its code in the
+// low bits, the rest zero.
+template <typename Field>
+std::vector<uint8_t> unpackSubByte(const Field& packed, int64_t numel, int bits,
+                                   const std::string& what, const char* field_name) {
+  const int per_byte = 8 / bits;
+  const int64_t need = numel / per_byte + (numel % per_byte != 0);
+  if (static_cast<int64_t>(packed.size()) != need)
+    throw CompileError(what + " has " + std::to_string(packed.size()) + " packed bytes in " +
+                       field_name + ", its dims need " + std::to_string(need) + " (" +
+                       std::to_string(per_byte) + " elements a byte)");
+  std::vector<uint8_t> bytes(static_cast<size_t>(numel));
+  const unsigned mask = (1u << bits) - 1;
+  for (int64_t i = 0; i < numel; ++i) {
+    const auto byte = static_cast<uint8_t>(packed[static_cast<int>(i / per_byte)]);
+    bytes[static_cast<size_t>(i)] =
+        static_cast<uint8_t>((byte >> (bits * static_cast<int>(i % per_byte))) & mask);
+  }
+  return bytes;
+}
+
 }  // namespace
 
 ConstantTensor decodeTensor(const onnx::TensorProto& tensor, const std::string& what) {
@@ -126,6 +161,14 @@ ConstantTensor decodeTensor(const onnx::TensorProto& tensor, const std::string& 
   int64_t numel = checkedNumel(out.type.dims, *dtype, what);
   uint64_t nbytes = static_cast<uint64_t>(numel) * dtypeSize(*dtype);
 
+  if (isSubByte(*dtype)) {
+    const int bits = subByteBits(*dtype);
+    if (tensor.has_raw_data())
+      out.bytes = unpackSubByte(tensor.raw_data(), numel, bits, what, "raw_data");
+    else
+      out.bytes = unpackSubByte(tensor.int32_data(), numel, bits, what, "int32_data");
+    return out;
+  }
   if (tensor.has_raw_data()) {
     const std::string& raw = tensor.raw_data();
     if (raw.size() != nbytes)
@@ -181,6 +224,12 @@ ConstantTensor decodeTensor(const onnx::TensorProto& tensor, const std::string& 
     case DType::F8E5M2FNUZ:
       out.bytes = packTyped<uint8_t>(tensor.int32_data(), numel, what, "int32_data");
       break;
+    case DType::I4:
+    case DType::U4:
+    case DType::I2:
+    case DType::U2:
+    case DType::F4E2M1:
+      break;  // unpacked above
   }
   return out;
 }

@@ -15,7 +15,7 @@
 namespace nanoc::onnx_import {
 
 // The IR dtype of an ONNX TensorProto.DataType, or nullopt for one the IR has
-// no equivalent of (string, complex, the 8-, 4- and 2-bit floats and ints, ...).
+// no equivalent of (string, complex, float8e8m0, the 6-bit floats, ...).
 std::optional<DType> dtypeFromOnnx(int32_t onnx_type);
 // ONNX's own name for a data type ("FLOAT", "DOUBLE"), for error messages.
 std::string onnxTypeName(int32_t onnx_type);
@@ -30,8 +30,9 @@ struct ConstantTensor {
 };
 
 // Decodes an initializer or a Constant node's tensor from raw_data or the typed
-// fields. Throws CompileError naming `what` ("initializer 'w'") for external
-// data, an unsupported dtype, or a payload whose size does not match the dims.
+// fields (4- and 2-bit elements, packed there, unpacked to a byte each). Throws CompileError naming
+// `what` ("initializer 'w'") for external data, an unsupported dtype, or a payload whose size does
+// not match the dims.
 ConstantTensor decodeTensor(const onnx::TensorProto& tensor, const std::string& what);
 
 // What a value is when it is not a tensor ("a sequence", "a map", "an

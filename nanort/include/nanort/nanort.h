@@ -77,7 +77,14 @@ typedef enum nanort_dtype {
   NANORT_F8E4M3FN = 13,
   NANORT_F8E4M3FNUZ = 14,
   NANORT_F8E5M2 = 15,
-  NANORT_F8E5M2FNUZ = 16
+  NANORT_F8E5M2FNUZ = 16,
+  /* Sub-byte types, one element a byte: the code in the low bits (two's
+     complement for I4 and I2), the high bits zero, as ml_dtypes holds them. */
+  NANORT_I4 = 17,
+  NANORT_U4 = 18,
+  NANORT_I2 = 19,
+  NANORT_U2 = 20,
+  NANORT_F4E2M1 = 21
 } nanort_dtype;
 
 /* "f32", "i64", ...; "?" for an unknown value. */

@@ -104,6 +104,7 @@ TEST(ElementwiseLowering, EveryTableRowOnEveryDtypeItAccepts) {
       {"LeakyRelu", {{"alpha", 0.01}}},
       {"ThresholdedRelu", {{"alpha", 0.5}}},
       {"HardSigmoid", {{"alpha", 0.2}, {"beta", 0.5}}},
+      {"Swish", {{"alpha", 0.7}}},
       {"Gelu", {{"approximate_tanh", int64_t{0}}}},
       {"IsInf", {{"detect_negative", int64_t{1}}, {"detect_positive", int64_t{0}}}},
       {"Mod", {{"fmod", int64_t{0}}}},

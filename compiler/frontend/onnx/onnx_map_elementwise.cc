@@ -23,7 +23,7 @@ void mapUnary(NodeImporter& n) {
 void mapUnaryWithAlpha(NodeImporter& n) {
   const std::string& op = n.proto().op_type();
   std::map<std::string, Attr> attrs;
-  if (op == "Elu" || op == "Celu" || op == "ThresholdedRelu") {
+  if (op == "Elu" || op == "Celu" || op == "ThresholdedRelu" || op == "Swish") {
     attrs["alpha"] = n.floatAttr("alpha", 1.0);
   } else if (op == "LeakyRelu") {
     attrs["alpha"] = n.floatAttr("alpha", floatToAttr(0.01f));
@@ -202,7 +202,8 @@ MappingList elementwiseMappings() {
         "Sigmoid",   "Tanh", "Softplus", "Softsign",   "Floor", "Ceil",  "Round", "Mish",
         "HardSwish", "Relu", "Abs",      "Neg",        "Sign",  "IsNaN", "Not",   "BitwiseNot"})
     list.emplace_back(op, mapUnary);
-  for (const char* op : {"Elu", "Celu", "Selu", "LeakyRelu", "ThresholdedRelu", "HardSigmoid"})
+  for (const char* op :
+       {"Elu", "Celu", "Selu", "LeakyRelu", "ThresholdedRelu", "HardSigmoid", "Swish"})
     list.emplace_back(op, mapUnaryWithAlpha);
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "BitShift",
                          "BitwiseAnd", "BitwiseOr", "BitwiseXor", "And", "Or", "Xor", "Equal",

@@ -44,5 +44,6 @@ MappingList normalizationMappings();
 MappingList spatialMappings();
 MappingList shapeMappings();
 MappingList quantizationMappings();
+MappingList miscMappings();  // onnx_map_misc.cc
 
 }  // namespace nanoc::onnx_import

@@ -302,9 +302,9 @@ const std::map<std::string_view, OpMapping>& mappings() {
         {"Unsqueeze", mapUnsqueeze},
     };
     // Each family of operators lists its own mappings (onnx_map_*.cc).
-    for (const auto& family :
-         {elementwiseMappings(), reductionMappings(), dataMovementMappings(),
-          normalizationMappings(), spatialMappings(), shapeMappings(), quantizationMappings()})
+    for (const auto& family : {elementwiseMappings(), reductionMappings(), dataMovementMappings(),
+                               normalizationMappings(), spatialMappings(), shapeMappings(),
+                               quantizationMappings(), miscMappings()})
       for (const auto& [op, mapping] : family) t.emplace(op, mapping);
     return t;
   }();

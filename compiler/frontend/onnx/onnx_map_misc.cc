@@ -1,0 +1,429 @@
+// ONNX -> IR mappings of small operators composed onto existing IR ops:
+// SwiGLU (Swish then Mul), BitCast (the IR's BitCast), CenterCropPad (one Pad:
+// negative pads crop) and Einsum (diagonals by a strided Slice, sums by
+// ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/onnx/onnx_mapping_util.h"
+#include "compiler/frontend/onnx/onnx_tensor.h"
+
+namespace nanoc::onnx_import {
+namespace {
+
+// SwiGLU-28: Y = Swish_alpha(A) * B; A and B have one shape.
+void mapSwiGLU(NodeImporter& n) {
+  Value* a = n.requiredInput(0, "A");
+  Value* b = n.requiredInput(1, "B");
+  if (a->type.dims != b->type.dims)
+    n.fail("A " + a->type.str() + " and B " + b->type.str() + " must have one shape");
+  Value* gate = n.emit("Swish", {a}, {{"alpha", n.floatAttr("alpha", 1.0)}}, "swish");
+  n.emitResult("Mul", {gate, b});
+}
+
+void mapBitCast(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "input");
+  std::optional<int64_t> to = n.intAttr("to");
+  if (!to) n.fail("attribute 'to' is missing");
+  std::optional<DType> d = dtypeFromOnnx(static_cast<int32_t>(*to));
+  if (!d)
+    n.fail("target type " + std::to_string(*to) + " is unsupported (nanoc has no such dtype)");
+  if (dtypeSize(*d) != dtypeSize(x->type.dtype))
+    n.fail("cannot reinterpret " + x->type.str() + " as " + std::string(dtypeName(*d)) +
+           ": the element sizes differ");
+  n.emitResult("BitCast", {x}, {{"to", static_cast<int64_t>(*d)}});
+}
+
+// CenterCropPad-18: per listed axis, a centred crop (start rounded down) or a
+// zero pad (the odd pixel on the right): one Pad, negative pads cropping.
+void mapCenterCropPad(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "input_data");
+  Value* shape_v = n.requiredInput(1, "shape");
+  std::vector<int64_t> shape = constantInts(n, shape_v, "shape");
+  const int64_t rank = rankOf(x);
+  std::vector<int64_t> axes;
+  if (std::optional<std::vector<int64_t>> a = n.intsAttr("axes")) {
+    for (int64_t axis : *a) axes.push_back(normalizeAxis(n, axis, rank));
+  } else {
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  if (shape.size() != axes.size())
+    n.fail("shape " + dimsStr(shape) + " must have one entry per axis (" +
+           std::to_string(axes.size()) + ")");
+  std::vector<int64_t> pads(2 * static_cast<size_t>(rank), 0);
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto d = static_cast<size_t>(axes[i]);
+    if (seen[d]) n.fail("axes repeat axis " + std::to_string(d));
+    seen[d] = true;
+    int64_t have = x->type.dims[d], want = shape[i];
+    if (want < 0) n.fail("shape " + dimsStr(shape) + " has a negative entry");
+    if (have >= want) {
+      int64_t start = (have - want) / 2;
+      pads[d] = -start;
+      pads[static_cast<size_t>(rank) + d] = -(have - want - start);
+    } else {
+      int64_t begin = (want - have) / 2;
+      pads[d] = begin;
+      pads[static_cast<size_t>(rank) + d] = want - have - begin;
+    }
+  }
+  n.emitResult("Pad", {x}, {{"pads", pads}, {"mode", std::string("constant")}});
+}
+
+// ---- Einsum ----
+
+// A label: a letter's character code, or kEllipsis + i for the i-th dim of
+// the broadcast ellipsis (counted from the left of the widest one).
+constexpr int kEllipsis = 1000;
+
+struct Term {
+  Value* v = nullptr;
+  std::vector<int> labels;  // one per dim of v
+};
+
+class Einsum {
+ public:
+  explicit Einsum(NodeImporter& n) : n_(n) {}
+
+  void run() {
+    std::optional<std::string> eq = n_.stringAttr("equation");
+    if (!eq) n_.fail("attribute 'equation' is missing");
+    std::string s;
+    for (char c : *eq)
+      if (c != ' ') s += c;
+    std::string lhs = s, rhs;
+    bool explicit_out = false;
+    if (size_t arrow = s.find("->"); arrow != std::string::npos) {
+      lhs = s.substr(0, arrow);
+      rhs = s.substr(arrow + 2);
+      explicit_out = true;
+    }
+    std::vector<std::string> specs;
+    for (size_t start = 0;;) {
+      size_t comma = lhs.find(',', start);
+      specs.push_back(lhs.substr(start, comma == std::string::npos ? comma : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (specs.size() != n_.numInputs())
+      n_.fail("equation '" + *eq + "' names " + std::to_string(specs.size()) +
+              " operands, the node has " + std::to_string(n_.numInputs()));
+    // Ellipsis widths first: the widest sets the broadcast ellipsis.
+    std::vector<int64_t> widths;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      Value* v = n_.requiredInput(i, "Inputs");
+      int64_t letters = 0;
+      bool ell = false;
+      checkSpec(specs[i], *eq, &letters, &ell);
+      int64_t w = rankOf(v) - letters;
+      if ((!ell && w != 0) || w < 0)
+        n_.fail("operand " + std::to_string(i) + " " + v->type.str() + " does not match '" +
+                specs[i] + "'");
+      widths.push_back(w);
+      ell_width_ = std::max(ell_width_, w);
+    }
+    std::vector<Term> terms;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      Term t;
+      t.v = n_.input(i);
+      for (size_t c = 0; c < specs[i].size(); ++c) {
+        if (specs[i][c] == '.') {
+          for (int64_t j = 0; j < widths[i]; ++j)
+            t.labels.push_back(kEllipsis + static_cast<int>(ell_width_ - widths[i] + j));
+          c += 2;
+        } else {
+          t.labels.push_back(specs[i][c]);
+        }
+      }
+      terms.push_back(t);
+    }
+    // The output's labels.
+    std::vector<int> out;
+    if (explicit_out) {
+      int64_t letters = 0;
+      bool ell = false;
+      checkSpec(rhs, *eq, &letters, &ell);
+      for (size_t c = 0; c < rhs.size(); ++c) {
+        if (rhs[c] == '.') {
+          for (int64_t j = 0; j < ell_width_; ++j) out.push_back(kEllipsis + static_cast<int>(j));
+          c += 2;
+        } else {
+          out.push_back(rhs[c]);
+        }
+      }
+    } else {
+      for (int64_t j = 0; j < ell_width_; ++j) out.push_back(kEllipsis + static_cast<int>(j));
+      std::map<int, int> count;
+      for (const Term& t : terms)
+        for (int l : t.labels)
+          if (l < kEllipsis) ++count[l];
+      for (auto [l, c] : count)
+        if (c == 1) out.push_back(l);
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (std::count(out.begin(), out.end(), out[i]) > 1)
+        n_.fail("equation '" + *eq + "' repeats an output label");
+      bool found = false;
+      for (const Term& t : terms) found |= std::count(t.labels.begin(), t.labels.end(), out[i]) > 0;
+      if (!found)
+        n_.fail("equation '" + *eq + "': output label '" + labelName(out[i]) +
+                "' is in no operand");
+    }
+    const std::set<int> out_set(out.begin(), out.end());
+
+    // Each operand alone: diagonals, then sums over labels no one else needs.
+    for (size_t i = 0; i < terms.size(); ++i) {
+      terms[i] = diagonals(terms[i], i);
+      std::set<int> needed = out_set;
+      for (size_t j = 0; j < terms.size(); ++j)
+        if (j != i) needed.insert(terms[j].labels.begin(), terms[j].labels.end());
+      terms[i] = sumOut(terms[i], needed, i);
+    }
+    // Products, left to right.
+    Term acc = terms[0];
+    for (size_t i = 1; i < terms.size(); ++i) {
+      std::set<int> keep = out_set;
+      for (size_t j = i + 1; j < terms.size(); ++j)
+        keep.insert(terms[j].labels.begin(), terms[j].labels.end());
+      acc = contract(acc, terms[i], keep, i);
+    }
+    // A product of one operand's labels may still hold labels to sum.
+    acc = sumOut(acc, out_set, terms.size());
+    std::vector<int64_t> perm;
+    for (int l : out) {
+      auto it = std::find(acc.labels.begin(), acc.labels.end(), l);
+      perm.push_back(it - acc.labels.begin());
+    }
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int64_t>(i);
+    if (!identity)
+      n_.emitResult("Transpose", {acc.v}, {{"perm", perm}});
+    else
+      n_.emitResult("Reshape", {acc.v}, {{"shape", acc.v->type.dims}});
+  }
+
+ private:
+  NodeImporter& n_;
+  int64_t ell_width_ = 0;
+
+  static std::string labelName(int l) {
+    return l >= kEllipsis ? "..." : std::string(1, static_cast<char>(l));
+  }
+
+  void checkSpec(const std::string& spec, const std::string& eq, int64_t* letters, bool* ell) {
+    for (size_t c = 0; c < spec.size(); ++c) {
+      char ch = spec[c];
+      if (ch == '.') {
+        if (*ell || spec.compare(c, 3, "...") != 0)
+          n_.fail("equation '" + eq + "' has a malformed or repeated ellipsis");
+        *ell = true;
+        c += 2;
+      } else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) {
+        ++*letters;
+      } else {
+        n_.fail("equation '" + eq + "' has an invalid character '" + std::string(1, ch) + "'");
+      }
+    }
+  }
+
+  std::string tag(size_t i, const char* what) { return "op" + std::to_string(i) + "_" + what; }
+
+  Value* transpose(Value* v, const std::vector<int64_t>& perm, const std::string& suffix) {
+    for (size_t i = 0; i < perm.size(); ++i)
+      if (perm[i] != static_cast<int64_t>(i))
+        return n_.emit("Transpose", {v}, {{"perm", perm}}, suffix);
+    return v;
+  }
+  Value* reshape(Value* v, const std::vector<int64_t>& dims, const std::string& suffix) {
+    if (v->type.dims == dims) return v;
+    return n_.emit("Reshape", {v}, {{"shape", dims}}, suffix);
+  }
+
+  // A label repeated within one operand takes the diagonal: its dims moved
+  // last and merged, then every (1 + n + n^2 ...)-th element.
+  Term diagonals(Term t, size_t i) {
+    for (;;) {
+      int rep = -1;
+      for (int l : t.labels)
+        if (std::count(t.labels.begin(), t.labels.end(), l) > 1) {
+          rep = l;
+          break;
+        }
+      if (rep < 0) return t;
+      std::vector<int64_t> perm, dims;
+      std::vector<int> labels;
+      int64_t size = -1, k = 0;
+      for (size_t d = 0; d < t.labels.size(); ++d) {
+        if (t.labels[d] == rep) {
+          int64_t dim = t.v->type.dims[d];
+          if (size >= 0 && dim != size)
+            n_.fail("label '" + labelName(rep) + "' has dims " + std::to_string(size) + " and " +
+                    std::to_string(dim) + " in one operand");
+          size = dim;
+          ++k;
+          continue;
+        }
+        perm.push_back(static_cast<int64_t>(d));
+        dims.push_back(t.v->type.dims[d]);
+        labels.push_back(t.labels[d]);
+      }
+      for (size_t d = 0; d < t.labels.size(); ++d)
+        if (t.labels[d] == rep) perm.push_back(static_cast<int64_t>(d));
+      int64_t total = 1, step = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        step += total;
+        total *= size;
+      }
+      if (size <= 1) step = 1;
+      Value* v = transpose(t.v, perm, tag(i, "diag_move"));
+      std::vector<int64_t> merged = dims;
+      merged.push_back(total);
+      v = reshape(v, merged, tag(i, "diag_merge"));
+      std::vector<int64_t> starts(merged.size(), 0), ends = merged, steps(merged.size(), 1);
+      steps.back() = step;
+      v = n_.emit("Slice", {v}, {{"starts", starts}, {"ends", ends}, {"steps", steps}},
+                  tag(i, "diag"));
+      labels.push_back(rep);
+      t = {v, labels};
+    }
+  }
+
+  // Sums the labels of `t` that `needed` lacks.
+  Term sumOut(Term t, const std::set<int>& needed, size_t i) {
+    std::vector<int64_t> axes;
+    std::vector<int> labels;
+    for (size_t d = 0; d < t.labels.size(); ++d) {
+      if (needed.count(t.labels[d]))
+        labels.push_back(t.labels[d]);
+      else
+        axes.push_back(static_cast<int64_t>(d));
+    }
+    if (axes.empty()) return t;
+    Value* v =
+        n_.emit("ReduceSum", {t.v}, {{"axes", axes}, {"keepdims", int64_t{0}}}, tag(i, "sum"));
+    return {v, labels};
+  }
+
+  Value* cast(Value* v, DType to, const std::string& suffix) {
+    if (v->type.dtype == to) return v;
+    return n_.emit("Cast", {v}, {{"to", static_cast<int64_t>(to)}, {"saturate", int64_t{1}}},
+                   suffix);
+  }
+
+  // The product of two operands, summing the shared labels `keep` lacks:
+  // A as [batch..., left, k], B as [batch..., k, right], one batched matmul
+  // (batch dims broadcast as numpy's), split back to [batch..., left..., right...].
+  Term contract(const Term& a, const Term& b, const std::set<int>& keep, size_t i) {
+    auto in = [](const Term& t, int l) {
+      return std::find(t.labels.begin(), t.labels.end(), l) != t.labels.end();
+    };
+    auto dimOf = [](const Term& t, int l) {
+      auto it = std::find(t.labels.begin(), t.labels.end(), l);
+      return t.v->type.dims[static_cast<size_t>(it - t.labels.begin())];
+    };
+    std::vector<int> batch, left, con, right;
+    for (int l : a.labels) {
+      if (!in(b, l))
+        left.push_back(l);
+      else if (keep.count(l))
+        batch.push_back(l);
+      else
+        con.push_back(l);
+    }
+    for (int l : b.labels)
+      if (!in(a, l)) right.push_back(l);
+    int64_t m = 1, k = 1, r = 1;
+    std::vector<int64_t> a_dims, b_dims, out_dims;
+    std::vector<int64_t> a_perm, b_perm;
+    auto pos = [](const Term& t, int l) {
+      return static_cast<int64_t>(std::find(t.labels.begin(), t.labels.end(), l) -
+                                  t.labels.begin());
+    };
+    for (int l : batch) {
+      int64_t da = dimOf(a, l), db = dimOf(b, l);
+      if (da != db && da != 1 && db != 1)
+        n_.fail("label '" + labelName(l) + "' has dims " + std::to_string(da) + " and " +
+                std::to_string(db));
+      a_perm.push_back(pos(a, l));
+      b_perm.push_back(pos(b, l));
+      a_dims.push_back(da);
+      b_dims.push_back(db);
+      out_dims.push_back(da == 1 ? db : da);
+    }
+    for (int l : left) {
+      a_perm.push_back(pos(a, l));
+      m *= dimOf(a, l);
+      out_dims.push_back(dimOf(a, l));
+    }
+    for (int l : con) {
+      int64_t da = dimOf(a, l), db = dimOf(b, l);
+      if (da != db)
+        n_.fail("summed label '" + labelName(l) + "' has dims " + std::to_string(da) + " and " +
+                std::to_string(db));
+      a_perm.push_back(pos(a, l));
+      k *= da;
+    }
+    for (int l : con) b_perm.push_back(pos(b, l));
+    for (int l : right) {
+      b_perm.push_back(pos(b, l));
+      r *= dimOf(b, l);
+      out_dims.push_back(dimOf(b, l));
+    }
+    DType dtype = a.v->type.dtype;
+    if (b.v->type.dtype != dtype)
+      n_.fail("operands " + a.v->type.str() + " and " + b.v->type.str() + " differ in dtype");
+    Value* av = transpose(a.v, a_perm, tag(i, "a_move"));
+    Value* bv = transpose(b.v, b_perm, tag(i, "b_move"));
+    std::vector<int64_t> a3 = a_dims, b3 = b_dims;
+    Value* prod;
+    if (dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16) {
+      // MatMul (f32; f16 and bf16 through f32, as ONNX's reference computes).
+      a3.insert(a3.end(), {m, k});
+      b3.insert(b3.end(), {k, r});
+      av = cast(reshape(av, a3, tag(i, "a_3d")), DType::F32, tag(i, "a_f32"));
+      bv = cast(reshape(bv, b3, tag(i, "b_3d")), DType::F32, tag(i, "b_f32"));
+      prod = cast(n_.emit("MatMul", {av, bv}, {}, tag(i, "matmul")), dtype, tag(i, "back"));
+    } else {
+      // f64 and integers in their own arithmetic: [.., m, 1, k] * [.., 1, r, k],
+      // summed over k.
+      a3.insert(a3.end(), {m, 1, k});
+      b3.insert(b3.end(), {k, r});
+      av = reshape(av, a3, tag(i, "a_3d"));
+      bv = reshape(bv, b3, tag(i, "b_3d"));
+      std::vector<int64_t> swap;
+      for (size_t d = 0; d < b_dims.size(); ++d) swap.push_back(static_cast<int64_t>(d));
+      swap.push_back(static_cast<int64_t>(b_dims.size()) + 1);
+      swap.push_back(static_cast<int64_t>(b_dims.size()));
+      bv = transpose(bv, swap, tag(i, "b_rk"));
+      std::vector<int64_t> b4 = b_dims;
+      b4.insert(b4.end(), {1, r, k});
+      bv = reshape(bv, b4, tag(i, "b_4d"));
+      Value* mul = n_.emit("Mul", {av, bv}, {}, tag(i, "mul"));
+      prod = n_.emit("ReduceSum", {mul},
+                     {{"axes", std::vector<int64_t>{rankOf(mul) - 1}}, {"keepdims", int64_t{0}}},
+                     tag(i, "dot"));
+    }
+    prod = reshape(prod, out_dims, tag(i, "split"));
+    std::vector<int> labels = batch;
+    labels.insert(labels.end(), left.begin(), left.end());
+    labels.insert(labels.end(), right.begin(), right.end());
+    return {prod, labels};
+  }
+};
+
+void mapEinsum(NodeImporter& n) { Einsum(n).run(); }
+
+}  // namespace
+
+MappingList miscMappings() {
+  return {{"SwiGLU", mapSwiGLU},
+          {"BitCast", mapBitCast},
+          {"CenterCropPad", mapCenterCropPad},
+          {"Einsum", mapEinsum}};
+}
+
+}  // namespace nanoc::onnx_import

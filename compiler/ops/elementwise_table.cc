@@ -250,6 +250,9 @@ NANOC_UNARY_F(fCeil, std::ceil(x))
 NANOC_UNARY_F(fRound, std::nearbyint(x))  // the default rounding mode: ties to even
 NANOC_UNARY_F(fMish, x* std::tanh(fSoftplus(node, x)))
 NANOC_UNARY_F(fSwish, x / (1.0 + std::exp(-node.f("alpha") * x)))
+NANOC_UNARY_F(fShrink, x<-node.f("lambd") ? x + node.f("bias") : x> node.f("lambd")
+                           ? x - node.f("bias")
+                           : 0.0)
 NANOC_UNARY_F(fHardSwish, x* std::fmax(0.0, std::fmin(1.0, x / 6.0 + 0.5)))
 NANOC_UNARY_F(fElu, x < 0 ? node.f("alpha") * (std::exp(x) - 1.0) : x)
 NANOC_UNARY_F(fCelu, std::fmax(0.0, x) +
@@ -520,6 +523,7 @@ std::vector<ElementwiseOp> makeTable() {
   unary("Mish", C::Float, unaryF<fMish>);
   unary("HardSwish", C::Float, unaryF<fHardSwish>);
   unary("Swish", C::Float, unaryF<fSwish>);
+  unary("Shrink", C::Float, unaryF<fShrink>);
   unary("Elu", C::Float, unaryF<fElu>);
   unary("Celu", C::Float, unaryF<fCelu>);
   unary("Selu", C::Float, unaryF<fSelu>);

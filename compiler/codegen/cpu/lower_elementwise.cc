@@ -259,6 +259,14 @@ llvm::Value* eThresholdedRelu(ScalarArgs& a) {
   llvm::Value* x = a.v[0];
   return b.CreateSelect(b.CreateFCmpOGT(x, a.attrF("alpha")), x, a.k(0.0));
 }
+llvm::Value* eShrink(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value* x = a.v[0];
+  llvm::Value* lambd = a.attrF("lambd");
+  llvm::Value* bias = a.attrF("bias");
+  llvm::Value* hi = b.CreateSelect(b.CreateFCmpOGT(x, lambd), b.CreateFSub(x, bias), a.k(0.0));
+  return b.CreateSelect(b.CreateFCmpOLT(x, b.CreateFNeg(lambd)), b.CreateFAdd(x, bias), hi);
+}
 llvm::Value* eIsNaN(ScalarArgs& a) { return a.b.CreateFCmpUNO(a.v[0], a.v[0]); }
 llvm::Value* eIsInf(ScalarArgs& a) {
   llvm::IRBuilder<>& b = a.b;
@@ -501,6 +509,7 @@ const std::map<std::string_view, ScalarEmitter>& emitters() {
       {"Mish", eMish},
       {"HardSwish", eHardSwish},
       {"Swish", eSwish},
+      {"Shrink", eShrink},
       {"Elu", eElu},
       {"Celu", eCelu},
       {"Selu", eSelu},

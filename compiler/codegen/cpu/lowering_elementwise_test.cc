@@ -105,6 +105,7 @@ TEST(ElementwiseLowering, EveryTableRowOnEveryDtypeItAccepts) {
       {"ThresholdedRelu", {{"alpha", 0.5}}},
       {"HardSigmoid", {{"alpha", 0.2}, {"beta", 0.5}}},
       {"Swish", {{"alpha", 0.7}}},
+      {"Shrink", {{"lambd", 0.5}, {"bias", 0.25}}},
       {"Gelu", {{"approximate_tanh", int64_t{0}}}},
       {"IsInf", {{"detect_negative", int64_t{1}}, {"detect_positive", int64_t{0}}}},
       {"Mod", {{"fmod", int64_t{0}}}},

@@ -1,8 +1,9 @@
 // ONNX -> IR mappings of small operators composed onto existing IR ops:
 // SwiGLU (Swish then Mul), BitCast (the IR's BitCast), CenterCropPad (one Pad:
-// negative pads crop) and Einsum (diagonals by a strided Slice, sums by
-// ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
+// negative pads crop), the window functions (constants) and Einsum (diagonals by a strided Slice,
+// sums by ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "compiler/frontend/onnx/onnx_mapping_util.h"
 #include "compiler/frontend/onnx/onnx_tensor.h"
+#include "compiler/ops/elementwise_table.h"
 
 namespace nanoc::onnx_import {
 namespace {
@@ -72,6 +74,48 @@ void mapCenterCropPad(NodeImporter& n) {
     }
   }
   n.emitResult("Pad", {x}, {{"pads", pads}, {"mode", std::string("constant")}});
+}
+
+// HannWindow, HammingWindow, BlackmanWindow (opset 17): a constant of
+// `size` elements (a constant scalar), computed here in double and rounded
+// to output_datatype. Periodic windows divide by size, symmetric by size - 1.
+void mapWindow(NodeImporter& n) {
+  Value* size_v = n.requiredInput(0, "size");
+  if (!size_v->isConstant())
+    n.fail("size input '" + size_v->name +
+           "' is computed at run time; nanoc needs it constant (an initializer or a Constant "
+           "node) to know the static shape");
+  if (size_v->type.numel() != 1 ||
+      (size_v->type.dtype != DType::I32 && size_v->type.dtype != DType::I64))
+    n.fail("size input '" + size_v->name + "' must be an int32 or int64 scalar, not " +
+           size_v->type.str());
+  Scalar sz = loadScalar(size_v->type.dtype, size_v->data->data(), 0);
+  if (sz.i < 0 || sz.i > (int64_t{1} << 24))
+    n.fail("size " + std::to_string(sz.i) + " is out of range [0, 2^24]");
+  const int64_t size = sz.i;
+  std::optional<DType> dtype = dtypeFromOnnx(static_cast<int32_t>(n.intAttr("output_datatype", 1)));
+  if (!dtype || *dtype == DType::Bool)
+    n.fail("output_datatype " + std::to_string(n.intAttr("output_datatype", 1)) +
+           " is unsupported");
+  const bool periodic = n.intAttr("periodic", 1) != 0;
+  const double denom = static_cast<double>(periodic ? size : size - 1);
+  const std::string& op = n.proto().op_type();
+  TensorType type{*dtype, {size}};
+  n.reserveMadeConstant(type.bytes(), "output " + type.str());
+  std::vector<uint8_t> bytes(type.bytes());
+  for (int64_t i = 0; i < size; ++i) {
+    const double t = 2.0 * M_PI * static_cast<double>(i) / denom;
+    double w;
+    if (op == "HannWindow")
+      w = 0.5 - 0.5 * std::cos(t);
+    else if (op == "HammingWindow")
+      w = 25.0 / 46.0 - (1.0 - 25.0 / 46.0) * std::cos(t);
+    else
+      w = 0.42 - 0.5 * std::cos(t) + 0.08 * std::cos(2.0 * t);
+    if (denom == 0) w = 1.0;  // a symmetric window of one element
+    storeScalar(*dtype, convertScalar(Scalar::ofFloat(w), *dtype), bytes.data(), i);
+  }
+  n.setConstantOutput(0, type, std::move(bytes));
 }
 
 // ---- Einsum ----
@@ -420,10 +464,10 @@ void mapEinsum(NodeImporter& n) { Einsum(n).run(); }
 }  // namespace
 
 MappingList miscMappings() {
-  return {{"SwiGLU", mapSwiGLU},
-          {"BitCast", mapBitCast},
-          {"CenterCropPad", mapCenterCropPad},
-          {"Einsum", mapEinsum}};
+  return {
+      {"SwiGLU", mapSwiGLU},        {"BitCast", mapBitCast},   {"CenterCropPad", mapCenterCropPad},
+      {"Einsum", mapEinsum},        {"HannWindow", mapWindow}, {"HammingWindow", mapWindow},
+      {"BlackmanWindow", mapWindow}};
 }
 
 }  // namespace nanoc::onnx_import

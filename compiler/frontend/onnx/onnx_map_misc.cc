@@ -1,9 +1,11 @@
 // ONNX -> IR mappings of small operators composed onto existing IR ops:
 // SwiGLU (Swish then Mul), BitCast (the IR's BitCast), CenterCropPad (one Pad:
-// negative pads crop), the window functions (constants) and Einsum (diagonals by a strided Slice,
+// negative pads crop), the window functions (constants), Compress (a Gather
+// of constant indices) and Einsum (diagonals by a strided Slice,
 // sums by ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -116,6 +118,39 @@ void mapWindow(NodeImporter& n) {
     storeScalar(*dtype, convertScalar(Scalar::ofFloat(w), *dtype), bytes.data(), i);
   }
   n.setConstantOutput(0, type, std::move(bytes));
+}
+
+// Compress with a constant condition (graph inputs bound at compile time):
+// a Gather of the selected indices, along `axis` or over the flattened input.
+void mapCompress(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "input");
+  Value* cond = n.requiredInput(1, "condition");
+  if (!cond->isConstant())
+    n.fail("condition input '" + cond->name +
+           "' is computed at run time; nanoc needs it constant (an initializer or a Constant "
+           "node) to know the static shape");
+  if (cond->type.rank() != 1) n.fail("condition " + cond->type.str() + " must be 1-D");
+  std::optional<int64_t> axis_attr = n.intAttr("axis");
+  int64_t axis = 0;
+  if (axis_attr) {
+    axis = normalizeAxis(n, *axis_attr, rankOf(x));
+  } else {
+    x = n.emit("Reshape", {x}, {{"shape", std::vector<int64_t>{x->type.numel()}}}, "flatten");
+  }
+  const int64_t dim = x->type.dims[static_cast<size_t>(axis)];
+  std::vector<int64_t> picked;
+  for (int64_t i = 0; i < cond->type.numel(); ++i)
+    if (loadScalar(cond->type.dtype, cond->data->data(), i).truthy()) {
+      if (i >= dim)
+        n.fail("condition selects index " + std::to_string(i) + " of an axis of " +
+               std::to_string(dim));
+      picked.push_back(i);
+    }
+  TensorType t{DType::I64, {static_cast<int64_t>(picked.size())}};
+  std::vector<uint8_t> bytes(t.bytes());
+  if (!picked.empty()) std::memcpy(bytes.data(), picked.data(), bytes.size());
+  Value* indices = n.constant("indices", t, std::move(bytes));
+  n.emitResult("Gather", {x, indices}, {{"axis", axis}});
 }
 
 // ---- Einsum ----
@@ -464,10 +499,15 @@ void mapEinsum(NodeImporter& n) { Einsum(n).run(); }
 }  // namespace
 
 MappingList miscMappings() {
-  return {
-      {"SwiGLU", mapSwiGLU},        {"BitCast", mapBitCast},   {"CenterCropPad", mapCenterCropPad},
-      {"Einsum", mapEinsum},        {"HannWindow", mapWindow}, {"HammingWindow", mapWindow},
-      {"BlackmanWindow", mapWindow}};
+  MappingList list;
+  list.emplace_back("SwiGLU", mapSwiGLU);
+  list.emplace_back("BitCast", mapBitCast);
+  list.emplace_back("CenterCropPad", mapCenterCropPad);
+  list.emplace_back("Compress", mapCompress);
+  list.emplace_back("Einsum", mapEinsum);
+  for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    list.emplace_back(op, mapWindow);
+  return list;
 }
 
 }  // namespace nanoc::onnx_import

@@ -281,6 +281,33 @@ TEST(OnnxMisc, BitCastKeepsTheBytes) {
   EXPECT_NE(bad.importError().find("element sizes differ"), std::string::npos);
 }
 
+TEST(OnnxMisc, CompressWithAConstantConditionIsAGather) {
+  Model m(11);
+  m.input("x", {3, 2});
+  m.init("c", onnx::TensorProto::BOOL, {2}, std::vector<uint8_t>{0, 1});
+  setInt(m.node("Compress", {"x", "c"}, {"y"}), "axis", -1);
+  m.output("y");
+  auto g = m.import();
+  ASSERT_EQ(ops(*g), (std::vector<std::string>{"Gather"}));
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[3,1]");
+  EXPECT_EQ(constantValues<int64_t>(g->nodes[0]->inputs[1]), (std::vector<int64_t>{1}));
+
+  // No axis: over the flattened input; a shorter condition drops the rest.
+  Model f(11);
+  f.init("x", onnx::TensorProto::FLOAT, {2, 2}, std::vector<float>{1, 2, 3, 4});
+  f.init("c", onnx::TensorProto::BOOL, {3}, std::vector<uint8_t>{1, 0, 1});
+  f.node("Compress", {"x", "c"}, {"y"});
+  f.output("y");
+  EXPECT_EQ(constantValues<float>(f.import()->outputs[0]), (std::vector<float>{1, 3}));
+
+  Model r(11);
+  r.input("x", {3, 2});
+  r.input("c", {2}, onnx::TensorProto::BOOL);
+  r.node("Compress", {"x", "c"}, {"y"});
+  r.output("y");
+  EXPECT_NE(r.importError().find("computed at run time"), std::string::npos);
+}
+
 TEST(OnnxMisc, SwiGLUIsSwishTimesTheValue) {
   Model m(28);
   m.input("a", {2, 4});

@@ -1,8 +1,8 @@
 // ONNX -> IR mappings of small operators composed onto existing IR ops:
 // SwiGLU (Swish then Mul), BitCast (the IR's BitCast), CenterCropPad (one Pad:
 // negative pads crop), the window functions (constants), Compress (a Gather
-// of constant indices) and Einsum (diagonals by a strided Slice,
-// sums by ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
+// of constant indices), Col2Im (a one-hot grouped ConvTranspose) and Einsum (diagonals by a strided
+// Slice, sums by ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -151,6 +151,69 @@ void mapCompress(NodeImporter& n) {
   if (!picked.empty()) std::memcpy(bytes.data(), picked.data(), bytes.size());
   Value* indices = n.constant("indices", t, std::move(bytes));
   n.emitResult("Gather", {x, indices}, {{"axis", axis}});
+}
+
+// Col2Im-18 with constant image_shape and block_shape: a grouped
+// ConvTranspose whose kernel puts block element k of each channel at kernel
+// position k (one-hot weights: W [C*K, 1, block...], group C), which sums the
+// overlapping blocks as Col2Im does.
+void mapCol2Im(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "input");
+  std::vector<int64_t> image = constantInts(n, n.requiredInput(1, "image_shape"), "image_shape");
+  std::vector<int64_t> block = constantInts(n, n.requiredInput(2, "block_shape"), "block_shape");
+  const size_t k = image.size();
+  if (k == 0 || block.size() != k)
+    n.fail("image_shape " + dimsStr(image) + " and block_shape " + dimsStr(block) +
+           " must have one entry per spatial dim");
+  if (x->type.rank() != 3) n.fail("input " + x->type.str() + " must be [N, C*prod(block), L]");
+  auto ints = [&](const char* key, int64_t fill, size_t count) {
+    std::vector<int64_t> v = n.intsAttr(key).value_or(std::vector<int64_t>(count, fill));
+    if (v.size() != count)
+      n.fail(std::string(key) + " " + dimsStr(v) + " must have " + std::to_string(count) +
+             " entries");
+    return v;
+  };
+  std::vector<int64_t> strides = ints("strides", 1, k), dilations = ints("dilations", 1, k),
+                       pads = ints("pads", 0, 2 * k);
+  int64_t kprod = 1, blocks = 1;
+  std::vector<int64_t> out_pad(k, 0), grid;
+  for (size_t d = 0; d < k; ++d) {
+    if (block[d] < 1 || block[d] > kMaxWindowAttr || image[d] < 1 || image[d] > kMaxWindowAttr ||
+        strides[d] < 1 || strides[d] > kMaxWindowAttr || dilations[d] < 1 ||
+        dilations[d] > kMaxWindowAttr || pads[d] < 0 || pads[d] > kMaxWindowAttr ||
+        pads[k + d] < 0 || pads[k + d] > kMaxWindowAttr)
+      n.fail("image_shape, block_shape, strides, dilations and pads must be positive and in range");
+    kprod *= block[d];
+    int64_t span = image[d] + pads[d] + pads[k + d] - (dilations[d] * (block[d] - 1) + 1);
+    if (span < 0) n.fail("block_shape " + dimsStr(block) + " is larger than the padded image");
+    grid.push_back(span / strides[d] + 1);
+    blocks *= grid.back();
+    out_pad[d] = span % strides[d];
+  }
+  const int64_t nb = x->type.dims[0], ck = x->type.dims[1];
+  if (ck % kprod != 0 || x->type.dims[2] != blocks)
+    n.fail("input " + x->type.str() + " does not match blocks " + dimsStr(block) + " over " +
+           dimsStr(grid));
+  const int64_t c = ck / kprod;
+  if (x->type.dtype != DType::F32) n.fail("input " + x->type.str() + " must be f32");
+  std::vector<int64_t> xdims = {nb, ck};
+  xdims.insert(xdims.end(), grid.begin(), grid.end());
+  Value* xg = n.emit("Reshape", {x}, {{"shape", xdims}}, "grid");
+  TensorType wt{DType::F32, {ck, 1}};
+  wt.dims.insert(wt.dims.end(), block.begin(), block.end());
+  n.reserveMadeConstant(wt.bytes(), "weights " + wt.str());
+  std::vector<float> w(static_cast<size_t>(wt.numel()), 0.0f);
+  for (int64_t ch = 0; ch < ck; ++ch) w[static_cast<size_t>(ch * kprod + ch % kprod)] = 1.0f;
+  std::vector<uint8_t> bytes(wt.bytes());
+  if (!w.empty()) std::memcpy(bytes.data(), w.data(), bytes.size());
+  Value* weights = n.constant("one_hot", wt, std::move(bytes));
+  n.emitResult("ConvTranspose", {xg, weights},
+               {{"group", c},
+                {"kernel_shape", block},
+                {"pads", pads},
+                {"strides", strides},
+                {"dilations", dilations},
+                {"output_padding", out_pad}});
 }
 
 // ---- Einsum ----
@@ -504,6 +567,7 @@ MappingList miscMappings() {
   list.emplace_back("BitCast", mapBitCast);
   list.emplace_back("CenterCropPad", mapCenterCropPad);
   list.emplace_back("Compress", mapCompress);
+  list.emplace_back("Col2Im", mapCol2Im);
   list.emplace_back("Einsum", mapEinsum);
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
     list.emplace_back(op, mapWindow);

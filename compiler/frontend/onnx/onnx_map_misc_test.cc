@@ -308,6 +308,19 @@ TEST(OnnxMisc, CompressWithAConstantConditionIsAGather) {
   EXPECT_NE(r.importError().find("computed at run time"), std::string::npos);
 }
 
+TEST(OnnxMisc, Col2ImSumsOverlappingBlocks) {
+  Model m(18);
+  // Blocks of [1, 2] over a [1, 3] image: two blocks, columns 0-1 and 1-2.
+  m.init("x", onnx::TensorProto::FLOAT, {1, 2, 2}, std::vector<float>{1, 2, 3, 4});
+  m.init("image", onnx::TensorProto::INT64, {2}, std::vector<int64_t>{1, 3});
+  m.init("block", onnx::TensorProto::INT64, {2}, std::vector<int64_t>{1, 2});
+  m.node("Col2Im", {"x", "image", "block"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,1,1,3]");
+  EXPECT_EQ(constantValues<float>(g->outputs[0]), (std::vector<float>{1, 5, 4}));
+}
+
 TEST(OnnxMisc, SwiGLUIsSwishTimesTheValue) {
   Model m(28);
   m.input("a", {2, 4});

@@ -1,7 +1,8 @@
 // ONNX -> IR mappings of small operators composed onto existing IR ops:
 // SwiGLU (Swish then Mul), BitCast (the IR's BitCast), CenterCropPad (one Pad:
 // negative pads crop), the window functions (constants), Compress (a Gather
-// of constant indices), Col2Im (a one-hot grouped ConvTranspose) and Einsum (diagonals by a strided
+// of constant indices), Col2Im (a one-hot grouped ConvTranspose), MaxUnpool
+// (a ScatterElements over zeros) and Einsum (diagonals by a strided
 // Slice, sums by ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
 #include <algorithm>
 #include <cmath>
@@ -214,6 +215,65 @@ void mapCol2Im(NodeImporter& n) {
                 {"strides", strides},
                 {"dilations", dilations},
                 {"output_padding", out_pad}});
+}
+
+// MaxUnpool: X's values scattered at I (flat indices into the unpooled
+// tensor, as MaxPool gives them) over zeros: Expand of a zero, one
+// ScatterElements on the flat tensor, Reshape; a larger output_shape (a
+// constant) pads zeros after each dim, as ONNX's reference does.
+void mapMaxUnpool(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "X");
+  Value* idx = n.requiredInput(1, "I");
+  if (x->type.rank() < 3) n.fail("X " + x->type.str() + " must be [N, C, spatial...]");
+  const size_t k = x->type.rank() - 2;
+  if (idx->type.dims != x->type.dims || idx->type.dtype != DType::I64)
+    n.fail("I " + idx->type.str() + " must be int64 of X's shape " + dimsStr(x->type.dims));
+  std::optional<std::vector<int64_t>> kernel = n.intsAttr("kernel_shape");
+  if (!kernel || kernel->size() != k)
+    n.fail("kernel_shape must have " + std::to_string(k) + " entries");
+  std::vector<int64_t> strides = n.intsAttr("strides").value_or(std::vector<int64_t>(k, 1));
+  std::vector<int64_t> pads = n.intsAttr("pads").value_or(std::vector<int64_t>(2 * k, 0));
+  if (strides.size() != k || pads.size() != 2 * k)
+    n.fail("strides and pads must have " + std::to_string(k) + " and " + std::to_string(2 * k) +
+           " entries");
+  std::vector<int64_t> inferred = {x->type.dims[0], x->type.dims[1]};
+  for (size_t d = 0; d < k; ++d) {
+    if ((*kernel)[d] < 1 || (*kernel)[d] > kMaxWindowAttr || strides[d] < 1 ||
+        strides[d] > kMaxWindowAttr || pads[d] < 0 || pads[d] > kMaxWindowAttr || pads[k + d] < 0 ||
+        pads[k + d] > kMaxWindowAttr)
+      n.fail("kernel_shape, strides and pads must be positive and in range");
+    int64_t dim = (x->type.dims[d + 2] - 1) * strides[d] - pads[d] - pads[k + d] + (*kernel)[d];
+    if (dim < 0) n.fail("the unpooled shape has a negative dim");
+    inferred.push_back(dim);
+  }
+  std::vector<int64_t> out = inferred;
+  if (Value* shape = n.input(2)) {
+    out = constantInts(n, shape, "output_shape");
+    if (out.size() != inferred.size())
+      n.fail("output_shape " + dimsStr(out) + " must have " + std::to_string(inferred.size()) +
+             " entries");
+    for (size_t d = 0; d < out.size(); ++d)
+      if (out[d] < inferred[d])
+        n.fail("output_shape " + dimsStr(out) + " is smaller than the unpooled shape " +
+               dimsStr(inferred));
+  }
+  const int64_t total = product(inferred, 0, inferred.size());
+  Value* zero = n.constant("zero", TensorType{x->type.dtype, {}},
+                           std::vector<uint8_t>(dtypeSize(x->type.dtype), 0));
+  Value* zeros = n.emit("Expand", {zero}, {{"shape", std::vector<int64_t>{total}}}, "zeros");
+  const std::vector<int64_t> flat = {x->type.numel()};
+  Value* xf = n.emit("Reshape", {x}, {{"shape", flat}}, "flat_x");
+  Value* idf = n.emit("Reshape", {idx}, {{"shape", flat}}, "flat_i");
+  Value* scattered = n.emit("ScatterElements", {zeros, idf, xf},
+                            {{"axis", int64_t{0}}, {"reduction", std::string("none")}}, "scatter");
+  if (out == inferred) {
+    n.emitResult("Reshape", {scattered}, {{"shape", inferred}});
+    return;
+  }
+  Value* shaped = n.emit("Reshape", {scattered}, {{"shape", inferred}}, "unpooled");
+  std::vector<int64_t> padding(2 * out.size(), 0);
+  for (size_t d = 0; d < out.size(); ++d) padding[out.size() + d] = out[d] - inferred[d];
+  n.emitResult("Pad", {shaped}, {{"pads", padding}, {"mode", std::string("constant")}});
 }
 
 // ---- Einsum ----
@@ -568,6 +628,7 @@ MappingList miscMappings() {
   list.emplace_back("CenterCropPad", mapCenterCropPad);
   list.emplace_back("Compress", mapCompress);
   list.emplace_back("Col2Im", mapCol2Im);
+  list.emplace_back("MaxUnpool", mapMaxUnpool);
   list.emplace_back("Einsum", mapEinsum);
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
     list.emplace_back(op, mapWindow);

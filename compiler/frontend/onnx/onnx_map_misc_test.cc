@@ -321,6 +321,22 @@ TEST(OnnxMisc, Col2ImSumsOverlappingBlocks) {
   EXPECT_EQ(constantValues<float>(g->outputs[0]), (std::vector<float>{1, 5, 4}));
 }
 
+TEST(OnnxMisc, MaxUnpoolScattersOverZerosAndPadsToOutputShape) {
+  Model m(22);
+  m.init("x", onnx::TensorProto::FLOAT, {1, 1, 1, 2}, std::vector<float>{7, 8});
+  m.init("i", onnx::TensorProto::INT64, {1, 1, 1, 2}, std::vector<int64_t>{1, 2});
+  m.init("s", onnx::TensorProto::INT64, {4}, std::vector<int64_t>{1, 1, 2, 5});
+  onnx::NodeProto* n = m.node("MaxUnpool", {"x", "i", "s"}, {"y"});
+  setInts(n, "kernel_shape", {1, 2});
+  setInts(n, "strides", {1, 2});
+  m.output("y");
+  auto g = m.import();
+  // Unpooled [1, 1, 1, 4], then zeros after: [1, 1, 2, 5].
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,1,2,5]");
+  EXPECT_EQ(constantValues<float>(g->outputs[0]),
+            (std::vector<float>{0, 7, 8, 0, 0, 0, 0, 0, 0, 0}));
+}
+
 TEST(OnnxMisc, SwiGLUIsSwishTimesTheValue) {
   Model m(28);
   m.input("a", {2, 4});

@@ -2,7 +2,8 @@
 // SwiGLU (Swish then Mul), BitCast (the IR's BitCast), CenterCropPad (one Pad:
 // negative pads crop), the window functions (constants), Compress (a Gather
 // of constant indices), Col2Im (a one-hot grouped ConvTranspose), MaxUnpool
-// (a ScatterElements over zeros) and Einsum (diagonals by a strided
+// (a ScatterElements over zeros), AffineGrid (a constant base grid times
+// theta) and Einsum (diagonals by a strided
 // Slice, sums by ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
 #include <algorithm>
 #include <cmath>
@@ -274,6 +275,58 @@ void mapMaxUnpool(NodeImporter& n) {
   std::vector<int64_t> padding(2 * out.size(), 0);
   for (size_t d = 0; d < out.size(); ++d) padding[out.size() + d] = out[d] - inferred[d];
   n.emitResult("Pad", {shaped}, {{"pads", padding}, {"mode", std::string("constant")}});
+}
+
+// AffineGrid-20 with a constant size: the base grid of normalized
+// coordinates (x, y[, z], 1) per output position, a constant [P, K], times
+// theta transposed: MatMul([P, K], [N, K, D]) -> [N, P, D], then Reshape.
+void mapAffineGrid(NodeImporter& n) {
+  Value* theta = n.requiredInput(0, "theta");
+  std::vector<int64_t> size = constantInts(n, n.requiredInput(1, "size"), "size");
+  if (size.size() != 4 && size.size() != 5)
+    n.fail("size " + dimsStr(size) + " must be [N, C, H, W] or [N, C, D, H, W]");
+  const int64_t dims = static_cast<int64_t>(size.size()) - 2;
+  if (theta->type.dtype != DType::F32) n.fail("theta " + theta->type.str() + " must be f32");
+  if (theta->type.dims != std::vector<int64_t>{size[0], dims, dims + 1})
+    n.fail("theta " + theta->type.str() + " must be [N, " + std::to_string(dims) + ", " +
+           std::to_string(dims + 1) + "] for size " + dimsStr(size));
+  const bool align = n.intAttr("align_corners", 0) != 0;
+  std::vector<int64_t> spatial(size.begin() + 2, size.end());
+  for (int64_t d : spatial)
+    if (d < 1) n.fail("size " + dimsStr(size) + " must have positive spatial dims");
+  const int64_t points = product(spatial, 0, spatial.size());
+  TensorType bt{DType::F32, {points, dims + 1}};
+  n.reserveMadeConstant(bt.bytes(), "base grid " + bt.str());
+  std::vector<float> base(static_cast<size_t>(bt.numel()));
+  auto coord = [&](int64_t i, int64_t count) {
+    if (align) return count == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / (count - 1);
+    return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(count);
+  };
+  for (int64_t p = 0; p < points; ++p) {
+    // The position's index per spatial dim, the last fastest; column j holds
+    // the coordinate of spatial dim (dims - 1 - j): x (width) first.
+    int64_t rest = p;
+    std::vector<int64_t> at(spatial.size());
+    for (size_t d = spatial.size(); d-- > 0;) {
+      at[d] = rest % spatial[d];
+      rest /= spatial[d];
+    }
+    float* row = &base[static_cast<size_t>(p * (dims + 1))];
+    for (int64_t j = 0; j < dims; ++j) {
+      auto d = static_cast<size_t>(dims - 1 - j);
+      row[j] = static_cast<float>(coord(at[d], spatial[d]));
+    }
+    row[dims] = 1.0f;
+  }
+  std::vector<uint8_t> bytes(bt.bytes());
+  std::memcpy(bytes.data(), base.data(), bytes.size());
+  Value* grid = n.constant("base_grid", bt, std::move(bytes));
+  Value* tt = n.emit("Transpose", {theta}, {{"perm", std::vector<int64_t>{0, 2, 1}}}, "theta_t");
+  Value* prod = n.emit("MatMul", {grid, tt}, {}, "matmul");
+  std::vector<int64_t> out = {size[0]};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  out.push_back(dims);
+  n.emitResult("Reshape", {prod}, {{"shape", out}});
 }
 
 // ---- Einsum ----
@@ -629,6 +682,7 @@ MappingList miscMappings() {
   list.emplace_back("Compress", mapCompress);
   list.emplace_back("Col2Im", mapCol2Im);
   list.emplace_back("MaxUnpool", mapMaxUnpool);
+  list.emplace_back("AffineGrid", mapAffineGrid);
   list.emplace_back("Einsum", mapEinsum);
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
     list.emplace_back(op, mapWindow);

@@ -337,6 +337,19 @@ TEST(OnnxMisc, MaxUnpoolScattersOverZerosAndPadsToOutputShape) {
             (std::vector<float>{0, 7, 8, 0, 0, 0, 0, 0, 0, 0}));
 }
 
+TEST(OnnxMisc, AffineGridOfTheIdentityIsTheBaseGrid) {
+  Model m(20);
+  m.init("theta", onnx::TensorProto::FLOAT, {1, 2, 3}, std::vector<float>{1, 0, 0, 0, 1, 0});
+  m.init("size", onnx::TensorProto::INT64, {4}, std::vector<int64_t>{1, 1, 2, 2});
+  m.node("AffineGrid", {"theta", "size"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,2,2,2]");
+  // (x, y) per position, x along the width.
+  EXPECT_EQ(constantValues<float>(g->outputs[0]),
+            (std::vector<float>{-0.5, -0.5, 0.5, -0.5, -0.5, 0.5, 0.5, 0.5}));
+}
+
 TEST(OnnxMisc, SwiGLUIsSwishTimesTheValue) {
   Model m(28);
   m.input("a", {2, 4});

@@ -3,7 +3,7 @@
 // negative pads crop), the window functions (constants), Compress (a Gather
 // of constant indices), Col2Im (a one-hot grouped ConvTranspose), MaxUnpool
 // (a ScatterElements over zeros), AffineGrid (a constant base grid times
-// theta) and Einsum (diagonals by a strided
+// theta), TensorScatter (one ScatterElements) and Einsum (diagonals by a strided
 // Slice, sums by ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
 #include <algorithm>
 #include <cmath>
@@ -327,6 +327,63 @@ void mapAffineGrid(NodeImporter& n) {
   out.insert(out.end(), spatial.begin(), spatial.end());
   out.push_back(dims);
   n.emitResult("Reshape", {prod}, {{"shape", out}});
+}
+
+// TensorScatter-24 (a KV cache update): one ScatterElements along `axis`,
+// its indices write_indices[batch] + position (mod the cache length when
+// circular), built from a constant ramp broadcast against write_indices.
+void mapTensorScatter(NodeImporter& n) {
+  Value* past = n.requiredInput(0, "past_cache");
+  Value* update = n.requiredInput(1, "update");
+  Value* write = n.input(2);
+  const int64_t rank = rankOf(past);
+  if (rank < 2 || rankOf(update) != rank)
+    n.fail("past_cache " + past->type.str() + " and update " + update->type.str() +
+           " must have one rank, at least 2");
+  const int64_t axis = normalizeAxis(n, n.intAttr("axis", -2), rank);
+  if (axis == 0) n.fail("axis must not be the batch axis");
+  const std::string mode = n.stringAttr("mode").value_or("linear");
+  if (mode != "linear" && mode != "circular")
+    n.fail("mode '" + mode + "' is not 'linear' or 'circular'");
+  const auto a = static_cast<size_t>(axis);
+  for (size_t d = 0; d < static_cast<size_t>(rank); ++d)
+    if (d != a && past->type.dims[d] != update->type.dims[d])
+      n.fail("update " + update->type.str() + " must match past_cache " + past->type.str() +
+             " outside axis " + std::to_string(axis));
+  const int64_t seq = update->type.dims[a], max_seq = past->type.dims[a];
+  if (seq > max_seq)
+    n.fail("update " + update->type.str() + " is longer than past_cache " + past->type.str());
+  // The ramp 0..seq-1 along axis, [1, .., seq, .., 1].
+  std::vector<int64_t> ramp_dims(static_cast<size_t>(rank), 1);
+  ramp_dims[a] = seq;
+  std::vector<int64_t> ramp(static_cast<size_t>(seq));
+  for (int64_t i = 0; i < seq; ++i) ramp[static_cast<size_t>(i)] = i;
+  TensorType rt{DType::I64, ramp_dims};
+  std::vector<uint8_t> bytes(rt.bytes());
+  if (!ramp.empty()) std::memcpy(bytes.data(), ramp.data(), bytes.size());
+  Value* indices = n.constant("ramp", rt, std::move(bytes));
+  if (write) {
+    if (write->type.dims != std::vector<int64_t>{past->type.dims[0]} ||
+        (write->type.dtype != DType::I64 && write->type.dtype != DType::I32))
+      n.fail("write_indices " + write->type.str() + " must be int64 [batch]");
+    if (write->type.dtype != DType::I64)
+      write =
+          n.emit("Cast", {write},
+                 {{"to", static_cast<int64_t>(DType::I64)}, {"saturate", int64_t{1}}}, "write_i64");
+    std::vector<int64_t> wd(static_cast<size_t>(rank), 1);
+    wd[0] = past->type.dims[0];
+    Value* w = n.emit("Reshape", {write}, {{"shape", wd}}, "write_bcast");
+    indices = n.emit("Add", {w, indices}, {}, "positions");
+    if (mode == "circular" && max_seq > 0) {
+      std::vector<uint8_t> len_bytes(sizeof(int64_t));
+      std::memcpy(len_bytes.data(), &max_seq, sizeof(int64_t));
+      Value* len = n.constant("cache_len", TensorType{DType::I64, {}}, std::move(len_bytes));
+      indices = n.emit("Mod", {indices, len}, {{"fmod", int64_t{0}}}, "wrap");
+    }
+  }
+  indices = n.emit("Expand", {indices}, {{"shape", update->type.dims}}, "indices");
+  n.emitResult("ScatterElements", {past, indices, update},
+               {{"axis", axis}, {"reduction", std::string("none")}});
 }
 
 // ---- Einsum ----
@@ -683,6 +740,7 @@ MappingList miscMappings() {
   list.emplace_back("Col2Im", mapCol2Im);
   list.emplace_back("MaxUnpool", mapMaxUnpool);
   list.emplace_back("AffineGrid", mapAffineGrid);
+  list.emplace_back("TensorScatter", mapTensorScatter);
   list.emplace_back("Einsum", mapEinsum);
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
     list.emplace_back(op, mapWindow);

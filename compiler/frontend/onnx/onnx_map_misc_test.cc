@@ -350,6 +350,19 @@ TEST(OnnxMisc, AffineGridOfTheIdentityIsTheBaseGrid) {
             (std::vector<float>{-0.5, -0.5, 0.5, -0.5, -0.5, 0.5, 0.5, 0.5}));
 }
 
+TEST(OnnxMisc, TensorScatterWritesEachBatchAtItsIndexCircularly) {
+  Model m(24);
+  m.init("past", onnx::TensorProto::FLOAT, {2, 4}, std::vector<float>(8, 0.0f));
+  m.init("update", onnx::TensorProto::FLOAT, {2, 2}, std::vector<float>{1, 2, 3, 4});
+  m.init("write", onnx::TensorProto::INT64, {2}, std::vector<int64_t>{1, 3});
+  onnx::NodeProto* n = m.node("TensorScatter", {"past", "update", "write"}, {"y"});
+  setString(n, "mode", "circular");
+  setInt(n, "axis", 1);
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(constantValues<float>(g->outputs[0]), (std::vector<float>{0, 1, 2, 0, 4, 0, 0, 3}));
+}
+
 TEST(OnnxMisc, SwiGLUIsSwishTimesTheValue) {
   Model m(28);
   m.input("a", {2, 4});

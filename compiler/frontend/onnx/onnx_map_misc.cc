@@ -3,7 +3,8 @@
 // negative pads crop), the window functions (constants), Compress (a Gather
 // of constant indices), Col2Im (a one-hot grouped ConvTranspose), MaxUnpool
 // (a ScatterElements over zeros), AffineGrid (a constant base grid times
-// theta), TensorScatter (one ScatterElements) and Einsum (diagonals by a strided
+// theta), TensorScatter (one ScatterElements), Det up to 3x3 (its cofactor
+// formula) and Einsum (diagonals by a strided
 // Slice, sums by ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
 #include <algorithm>
 #include <cmath>
@@ -386,6 +387,53 @@ void mapTensorScatter(NodeImporter& n) {
                {{"axis", axis}, {"reduction", std::string("none")}});
 }
 
+// Det of [*, M, M] for M <= 3 by its cofactor formula (M = 3: the rule of
+// Sarrus) on single elements sliced from the flattened matrices; larger
+// matrices need an LU lowering nanoc does not have yet.
+void mapDet(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "X");
+  const size_t r = x->type.rank();
+  if (r < 2 || x->type.dims[r - 1] != x->type.dims[r - 2])
+    n.fail("X " + x->type.str() + " must be [*, M, M]");
+  if (x->type.dtype != DType::F32 && x->type.dtype != DType::F16 && x->type.dtype != DType::BF16 &&
+      x->type.dtype != DType::F64)
+    n.fail("X " + x->type.str() + " must be a float type");
+  const int64_t m = x->type.dims[r - 1];
+  if (m < 1 || m > 3)
+    n.fail("X " + x->type.str() +
+           ": Det is supported for matrices up to 3x3 (a cofactor formula); larger ones need an "
+           "LU lowering");
+  std::vector<int64_t> batch(x->type.dims.begin(), x->type.dims.end() - 2);
+  std::vector<int64_t> flat = batch;
+  flat.push_back(m * m);
+  Value* xf = n.emit("Reshape", {x}, {{"shape", flat}}, "flat");
+  auto at = [&](int64_t i, int64_t j) {
+    std::vector<int64_t> starts(flat.size(), 0), ends = flat, steps(flat.size(), 1);
+    starts.back() = i * m + j;
+    ends.back() = i * m + j + 1;
+    return n.emit("Slice", {xf}, {{"starts", starts}, {"ends", ends}, {"steps", steps}},
+                  "x" + std::to_string(i) + std::to_string(j));
+  };
+  auto mul = [&](Value* a, Value* b) { return n.emit("Mul", {a, b}, {}, "mul"); };
+  Value* det;
+  if (m == 1) {
+    det = at(0, 0);
+  } else if (m == 2) {
+    det = n.emit("Sub", {mul(at(0, 0), at(1, 1)), mul(at(0, 1), at(1, 0))}, {}, "det");
+  } else {
+    Value* plus = nullptr;
+    Value* minus = nullptr;
+    for (int64_t k = 0; k < 3; ++k) {
+      Value* p = mul(mul(at(0, k), at(1, (k + 1) % 3)), at(2, (k + 2) % 3));
+      Value* q = mul(mul(at(0, k), at(1, (k + 2) % 3)), at(2, (k + 1) % 3));
+      plus = plus ? n.emit("Add", {plus, p}, {}, "plus") : p;
+      minus = minus ? n.emit("Add", {minus, q}, {}, "minus") : q;
+    }
+    det = n.emit("Sub", {plus, minus}, {}, "det");
+  }
+  n.emitResult("Reshape", {det}, {{"shape", batch}});
+}
+
 // ---- Einsum ----
 
 // A label: a letter's character code, or kEllipsis + i for the i-th dim of
@@ -741,6 +789,7 @@ MappingList miscMappings() {
   list.emplace_back("MaxUnpool", mapMaxUnpool);
   list.emplace_back("AffineGrid", mapAffineGrid);
   list.emplace_back("TensorScatter", mapTensorScatter);
+  list.emplace_back("Det", mapDet);
   list.emplace_back("Einsum", mapEinsum);
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
     list.emplace_back(op, mapWindow);

@@ -363,6 +363,30 @@ TEST(OnnxMisc, TensorScatterWritesEachBatchAtItsIndexCircularly) {
   EXPECT_EQ(constantValues<float>(g->outputs[0]), (std::vector<float>{0, 1, 2, 0, 4, 0, 0, 3}));
 }
 
+TEST(OnnxMisc, DetOfSmallMatrices) {
+  Model m(22);
+  m.init("a", onnx::TensorProto::FLOAT, {2, 2, 2}, std::vector<float>{1, 2, 3, 4, 2, 0, 0, 5});
+  m.init("b", onnx::TensorProto::DOUBLE, {3, 3}, std::vector<double>{2, -3, 1, 2, 0, -1, 1, 4, 5});
+  m.init("c", onnx::TensorProto::FLOAT, {1, 1}, std::vector<float>{-7});
+  m.node("Det", {"a"}, {"da"});
+  m.node("Det", {"b"}, {"db"});
+  m.node("Det", {"c"}, {"dc"});
+  m.output("da");
+  m.output("db");
+  m.output("dc");
+  auto g = m.import();
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[2]");
+  EXPECT_EQ(constantValues<float>(g->outputs[0]), (std::vector<float>{-2, 10}));
+  EXPECT_EQ(constantValues<double>(g->outputs[1]), (std::vector<double>{49}));
+  EXPECT_EQ(constantValues<float>(g->outputs[2]), (std::vector<float>{-7}));
+
+  Model big(22);
+  big.input("x", {4, 4});
+  big.node("Det", {"x"}, {"y"});
+  big.output("y");
+  EXPECT_NE(big.importError().find("up to 3x3"), std::string::npos);
+}
+
 TEST(OnnxMisc, SwiGLUIsSwishTimesTheValue) {
   Model m(28);
   m.input("a", {2, 4});

@@ -4,7 +4,8 @@
 // of constant indices), Col2Im (a one-hot grouped ConvTranspose), MaxUnpool
 // (a ScatterElements over zeros), AffineGrid (a constant base grid times
 // theta), TensorScatter (one ScatterElements), Det up to 3x3 (its cofactor
-// formula) and Einsum (diagonals by a strided
+// formula), CausalConvWithState (Concat or Pad, a depthwise Conv, Swish) and
+// Einsum (diagonals by a strided
 // Slice, sums by ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
 #include <algorithm>
 #include <cmath>
@@ -434,6 +435,77 @@ void mapDet(NodeImporter& n) {
   n.emitResult("Reshape", {det}, {{"shape", batch}});
 }
 
+// CausalConvWithState (opset 27): the input left-extended by past_state (or
+// k - 1 zeros), a depthwise Conv (group C, no padding) with the optional
+// bias, an optional SiLU (Swish, alpha 1); present_state is the extended
+// input's last k - 1 positions. f16 and bf16 convolve in f32.
+void mapCausalConvWithState(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "input");
+  Value* w = n.requiredInput(1, "weight");
+  Value* bias = n.input(2);
+  Value* past = n.input(3);
+  const std::string act = n.stringAttr("activation").value_or("none");
+  if (act != "none" && act != "silu" && act != "swish")
+    n.fail("activation '" + act + "' is not 'none', 'silu' or 'swish'");
+  if (x->type.rank() != 3 || w->type.rank() != 3)
+    n.fail("input " + x->type.str() + " and weight " + w->type.str() + " must be rank 3");
+  const int64_t b = x->type.dims[0], c = x->type.dims[1], len = x->type.dims[2];
+  const int64_t k = w->type.dims[2];
+  if (w->type.dims[0] != c || w->type.dims[1] != 1 || k < 1)
+    n.fail("weight " + w->type.str() + " must be [C, 1, k] for input " + x->type.str());
+  const DType dtype = x->type.dtype;
+  if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16)
+    n.fail("input " + x->type.str() + " must be f32, f16 or bf16");
+  Value* padded;
+  if (past) {
+    if (past->type.dims != std::vector<int64_t>{b, c, k - 1})
+      n.fail("past_state " + past->type.str() +
+             " must be [B, C, k - 1] = " + dimsStr({b, c, k - 1}));
+    padded = n.emit("Concat", {past, x}, {{"axis", int64_t{2}}}, "extend");
+  } else {
+    padded = n.emit(
+        "Pad", {x},
+        {{"pads", std::vector<int64_t>{0, 0, k - 1, 0, 0, 0}}, {"mode", std::string("constant")}},
+        "extend");
+  }
+  if (n.outputUsed(1)) {
+    const int64_t total = len + k - 1;
+    n.setOutput(1, n.emit("Slice", {padded},
+                          {{"starts", std::vector<int64_t>{0, 0, len}},
+                           {"ends", std::vector<int64_t>{b, c, total}},
+                           {"steps", std::vector<int64_t>{1, 1, 1}}},
+                          "present_state", n.proto().output(1)));
+  }
+  auto f32 = [&](Value* v, const char* suffix) {
+    if (!v || v->type.dtype == DType::F32) return v;
+    return n.emit("Cast", {v}, {{"to", static_cast<int64_t>(DType::F32)}, {"saturate", int64_t{1}}},
+                  suffix);
+  };
+  std::vector<Value*> conv_in = {f32(padded, "x_f32"), f32(w, "w_f32")};
+  if (bias) conv_in.push_back(f32(bias, "b_f32"));
+  const std::map<std::string, Attr> conv_attrs = {{"group", c},
+                                                  {"kernel_shape", std::vector<int64_t>{k}},
+                                                  {"pads", std::vector<int64_t>{0, 0}},
+                                                  {"strides", std::vector<int64_t>{1}},
+                                                  {"dilations", std::vector<int64_t>{1}}};
+  const bool silu = act != "none";
+  const std::map<std::string, Attr> round = {{"to", static_cast<int64_t>(dtype)},
+                                             {"saturate", int64_t{1}}};
+  if (dtype == DType::F32 && !silu) {
+    n.emitResult("Conv", conv_in, conv_attrs);
+    return;
+  }
+  Value* y = n.emit("Conv", conv_in, conv_attrs, "conv");
+  if (!silu) {
+    n.emitResult("Cast", {y}, round);
+    return;
+  }
+  // Rounded to the input's dtype once before the activation, as ONNX's
+  // reference does.
+  if (dtype != DType::F32) y = n.emit("Cast", {y}, round, "conv_round");
+  n.emitResult("Swish", {y}, {{"alpha", 1.0}});
+}
+
 // ---- Einsum ----
 
 // A label: a letter's character code, or kEllipsis + i for the i-th dim of
@@ -790,6 +862,7 @@ MappingList miscMappings() {
   list.emplace_back("AffineGrid", mapAffineGrid);
   list.emplace_back("TensorScatter", mapTensorScatter);
   list.emplace_back("Det", mapDet);
+  list.emplace_back("CausalConvWithState", mapCausalConvWithState);
   list.emplace_back("Einsum", mapEinsum);
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
     list.emplace_back(op, mapWindow);

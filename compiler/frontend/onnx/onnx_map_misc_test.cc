@@ -387,6 +387,33 @@ TEST(OnnxMisc, DetOfSmallMatrices) {
   EXPECT_NE(big.importError().find("up to 3x3"), std::string::npos);
 }
 
+TEST(OnnxMisc, CausalConvWithStateExtendsConvolvesAndKeepsTheTail) {
+  Model m(27);
+  // One channel, kernel [1, 2, 3] over past [10, 20] then input [1, 2, 3].
+  m.init("x", onnx::TensorProto::FLOAT, {1, 1, 3}, std::vector<float>{1, 2, 3});
+  m.init("w", onnx::TensorProto::FLOAT, {1, 1, 3}, std::vector<float>{1, 2, 3});
+  m.init("past", onnx::TensorProto::FLOAT, {1, 1, 2}, std::vector<float>{10, 20});
+  m.node("CausalConvWithState", {"x", "w", "", "past"}, {"y", "state"});
+  m.output("y");
+  m.output("state");
+  auto g = m.import();
+  // [10, 20, 1, 2, 3]: 10 + 40 + 3, 20 + 2 + 6, 1 + 4 + 9.
+  EXPECT_EQ(constantValues<float>(g->outputs[0]), (std::vector<float>{53, 28, 14}));
+  EXPECT_EQ(constantValues<float>(g->outputs[1]), (std::vector<float>{2, 3}));
+
+  Model s(27);
+  s.input("x", {2, 4, 5});
+  s.input("w", {4, 1, 3});
+  onnx::NodeProto* n = s.node("CausalConvWithState", {"x", "w"}, {"y", "state"});
+  setString(n, "activation", "silu");
+  s.output("y");
+  s.output("state");
+  auto h = s.import();
+  EXPECT_EQ(ops(*h), (std::vector<std::string>{"Pad", "Slice", "Conv", "Swish"}));
+  EXPECT_EQ(h->outputs[0]->type.str(), "f32[2,4,5]");
+  EXPECT_EQ(h->outputs[1]->type.str(), "f32[2,4,2]");
+}
+
 TEST(OnnxMisc, SwiGLUIsSwishTimesTheValue) {
   Model m(28);
   m.input("a", {2, 4});

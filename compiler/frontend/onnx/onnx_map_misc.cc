@@ -1,12 +1,12 @@
 // ONNX -> IR mappings of small operators composed onto existing IR ops:
 // SwiGLU (Swish then Mul), BitCast (the IR's BitCast), CenterCropPad (one Pad:
-// negative pads crop), the window functions (constants), Compress (a Gather
-// of constant indices), Col2Im (a one-hot grouped ConvTranspose), MaxUnpool
-// (a ScatterElements over zeros), AffineGrid (a constant base grid times
-// theta), TensorScatter (one ScatterElements), Det up to 3x3 (its cofactor
-// formula), CausalConvWithState (Concat or Pad, a depthwise Conv, Swish) and
-// Einsum (diagonals by a strided
-// Slice, sums by ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
+// negative pads crop), the window functions and MelWeightMatrix (constants),
+// Compress (a Gather of constant indices), Col2Im (a one-hot grouped
+// ConvTranspose), MaxUnpool (a ScatterElements over zeros), AffineGrid (a
+// constant base grid times theta), TensorScatter (one ScatterElements), Det up
+// to 3x3 (its cofactor formula), CausalConvWithState (Concat or Pad, a
+// depthwise Conv, Swish) and Einsum (diagonals by a strided Slice, sums by
+// ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -506,6 +506,76 @@ void mapCausalConvWithState(NodeImporter& n) {
   n.emitResult("Swish", {y}, {{"alpha", 1.0}});
 }
 
+// A constant scalar input, widened (floats as double, ints as int64).
+Scalar constantScalar(const NodeImporter& n, size_t i, const char* role) {
+  Value* v = n.requiredInput(i, role);
+  if (!v->isConstant())
+    n.fail(std::string(role) + " input '" + v->name +
+           "' is computed at run time; nanoc needs it constant (an initializer or a Constant "
+           "node) to know the static shape");
+  if (v->type.numel() != 1 || v->type.dtype == DType::Bool)
+    n.fail(std::string(role) + " input '" + v->name + "' must be a numeric scalar, not " +
+           v->type.str());
+  return loadScalar(v->type.dtype, v->data->data(), 0);
+}
+
+int64_t scalarInt(const Scalar& s) {
+  return s.kind == Scalar::Signed     ? s.i
+         : s.kind == Scalar::Unsigned ? static_cast<int64_t>(s.u)
+                                      : static_cast<int64_t>(s.f);
+}
+
+// MelWeightMatrix-17 from constant inputs: ONNX's reference, computed here
+// in double ([dft_length / 2 + 1, num_mel_bins] triangular filters).
+void mapMelWeightMatrix(NodeImporter& n) {
+  const int64_t mels = scalarInt(constantScalar(n, 0, "num_mel_bins"));
+  const int64_t dft = scalarInt(constantScalar(n, 1, "dft_length"));
+  const int64_t rate = scalarInt(constantScalar(n, 2, "sample_rate"));
+  const double lower = constantScalar(n, 3, "lower_edge_hertz").asDouble();
+  const double upper = constantScalar(n, 4, "upper_edge_hertz").asDouble();
+  if (mels < 1 || mels > (1 << 16) || dft < 1 || dft > (1 << 24) || rate < 1)
+    n.fail("num_mel_bins, dft_length and sample_rate must be positive and in range");
+  std::optional<DType> dtype = dtypeFromOnnx(static_cast<int32_t>(n.intAttr("output_datatype", 1)));
+  if (!dtype || *dtype == DType::Bool)
+    n.fail("output_datatype " + std::to_string(n.intAttr("output_datatype", 1)) +
+           " is unsupported");
+  const int64_t spec = dft / 2 + 1;
+  const double low_mel = 2595.0 * std::log1p(lower / 700.0) / std::log(10.0);
+  const double high_mel = 2595.0 * std::log1p(upper / 700.0) / std::log(10.0);
+  const double step = (high_mel - low_mel) / static_cast<double>(mels + 2);
+  std::vector<int64_t> bins(static_cast<size_t>(mels + 2));
+  for (int64_t k = 0; k < mels + 2; ++k) {
+    double hz =
+        700.0 * std::expm1((static_cast<double>(k) * step + low_mel) / 2595.0 * std::log(10.0));
+    double bin = std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate));
+    if (!(bin >= 0 && bin < static_cast<double>(spec)))
+      n.fail("the mel bands reach past the spectrogram's " + std::to_string(spec) + " bins");
+    bins[static_cast<size_t>(k)] = static_cast<int64_t>(bin);
+  }
+  TensorType type{*dtype, {spec, mels}};
+  n.reserveMadeConstant(type.bytes(), "output " + type.str());
+  std::vector<double> w(static_cast<size_t>(spec * mels), 0.0);
+  auto at = [&](int64_t j, int64_t i) -> double& { return w[static_cast<size_t>(j * mels + i)]; };
+  for (int64_t i = 0; i < mels; ++i) {
+    const int64_t lo = bins[static_cast<size_t>(i)], mid = bins[static_cast<size_t>(i + 1)],
+                  hi = bins[static_cast<size_t>(i + 2)];
+    if (mid == lo) {
+      at(mid, i) = 1.0;
+    } else {
+      for (int64_t j = lo; j <= mid; ++j)
+        at(j, i) = static_cast<double>(j - lo) / static_cast<double>(mid - lo);
+    }
+    if (hi > mid)
+      for (int64_t j = mid; j < hi; ++j)
+        at(j, i) = static_cast<double>(hi - j) / static_cast<double>(hi - mid);
+  }
+  std::vector<uint8_t> bytes(type.bytes());
+  for (size_t e = 0; e < w.size(); ++e)
+    storeScalar(*dtype, convertScalar(Scalar::ofFloat(w[e]), *dtype), bytes.data(),
+                static_cast<int64_t>(e));
+  n.setConstantOutput(0, type, std::move(bytes));
+}
+
 // ---- Einsum ----
 
 // A label: a letter's character code, or kEllipsis + i for the i-th dim of
@@ -863,6 +933,7 @@ MappingList miscMappings() {
   list.emplace_back("TensorScatter", mapTensorScatter);
   list.emplace_back("Det", mapDet);
   list.emplace_back("CausalConvWithState", mapCausalConvWithState);
+  list.emplace_back("MelWeightMatrix", mapMelWeightMatrix);
   list.emplace_back("Einsum", mapEinsum);
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
     list.emplace_back(op, mapWindow);

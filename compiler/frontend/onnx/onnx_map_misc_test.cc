@@ -414,6 +414,35 @@ TEST(OnnxMisc, CausalConvWithStateExtendsConvolvesAndKeepsTheTail) {
   EXPECT_EQ(h->outputs[1]->type.str(), "f32[2,4,2]");
 }
 
+TEST(OnnxMisc, WindowsAndMelWeightsAreConstants) {
+  Model m(17);
+  m.init("n", onnx::TensorProto::INT64, {}, std::vector<int64_t>{4});
+  m.node("HannWindow", {"n"}, {"hann"});
+  setInt(m.node("HannWindow", {"n"}, {"sym"}), "periodic", 0);
+  m.init("mels", onnx::TensorProto::INT64, {}, std::vector<int64_t>{2});
+  m.init("dft", onnx::TensorProto::INT64, {}, std::vector<int64_t>{16});
+  m.init("rate", onnx::TensorProto::INT64, {}, std::vector<int64_t>{8000});
+  m.init("lo", onnx::TensorProto::FLOAT, {}, std::vector<float>{0});
+  m.init("hi", onnx::TensorProto::FLOAT, {}, std::vector<float>{4000});
+  m.node("MelWeightMatrix", {"mels", "dft", "rate", "lo", "hi"}, {"mel"});
+  m.output("hann");
+  m.output("sym");
+  m.output("mel");
+  auto g = m.import();
+  std::vector<float> hann = constantValues<float>(g->outputs[0]);
+  std::vector<float> want = {0, 0.5f, 1, 0.5f};
+  ASSERT_EQ(hann.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(hann[i], want[i], 1e-7);
+  std::vector<float> sym = constantValues<float>(g->outputs[1]);
+  want = {0, 0.75f, 0.75f, 0};
+  ASSERT_EQ(sym.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(sym[i], want[i], 1e-7);
+  // ONNX's reference for these inputs.
+  EXPECT_EQ(g->outputs[2]->type.str(), "f32[9,2]");
+  EXPECT_EQ(constantValues<float>(g->outputs[2]),
+            (std::vector<float>{1, 0, 0.5, 0.5, 0, 1, 0, 0.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+}
+
 TEST(OnnxMisc, SwiGLUIsSwishTimesTheValue) {
   Model m(28);
   m.input("a", {2, 4});

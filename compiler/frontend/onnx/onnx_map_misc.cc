@@ -576,6 +576,111 @@ void mapMelWeightMatrix(NodeImporter& n) {
   n.setConstantOutput(0, type, std::move(bytes));
 }
 
+// DFT (opsets 17-20) with a constant dft_length and axis: a linear map along
+// the axis, so MatMuls with constant cosine/sine matrices [N, K] (f32) on the
+// real and imaginary parts (the last dim, 1 or 2), as numpy's fft, ifft, rfft
+// (onesided) and irfft (inverse and onesided: a real result, last dim 1).
+void mapDFT(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "input");
+  const int64_t rank = rankOf(x);
+  if (rank < 2 || (x->type.dims.back() != 1 && x->type.dims.back() != 2))
+    n.fail("input " + x->type.str() + " must end in a dim of 1 (real) or 2 (complex)");
+  if (x->type.dtype != DType::F32) n.fail("input " + x->type.str() + " must be f32");
+  int64_t axis = n.opset() >= 20 ? -2 : n.intAttr("axis", 1);
+  if (n.opset() >= 20 && n.input(2)) axis = scalarInt(constantScalar(n, 2, "axis"));
+  axis = normalizeAxis(n, axis, rank);
+  if (axis == rank - 1) n.fail("axis must not be the last (real, imaginary) dim");
+  const bool inverse = n.intAttr("inverse", 0) != 0, onesided = n.intAttr("onesided", 0) != 0;
+  const auto a = static_cast<size_t>(axis);
+  const int64_t len_in = x->type.dims[a];
+  int64_t L = inverse && onesided ? 2 * (len_in - 1) : len_in;
+  if (n.input(1)) L = scalarInt(constantScalar(n, 1, "dft_length"));
+  if (L < 1 || L > (1 << 16)) n.fail("dft_length " + std::to_string(L) + " is out of range");
+  const bool complex_in = x->type.dims.back() == 2;
+  const bool real_out = inverse && onesided;
+  const int64_t k_out = !inverse && onesided ? L / 2 + 1 : L;
+  // Coefficients per (input n, output k): re_out = re*A + im*B, im_out = re*C + im*D.
+  const int64_t used = std::min(len_in, real_out ? L / 2 + 1 : L);
+  std::vector<float> A(static_cast<size_t>(len_in * k_out), 0.0f), B = A, C = A, D = A;
+  for (int64_t i = 0; i < used; ++i)
+    for (int64_t k = 0; k < k_out; ++k) {
+      const double t = 2.0 * M_PI * static_cast<double>((i * k) % L) / static_cast<double>(L);
+      const double c = std::cos(t), sn = std::sin(t);
+      const auto e = static_cast<size_t>(i * k_out + k);
+      if (!inverse) {
+        A[e] = static_cast<float>(c), B[e] = static_cast<float>(sn);
+        C[e] = static_cast<float>(-sn), D[e] = static_cast<float>(c);
+      } else if (!onesided) {
+        const double s = 1.0 / static_cast<double>(L);
+        A[e] = static_cast<float>(c * s), B[e] = static_cast<float>(-sn * s);
+        C[e] = static_cast<float>(sn * s), D[e] = static_cast<float>(c * s);
+      } else {
+        // Hermitian: bins 1 .. ceil(L/2) - 1 count twice; 0 and L/2 (even L)
+        // once, their imaginary parts ignored.
+        const bool edge = i == 0 || 2 * i == L;
+        const double w = (edge ? 1.0 : 2.0) / static_cast<double>(L);
+        A[e] = static_cast<float>(c * w);
+        B[e] = edge ? 0.0f : static_cast<float>(-sn * w);
+      }
+    }
+  auto matrix = [&](const std::vector<float>& m, const char* name) {
+    TensorType t{DType::F32, {len_in, k_out}};
+    std::vector<uint8_t> bytes(t.bytes());
+    if (!m.empty()) std::memcpy(bytes.data(), m.data(), bytes.size());
+    return n.constant(name, t, std::move(bytes));
+  };
+  // The parts as [rest, N] rows: the axis moved last.
+  std::vector<int64_t> dims(x->type.dims.begin(), x->type.dims.end() - 1);
+  std::vector<int64_t> perm, moved;
+  for (int64_t d = 0; d < rank - 1; ++d)
+    if (d != axis) perm.push_back(d), moved.push_back(dims[static_cast<size_t>(d)]);
+  perm.push_back(axis);
+  const int64_t rest = product(moved, 0, moved.size());
+  auto part = [&](int64_t index, const char* name) {
+    std::vector<int64_t> starts(static_cast<size_t>(rank), 0), ends = x->type.dims,
+                                                               steps(static_cast<size_t>(rank), 1);
+    starts.back() = index;
+    ends.back() = index + 1;
+    Value* v = x;
+    if (complex_in)
+      v = n.emit("Slice", {x}, {{"starts", starts}, {"ends", ends}, {"steps", steps}}, name);
+    v = n.emit("Reshape", {v}, {{"shape", dims}}, std::string(name) + "_squeeze");
+    v = n.emit("Transpose", {v}, {{"perm", perm}}, std::string(name) + "_move");
+    return n.emit("Reshape", {v}, {{"shape", std::vector<int64_t>{rest, len_in}}},
+                  std::string(name) + "_rows");
+  };
+  Value* re = part(0, "re");
+  Value* im = complex_in ? part(1, "im") : nullptr;
+  auto combine = [&](const std::vector<float>& mr, const std::vector<float>& mi, const char* name) {
+    Value* r = n.emit("MatMul", {re, matrix(mr, name)}, {}, std::string(name) + "_from_re");
+    if (!im) return r;
+    Value* i = n.emit("MatMul", {im, matrix(mi, name)}, {}, std::string(name) + "_from_im");
+    return n.emit("Add", {r, i}, {}, std::string(name) + "_sum");
+  };
+  // Back to the input's layout, the axis of k_out, and a last dim of 1.
+  std::vector<int64_t> back_dims = moved, inverse_perm(perm.size());
+  back_dims.push_back(k_out);
+  for (size_t d = 0; d < perm.size(); ++d)
+    inverse_perm[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
+  std::vector<int64_t> out_dims = dims;
+  out_dims[a] = k_out;
+  out_dims.push_back(1);
+  auto restore = [&](Value* v, const char* name) {
+    v = n.emit("Reshape", {v}, {{"shape", back_dims}}, std::string(name) + "_split");
+    v = n.emit("Transpose", {v}, {{"perm", inverse_perm}}, std::string(name) + "_back");
+    return v;
+  };
+  Value* out_re = restore(combine(A, B, "real"), "real");
+  if (real_out) {
+    n.emitResult("Reshape", {out_re}, {{"shape", out_dims}});
+    return;
+  }
+  Value* out_im = restore(combine(C, D, "imag"), "imag");
+  out_re = n.emit("Reshape", {out_re}, {{"shape", out_dims}}, "real_last");
+  out_im = n.emit("Reshape", {out_im}, {{"shape", out_dims}}, "imag_last");
+  n.emitResult("Concat", {out_re, out_im}, {{"axis", rank - 1}});
+}
+
 // ---- Einsum ----
 
 // A label: a letter's character code, or kEllipsis + i for the i-th dim of
@@ -934,6 +1039,7 @@ MappingList miscMappings() {
   list.emplace_back("Det", mapDet);
   list.emplace_back("CausalConvWithState", mapCausalConvWithState);
   list.emplace_back("MelWeightMatrix", mapMelWeightMatrix);
+  list.emplace_back("DFT", mapDFT);
   list.emplace_back("Einsum", mapEinsum);
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
     list.emplace_back(op, mapWindow);

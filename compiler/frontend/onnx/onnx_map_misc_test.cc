@@ -443,6 +443,37 @@ TEST(OnnxMisc, WindowsAndMelWeightsAreConstants) {
             (std::vector<float>{1, 0, 0.5, 0.5, 0, 1, 0, 0.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
 }
 
+TEST(OnnxMisc, DFTIsMatMulsWithTwiddleMatrices) {
+  Model m(17);
+  m.init("x", onnx::TensorProto::FLOAT, {1, 4, 1}, std::vector<float>{1, 2, 3, 4});
+  m.node("DFT", {"x"}, {"y"});
+  onnx::NodeProto* r = m.node("DFT", {"x"}, {"half"});
+  setInt(r, "onesided", 1);
+  m.output("y");
+  m.output("half");
+  auto g = m.import();
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,4,2]");
+  EXPECT_EQ(g->outputs[1]->type.str(), "f32[1,3,2]");
+  std::vector<float> want = {10, 0, -2, 2, -2, 0, -2, -2};
+  std::vector<float> got = constantValues<float>(g->outputs[0]);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+
+  // irfft of the half spectrum gives the signal back, real (last dim 1).
+  Model inv(17);
+  inv.init("h", onnx::TensorProto::FLOAT, {1, 3, 2}, std::vector<float>{10, 0, -2, 2, -2, 0});
+  onnx::NodeProto* n = inv.node("DFT", {"h"}, {"x"});
+  setInt(n, "onesided", 1);
+  setInt(n, "inverse", 1);
+  inv.output("x");
+  auto h = inv.import();
+  EXPECT_EQ(h->outputs[0]->type.str(), "f32[1,4,1]");
+  got = constantValues<float>(h->outputs[0]);
+  want = {1, 2, 3, 4};
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+}
+
 TEST(OnnxMisc, SwiGLUIsSwishTimesTheValue) {
   Model m(28);
   m.input("a", {2, 4});

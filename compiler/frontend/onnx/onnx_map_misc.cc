@@ -5,7 +5,8 @@
 // ConvTranspose), MaxUnpool (a ScatterElements over zeros), AffineGrid (a
 // constant base grid times theta), TensorScatter (one ScatterElements), Det up
 // to 3x3 (its cofactor formula), CausalConvWithState (Concat or Pad, a
-// depthwise Conv, Swish) and Einsum (diagonals by a strided Slice, sums by
+// depthwise Conv, Swish), DFT and STFT (MatMuls with twiddle matrices) and
+// Einsum (diagonals by a strided Slice, sums by
 // ReduceSum, products by MatMul or Mul + ReduceSum, Transpose/Reshape around).
 #include <algorithm>
 #include <cmath>
@@ -580,22 +581,12 @@ void mapMelWeightMatrix(NodeImporter& n) {
 // the axis, so MatMuls with constant cosine/sine matrices [N, K] (f32) on the
 // real and imaginary parts (the last dim, 1 or 2), as numpy's fft, ifft, rfft
 // (onesided) and irfft (inverse and onesided: a real result, last dim 1).
-void mapDFT(NodeImporter& n) {
-  Value* x = n.requiredInput(0, "input");
+// emitDFT: the DFT of x [..., 1|2] along `axis` with length L, emitted as the
+// node's result.
+void emitDFT(NodeImporter& n, Value* x, int64_t axis, int64_t L, bool inverse, bool onesided) {
   const int64_t rank = rankOf(x);
-  if (rank < 2 || (x->type.dims.back() != 1 && x->type.dims.back() != 2))
-    n.fail("input " + x->type.str() + " must end in a dim of 1 (real) or 2 (complex)");
-  if (x->type.dtype != DType::F32) n.fail("input " + x->type.str() + " must be f32");
-  int64_t axis = n.opset() >= 20 ? -2 : n.intAttr("axis", 1);
-  if (n.opset() >= 20 && n.input(2)) axis = scalarInt(constantScalar(n, 2, "axis"));
-  axis = normalizeAxis(n, axis, rank);
-  if (axis == rank - 1) n.fail("axis must not be the last (real, imaginary) dim");
-  const bool inverse = n.intAttr("inverse", 0) != 0, onesided = n.intAttr("onesided", 0) != 0;
   const auto a = static_cast<size_t>(axis);
   const int64_t len_in = x->type.dims[a];
-  int64_t L = inverse && onesided ? 2 * (len_in - 1) : len_in;
-  if (n.input(1)) L = scalarInt(constantScalar(n, 1, "dft_length"));
-  if (L < 1 || L > (1 << 16)) n.fail("dft_length " + std::to_string(L) + " is out of range");
   const bool complex_in = x->type.dims.back() == 2;
   const bool real_out = inverse && onesided;
   const int64_t k_out = !inverse && onesided ? L / 2 + 1 : L;
@@ -679,6 +670,61 @@ void mapDFT(NodeImporter& n) {
   out_re = n.emit("Reshape", {out_re}, {{"shape", out_dims}}, "real_last");
   out_im = n.emit("Reshape", {out_im}, {{"shape", out_dims}}, "imag_last");
   n.emitResult("Concat", {out_re, out_im}, {{"axis", rank - 1}});
+}
+
+void mapDFT(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "input");
+  const int64_t rank = rankOf(x);
+  if (rank < 2 || (x->type.dims.back() != 1 && x->type.dims.back() != 2))
+    n.fail("input " + x->type.str() + " must end in a dim of 1 (real) or 2 (complex)");
+  if (x->type.dtype != DType::F32) n.fail("input " + x->type.str() + " must be f32");
+  int64_t axis = n.opset() >= 20 ? -2 : n.intAttr("axis", 1);
+  if (n.opset() >= 20 && n.input(2)) axis = scalarInt(constantScalar(n, 2, "axis"));
+  axis = normalizeAxis(n, axis, rank);
+  if (axis == rank - 1) n.fail("axis must not be the last (real, imaginary) dim");
+  const bool inverse = n.intAttr("inverse", 0) != 0, onesided = n.intAttr("onesided", 0) != 0;
+  const int64_t len_in = x->type.dims[static_cast<size_t>(axis)];
+  int64_t L = inverse && onesided ? 2 * (len_in - 1) : len_in;
+  if (n.input(1)) L = scalarInt(constantScalar(n, 1, "dft_length"));
+  if (L < 1 || L > (1 << 16)) n.fail("dft_length " + std::to_string(L) + " is out of range");
+  emitDFT(n, x, axis, L, inverse, onesided);
+}
+
+// STFT-17 with a constant frame_step (and frame_length): the frames gathered
+// by constant indices [frames, W] along the signal, times the window (a run
+// time input is fine), then the DFT of each frame (length W).
+void mapSTFT(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "signal");
+  if (x->type.rank() != 3 || (x->type.dims[2] != 1 && x->type.dims[2] != 2))
+    n.fail("signal " + x->type.str() + " must be [batch, length, 1 or 2]");
+  if (x->type.dtype != DType::F32) n.fail("signal " + x->type.str() + " must be f32");
+  const int64_t step = scalarInt(constantScalar(n, 1, "frame_step"));
+  Value* window = n.input(2);
+  const int64_t len = x->type.dims[1];
+  int64_t w = window ? window->type.numel() : len;
+  if (n.input(3)) w = scalarInt(constantScalar(n, 3, "frame_length"));
+  if (window && (window->type.rank() != 1 || window->type.dims[0] != w))
+    n.fail("window " + window->type.str() + " must be [frame_length] = [" + std::to_string(w) +
+           "]");
+  if (step < 1 || w < 1 || w > len)
+    n.fail("frame_step and frame_length must be positive, frame_length at most the signal's " +
+           std::to_string(len));
+  const int64_t frames = 1 + (len - w) / step;
+  TensorType it{DType::I64, {frames, w}};
+  n.reserveMadeConstant(it.bytes(), "frame indices " + it.str());
+  std::vector<int64_t> idx(static_cast<size_t>(frames * w));
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t j = 0; j < w; ++j) idx[static_cast<size_t>(f * w + j)] = f * step + j;
+  std::vector<uint8_t> bytes(it.bytes());
+  std::memcpy(bytes.data(), idx.data(), bytes.size());
+  Value* framed = n.emit("Gather", {x, n.constant("frame_indices", it, std::move(bytes))},
+                         {{"axis", int64_t{1}}}, "frames");  // [batch, frames, W, 1|2]
+  if (window) {
+    Value* wr =
+        n.emit("Reshape", {window}, {{"shape", std::vector<int64_t>{1, 1, w, 1}}}, "window_bcast");
+    framed = n.emit("Mul", {framed, wr}, {}, "windowed");
+  }
+  emitDFT(n, framed, 2, w, false, n.intAttr("onesided", 1) != 0);
 }
 
 // ---- Einsum ----
@@ -1040,6 +1086,7 @@ MappingList miscMappings() {
   list.emplace_back("CausalConvWithState", mapCausalConvWithState);
   list.emplace_back("MelWeightMatrix", mapMelWeightMatrix);
   list.emplace_back("DFT", mapDFT);
+  list.emplace_back("STFT", mapSTFT);
   list.emplace_back("Einsum", mapEinsum);
   for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
     list.emplace_back(op, mapWindow);

@@ -474,6 +474,22 @@ TEST(OnnxMisc, DFTIsMatMulsWithTwiddleMatrices) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
 }
 
+TEST(OnnxMisc, STFTIsTheDFTOfGatheredFrames) {
+  Model m(17);
+  m.init("x", onnx::TensorProto::FLOAT, {1, 5, 1}, std::vector<float>{1, 2, 3, 4, 5});
+  m.init("step", onnx::TensorProto::INT64, {}, std::vector<int64_t>{2});
+  m.init("len", onnx::TensorProto::INT64, {}, std::vector<int64_t>{2});
+  m.node("STFT", {"x", "step", "", "len"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  // Frames [1, 2] and [3, 4]; onesided bins: sum and difference.
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[1,2,2,2]");
+  std::vector<float> got = constantValues<float>(g->outputs[0]);
+  std::vector<float> want = {3, 0, -1, 0, 7, 0, -1, 0};
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+}
+
 TEST(OnnxMisc, SwiGLUIsSwishTimesTheValue) {
   Model m(28);
   m.input("a", {2, 4});

@@ -38,7 +38,7 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
     if (out.plan.isAlias(node.get())) continue;
     ThunkSpec thunk;
     thunk.node = node.get();
-    if (node->op == "Reshape" || node->op == "Identity") {
+    if (node->op == "Reshape" || node->op == "Identity" || node->op == "BitCast") {
       thunk.kind = ThunkSpec::Kind::Copy;
     } else {
       const cpu::Lowering* lowering = cpu::findLowering(node->op);

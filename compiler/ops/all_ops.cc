@@ -25,6 +25,7 @@ OpSchema makeLpPoolSchema();
 OpSchema makeGlobalMaxPoolSchema();
 OpSchema makeConvTransposeSchema();
 OpSchema makeResizeSchema();
+OpSchema makeBitCastSchema();  // bitcast.cc
 // Families of operators list their schemas in one function each.
 std::vector<OpSchema> elementwiseSchemas();    // elementwise_table.cc
 std::vector<OpSchema> reductionSchemas();      // reductions.cc
@@ -44,7 +45,7 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
           makeAveragePoolSchema, makeGlobalAveragePoolSchema, makeBatchNormalizationSchema,
           makeSoftmaxSchema, makeReshapeSchema, makeTransposeSchema, makeConcatSchema,
           makeIdentitySchema, makeMaxPoolWithIndicesSchema, makeLpPoolSchema,
-          makeGlobalMaxPoolSchema, makeConvTransposeSchema, makeResizeSchema}) {
+          makeGlobalMaxPoolSchema, makeConvTransposeSchema, makeResizeSchema, makeBitCastSchema}) {
       OpSchema schema = make();
       std::string name = schema.name;
       t.emplace(std::move(name), std::move(schema));

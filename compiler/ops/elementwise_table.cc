@@ -248,6 +248,10 @@ NANOC_UNARY_F(fFloor, std::floor(x))
 NANOC_UNARY_F(fCeil, std::ceil(x))
 NANOC_UNARY_F(fRound, std::nearbyint(x))  // the default rounding mode: ties to even
 NANOC_UNARY_F(fMish, x* std::tanh(fSoftplus(node, x)))
+NANOC_UNARY_F(fSwish, x / (1.0 + std::exp(-node.f("alpha") * x)))
+NANOC_UNARY_F(fShrink, x<-node.f("lambd") ? x + node.f("bias") : x> node.f("lambd")
+                           ? x - node.f("bias")
+                           : 0.0)
 NANOC_UNARY_F(fHardSwish, x* std::fmax(0.0, std::fmin(1.0, x / 6.0 + 0.5)))
 NANOC_UNARY_F(fElu, x < 0 ? node.f("alpha") * (std::exp(x) - 1.0) : x)
 NANOC_UNARY_F(fCelu, std::fmax(0.0, x) +
@@ -407,9 +411,18 @@ S rPow(const Node&, const S* a) {
     if (ue & 1) r *= base;
   return a[0].kind == S::Signed ? S::ofSigned(unwrap(r)) : S::ofUnsigned(r);
 }
+// Signed operands (opset 28): a left shift wraps in the type's width; a right
+// shift is arithmetic. A shift amount read as unsigned at or past the width
+// (so every negative one) gives 0, or -1 for a right shift of a negative
+// value. Widened to 64 bits, narrowing the result back gives the same.
 S rBitShift(const Node& node, const S* a) {
-  uint64_t s = a[1].u;
   bool left = node.s("direction") == "LEFT";
+  if (a[0].kind == S::Signed) {
+    int64_t x = a[0].i, s = a[1].i;
+    if (s < 0 || s >= 64) return S::ofSigned(left || x >= 0 ? 0 : -1);
+    return S::ofSigned(left ? unwrap(wrap(x) << s) : x >> s);
+  }
+  uint64_t s = a[1].u;
   if (s >= 64) return S::ofUnsigned(0);
   return S::ofUnsigned(left ? a[0].u << s : a[0].u >> s);
 }
@@ -508,6 +521,8 @@ std::vector<ElementwiseOp> makeTable() {
   unary("Round", C::Float, unaryF<fRound>);
   unary("Mish", C::Float, unaryF<fMish>);
   unary("HardSwish", C::Float, unaryF<fHardSwish>);
+  unary("Swish", C::Float, unaryF<fSwish>);
+  unary("Shrink", C::Float, unaryF<fShrink>);
   unary("Elu", C::Float, unaryF<fElu>);
   unary("Celu", C::Float, unaryF<fCelu>);
   unary("Selu", C::Float, unaryF<fSelu>);
@@ -532,7 +547,7 @@ std::vector<ElementwiseOp> makeTable() {
   binary("Max", C::Numeric, rMax);
   binary("Mod", C::Numeric, rMod);
   binary("PRelu", C::Numeric, rPRelu);
-  binary("BitShift", C::Unsigned, rBitShift);
+  binary("BitShift", C::Integer, rBitShift);
   binary("BitwiseAnd", C::Integer, rBitwiseAnd);
   binary("BitwiseOr", C::Integer, rBitwiseOr);
   binary("BitwiseXor", C::Integer, rBitwiseXor);

@@ -36,8 +36,8 @@ enum class DTypeClass : uint8_t {
   Float,     // f16, bf16, f32, f64
   Signed,    // floats and signed ints (Neg, Abs, Sign)
   Numeric,   // every dtype but bool
-  Integer,   // signed and unsigned ints (bitwise ops)
-  Unsigned,  // unsigned ints (BitShift)
+  Integer,   // signed and unsigned ints (bitwise ops, BitShift)
+  Unsigned,  // unsigned ints
   Bool,      // bool only (Not, And, Or, Xor)
   Any,       // every dtype (Cast, Identity-like)
 };

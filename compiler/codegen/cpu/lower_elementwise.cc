@@ -191,6 +191,7 @@ NANOC_F32(eErf, emitErf(b, x))
 NANOC_F32(eSigmoid, emitSigmoid(b, x))
 NANOC_F32(eTanh, emitTanh(b, x))
 NANOC_F32(eSoftplus, softplus(b, x))
+NANOC_F32(eSwish, b.CreateFMul(x, emitSigmoid(b, b.CreateFMul(kf(b, x, a.node.f("alpha")), x))))
 NANOC_F32(eMish, b.CreateFMul(x, emitTanh(b, softplus(b, x))))
 NANOC_F32(eElu, b.CreateSelect(b.CreateFCmpOLT(x, kf(b, x, 0.0)),
                                b.CreateFMul(kf(b, x, a.node.f("alpha")),
@@ -257,6 +258,14 @@ llvm::Value* eThresholdedRelu(ScalarArgs& a) {
   llvm::IRBuilder<>& b = a.b;
   llvm::Value* x = a.v[0];
   return b.CreateSelect(b.CreateFCmpOGT(x, a.attrF("alpha")), x, a.k(0.0));
+}
+llvm::Value* eShrink(ScalarArgs& a) {
+  llvm::IRBuilder<>& b = a.b;
+  llvm::Value* x = a.v[0];
+  llvm::Value* lambd = a.attrF("lambd");
+  llvm::Value* bias = a.attrF("bias");
+  llvm::Value* hi = b.CreateSelect(b.CreateFCmpOGT(x, lambd), b.CreateFSub(x, bias), a.k(0.0));
+  return b.CreateSelect(b.CreateFCmpOLT(x, b.CreateFNeg(lambd)), b.CreateFAdd(x, bias), hi);
 }
 llvm::Value* eIsNaN(ScalarArgs& a) { return a.b.CreateFCmpUNO(a.v[0], a.v[0]); }
 llvm::Value* eIsInf(ScalarArgs& a) {
@@ -389,9 +398,13 @@ llvm::Value* eBitShift(ScalarArgs& a) {
   llvm::IRBuilder<>& b = a.b;
   unsigned bits = a.type()->getIntegerBitWidth();
   llvm::Value* s = a.v[1];
-  llvm::Value* r =
-      a.node.s("direction") == "LEFT" ? b.CreateShl(a.v[0], s) : b.CreateLShr(a.v[0], s);
-  return b.CreateSelect(b.CreateICmpUGE(s, a.k(bits)), a.k(0.0), r);  // no poison shifts
+  // A shift amount read as unsigned at or past the width (every negative one)
+  // gives 0, or the sign for a signed right shift: no poison shifts.
+  llvm::Value* out = b.CreateICmpUGE(s, llvm::ConstantInt::get(a.type(), bits));
+  if (a.node.s("direction") == "LEFT") return b.CreateSelect(out, a.k(0.0), b.CreateShl(a.v[0], s));
+  if (a.isS())
+    return b.CreateAShr(a.v[0], b.CreateSelect(out, llvm::ConstantInt::get(a.type(), bits - 1), s));
+  return b.CreateSelect(out, a.k(0.0), b.CreateLShr(a.v[0], s));
 }
 llvm::Value* eAnd(ScalarArgs& a) { return a.b.CreateAnd(a.v[0], a.v[1]); }
 llvm::Value* eOr(ScalarArgs& a) { return a.b.CreateOr(a.v[0], a.v[1]); }
@@ -495,6 +508,8 @@ const std::map<std::string_view, ScalarEmitter>& emitters() {
       {"Round", eRound},
       {"Mish", eMish},
       {"HardSwish", eHardSwish},
+      {"Swish", eSwish},
+      {"Shrink", eShrink},
       {"Elu", eElu},
       {"Celu", eCelu},
       {"Selu", eSelu},

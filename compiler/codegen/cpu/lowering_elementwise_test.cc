@@ -108,6 +108,8 @@ TEST(ElementwiseLowering, EveryTableRowOnEveryDtypeItAccepts) {
       {"LeakyRelu", {{"alpha", 0.01}}},
       {"ThresholdedRelu", {{"alpha", 0.5}}},
       {"HardSigmoid", {{"alpha", 0.2}, {"beta", 0.5}}},
+      {"Swish", {{"alpha", 0.7}}},
+      {"Shrink", {{"lambd", 0.5}, {"bias", 0.25}}},
       {"Gelu", {{"approximate_tanh", int64_t{0}}}},
       {"IsInf", {{"detect_negative", int64_t{1}}, {"detect_positive", int64_t{0}}}},
       {"Mod", {{"fmod", int64_t{0}}}},
@@ -281,6 +283,44 @@ TEST(ElementwiseLowering, IntegerDivisionByZeroGivesZero) {
     EXPECT_EQ(y[2], std::string(op) == "Div" ? INT32_MIN : 0) << op;
     EXPECT_EQ(y[3], std::string(op) == "Div" ? 2 : 1) << op;
   }
+}
+
+// BitShift on signed ints (ONNX opset 28): arithmetic right shifts; shift
+// amounts read as unsigned at or past the width (negative ones too) give 0, or
+// -1 for a right shift of a negative value; left shifts wrap. Generated code
+// and reference against ONNX's expected values, in i8 and i32.
+TEST(ElementwiseLowering, SignedBitShiftFollowsOnnx) {
+  const int8_t x[10] = {-8, 4, -1, -8, -1, -128, 64, 1, -64, 16};
+  const int8_t s[10] = {8, 9, 127, -1, 1, 1, 1, 7, 1, 2};
+  const int8_t right[10] = {-1, 0, -1, -1, -1, -64, 32, 0, -32, 4};
+  const int8_t left[10] = {0, 0, 0, 0, -2, 0, -128, -128, -128, 64};
+  for (DType dtype : {DType::I8, DType::I32})
+    for (const char* dir : {"LEFT", "RIGHT"}) {
+      TensorType t{dtype, {10}};
+      auto g = testing::makeSingleNodeGraph("BitShift", {t, t}, {{"direction", std::string(dir)}});
+      std::vector<testing::AlignedBuffer> in;
+      for (const int8_t* src : {x, s}) {
+        testing::AlignedBuffer b(t.bytes());
+        for (int64_t i = 0; i < 10; ++i) storeScalar(dtype, Scalar::ofSigned(src[i]), b.data(), i);
+        in.push_back(std::move(b));
+      }
+      testing::expectLoweringMatchesReference(*g->node, in, std::string("BitShift ") + dir);
+      testing::JitKernel kernel = testing::compileKernel(*g->node);
+      testing::AlignedBuffer y(t.bytes());
+      void* buffers[3] = {in[0].data(), in[1].data(), y.data()};
+      nanort_kernel_args args{buffers, 3};
+      kernel.fn(&args, 0, kernel.task_count);
+      const int8_t* want = std::string(dir) == "LEFT" ? left : right;
+      for (int64_t i = 0; i < 10; ++i) {
+        int64_t got = loadScalar(dtype, y.data(), i).i;
+        // i32 keeps the bits an i8 left shift loses.
+        int64_t expect = want[i];
+        if (dtype == DType::I32 && std::string(dir) == "LEFT" && s[i] >= 0 && s[i] < 32)
+          expect = static_cast<int32_t>(static_cast<uint32_t>(x[i]) << s[i]);
+        EXPECT_EQ(got, expect) << dir << " " << dtypeName(dtype) << " " << int{x[i]} << " by "
+                               << int{s[i]};
+      }
+    }
 }
 
 // ---- softmax, batch normalization, global average pool -------------------

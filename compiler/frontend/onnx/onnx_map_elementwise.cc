@@ -23,13 +23,16 @@ void mapUnary(NodeImporter& n) {
 void mapUnaryWithAlpha(NodeImporter& n) {
   const std::string& op = n.proto().op_type();
   std::map<std::string, Attr> attrs;
-  if (op == "Elu" || op == "Celu" || op == "ThresholdedRelu") {
+  if (op == "Elu" || op == "Celu" || op == "ThresholdedRelu" || op == "Swish") {
     attrs["alpha"] = n.floatAttr("alpha", 1.0);
   } else if (op == "LeakyRelu") {
     attrs["alpha"] = n.floatAttr("alpha", floatToAttr(0.01f));
   } else if (op == "Selu") {
     attrs["alpha"] = n.floatAttr("alpha", floatToAttr(1.67326319217681884765625f));
     attrs["gamma"] = n.floatAttr("gamma", floatToAttr(1.05070102214813232421875f));
+  } else if (op == "Shrink") {
+    attrs["lambd"] = n.floatAttr("lambd", floatToAttr(0.5f));
+    attrs["bias"] = n.floatAttr("bias", 0.0);
   } else if (op == "HardSigmoid") {
     attrs["alpha"] = n.floatAttr("alpha", floatToAttr(0.2f));
     attrs["beta"] = n.floatAttr("beta", floatToAttr(0.5f));
@@ -202,7 +205,8 @@ MappingList elementwiseMappings() {
         "Sigmoid",   "Tanh", "Softplus", "Softsign",   "Floor", "Ceil",  "Round", "Mish",
         "HardSwish", "Relu", "Abs",      "Neg",        "Sign",  "IsNaN", "Not",   "BitwiseNot"})
     list.emplace_back(op, mapUnary);
-  for (const char* op : {"Elu", "Celu", "Selu", "LeakyRelu", "ThresholdedRelu", "HardSigmoid"})
+  for (const char* op :
+       {"Elu", "Celu", "Selu", "LeakyRelu", "ThresholdedRelu", "HardSigmoid", "Swish", "Shrink"})
     list.emplace_back(op, mapUnaryWithAlpha);
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "BitShift",
                          "BitwiseAnd", "BitwiseOr", "BitwiseXor", "And", "Or", "Xor", "Equal",

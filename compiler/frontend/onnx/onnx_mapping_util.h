@@ -46,5 +46,6 @@ MappingList shapeMappings();
 MappingList quantizationMappings();
 MappingList recurrentMappings();
 MappingList samplingMappings();  // onnx_map_sampling.cc
+MappingList miscMappings();      // onnx_map_misc.cc
 
 }  // namespace nanoc::onnx_import

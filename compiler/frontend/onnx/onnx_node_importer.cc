@@ -141,6 +141,12 @@ void NodeImporter::reserveMadeConstant(uint64_t bytes, const std::string& what) 
   made_constant_bytes_ += bytes;
 }
 
+Value* NodeImporter::constant(const std::string& suffix, const TensorType& type,
+                              std::vector<uint8_t> bytes) {
+  return graph_.addConstant(ModelNames::fresh(names_.values, name_ + "/" + suffix), type,
+                            std::move(bytes));
+}
+
 void NodeImporter::setConstantOutput(size_t i, const TensorType& type, std::vector<uint8_t> bytes) {
   if (i >= outputs_.size() || proto_.output(static_cast<int>(i)).empty())
     fail("has no output " + std::to_string(i));

@@ -97,6 +97,9 @@ class NodeImporter {
   // against kMaxMadeConstantBytes for the whole model; fails beyond it,
   // naming `what` ("output f32[4096,25088]").
   void reserveMadeConstant(uint64_t bytes, const std::string& what);
+  // A constant helper value (Gather's indices), named after the node and
+  // `suffix`.
+  Value* constant(const std::string& suffix, const TensorType& type, std::vector<uint8_t> bytes);
   // Defines the model's output `i` as a constant under its model name.
   void setConstantOutput(size_t i, const TensorType& type, std::vector<uint8_t> bytes);
 

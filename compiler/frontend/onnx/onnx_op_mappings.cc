@@ -302,9 +302,10 @@ const std::map<std::string_view, OpMapping>& mappings() {
         {"Unsqueeze", mapUnsqueeze},
     };
     // Each family of operators lists its own mappings (onnx_map_*.cc).
-    for (const auto& family : {elementwiseMappings(), reductionMappings(), dataMovementMappings(),
-                               normalizationMappings(), spatialMappings(), shapeMappings(),
-                               quantizationMappings(), recurrentMappings(), samplingMappings()})
+    for (const auto& family :
+         {elementwiseMappings(), reductionMappings(), dataMovementMappings(),
+          normalizationMappings(), spatialMappings(), shapeMappings(), quantizationMappings(),
+          recurrentMappings(), samplingMappings(), miscMappings()})
       for (const auto& [op, mapping] : family) t.emplace(op, mapping);
     return t;
   }();

@@ -219,12 +219,18 @@ def _run_case(case: dict, paths: Paths, timeout: float) -> dict:
     # data set's values (nanoc --bind), once per data set, and the result
     # records which inputs were bound.
     input_names = {v["name"] for v in case["data_sets"][0]["inputs"]}
+    # Integer and bool inputs: what decides shapes when the value nanoc names
+    # is computed from a graph input (an expanded function's shape arithmetic).
+    index_inputs = {v["name"] for v in case["data_sets"][0]["inputs"]
+                    if v.get("dtype", "").startswith(("int", "uint", "bool"))}
     bound = set()
     so = None
     for _ in range(8):
         so, failed, refusal = compile_model(os.path.join(work, "nanoc"), bound,
                                             case["data_sets"][0])
         named = set(RUN_TIME_INPUT.findall(refusal or "")) & input_names
+        if not so and not named and RUN_TIME_VALUE.search(refusal or ""):
+            named = index_inputs
         if so or not named or named <= bound:
             break
         bound |= named
@@ -286,6 +292,7 @@ def _run_case(case: dict, paths: Paths, timeout: float) -> dict:
 # nanoc's refusal of an input it needs constant (onnx_mapping_util.cc and the
 # mappings say "... input 'NAME' is computed at run time ...").
 RUN_TIME_INPUT = re.compile(r"input '([^']+)' is computed at run time")
+RUN_TIME_VALUE = re.compile(r"is computed at run time")
 
 
 def write_tensor_proto(npy_path: str, value: dict, pb_path: str):

@@ -598,6 +598,58 @@ TEST(OnnxImporter, BatchNormAndDropoutForInference) {
   EXPECT_EQ(onlyNode(*g, "BatchNormalization").f("epsilon"), 1e-5);
 }
 
+TEST(OnnxImporter, DropoutMaskIsAllTrueAndTrainingNeedsAConstantZeroRatio) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3});
+  m.floatInit("ratio", {}, {0.f});
+  onnx::TensorProto* t = m.graph()->add_initializer();
+  t->set_name("training");
+  t->set_data_type(onnx::TensorProto::BOOL);
+  t->add_int32_data(1);
+  m.node("Dropout", {"x", "ratio", "training"}, {"y", "mask"}, "drop");
+  m.output("y");
+  m.output("mask");
+  auto g = m.import();
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"Identity"}));
+  ASSERT_TRUE(g->outputs[1]->isConstant());
+  EXPECT_EQ(g->outputs[1]->type.str(), "bool[2,3]");
+  EXPECT_EQ(*g->outputs[1]->data, std::vector<uint8_t>(6, 1));
+
+  ModelBuilder random(13);
+  random.input("x", {2, 3});
+  random.floatInit("ratio", {}, {0.5f});
+  onnx::TensorProto* on = random.graph()->add_initializer();
+  on->set_name("training");
+  on->set_data_type(onnx::TensorProto::BOOL);
+  on->add_int32_data(1);
+  random.node("Dropout", {"x", "ratio", "training"}, {"y"}, "drop");
+  random.output("y");
+  EXPECT_NE(random.importError().find("draws random numbers"), std::string::npos);
+
+  ModelBuilder fed(13);
+  fed.input("x", {2, 3});
+  fed.input("training", {}, onnx::TensorProto::BOOL);
+  fed.node("Dropout", {"x", "", "training"}, {"y"}, "drop");
+  fed.output("y");
+  EXPECT_NE(fed.importError().find("training_mode input 'training' is computed at run time"),
+            std::string::npos);
+}
+
+TEST(OnnxImporter, HalfPrecisionMatMulComputesInF32AndRoundsOnce) {
+  for (auto [type, name] : {std::pair{onnx::TensorProto::FLOAT16, "f16"},
+                            std::pair{onnx::TensorProto::BFLOAT16, "bf16"}}) {
+    ModelBuilder m(13);
+    m.input("a", {2, 3}, type);
+    m.input("b", {3, 4}, type);
+    m.node("MatMul", {"a", "b"}, {"y"}, "mm");
+    m.output("y");
+    auto g = m.import();
+    EXPECT_EQ(ops(*g), (std::vector<std::string>{"Cast", "Cast", "MatMul", "Cast"}));
+    EXPECT_EQ(g->outputs[0]->type.str(), std::string(name) + "[2,4]");
+    EXPECT_EQ(g->outputs[0]->name, "y");
+  }
+}
+
 TEST(OnnxImporter, TransposeDefaultPermReversesAndConcatAxisIsNormalized) {
   ModelBuilder m(13);
   m.input("x", {2, 3, 4});

@@ -10,6 +10,7 @@
 #include "compiler/frontend/onnx/onnx_node_importer.h"
 #include "compiler/frontend/onnx/onnx_tensor.h"
 #include "compiler/ir/error.h"
+#include "compiler/ops/elementwise_table.h"
 
 namespace nanoc::onnx_import {
 namespace {
@@ -17,7 +18,22 @@ namespace {
 // ---- matrix products ----
 
 void mapMatMul(NodeImporter& n) {
-  n.emitResult("MatMul", {n.requiredInput(0, "A"), n.requiredInput(1, "B")});
+  Value* a = n.requiredInput(0, "A");
+  Value* b = n.requiredInput(1, "B");
+  const DType t = a->type.dtype;
+  if ((t == DType::F16 || t == DType::BF16) && b->type.dtype == t) {
+    // The IR's MatMul is f32: a half-precision product computes in f32 and
+    // rounds once, as ONNX Runtime's CPU kernels and ONNX's reference do.
+    auto cast = [&](Value* v, DType to, const char* suffix) {
+      return n.emit("Cast", {v}, {{"to", static_cast<int64_t>(to)}, {"saturate", int64_t{1}}},
+                    suffix);
+    };
+    Value* y =
+        n.emit("MatMul", {cast(a, DType::F32, "a_f32"), cast(b, DType::F32, "b_f32")}, {}, "f32");
+    n.emitResult("Cast", {y}, {{"to", static_cast<int64_t>(t)}, {"saturate", int64_t{1}}});
+    return;
+  }
+  n.emitResult("MatMul", {a, b});
 }
 
 void mapGemm(NodeImporter& n) {
@@ -207,17 +223,38 @@ void mapSoftmax(NodeImporter& n) {
 
 void mapIdentity(NodeImporter& n) { n.emitResult("Identity", {n.requiredInput(0, "input")}); }
 
+// True when input `i` is a constant scalar equal to zero (a bool false, a
+// ratio of 0).
+bool isConstantZero(const Value* v) {
+  if (!v || !v->isConstant() || v->type.numel() != 1) return false;
+  return loadScalar(v->type.dtype, v->data->data(), 0).asDouble() == 0;
+}
+
 void mapDropout(NodeImporter& n) {
-  // Inference: Dropout passes its input through. Opset 12 made training
-  // mode an input; it must then be a constant false.
+  // Inference: Dropout passes its input through and its mask is all true.
+  // Opset 12 made training mode an input: it must be a constant (a graph
+  // input is "computed at run time"), and true only with a constant ratio of
+  // 0, the one training case without random numbers.
+  Value* data = n.requiredInput(0, "data");
   if (Value* training = n.input(2)) {
-    bool off = training->isConstant() && training->type.dtype == DType::Bool &&
-               training->type.numel() == 1 && (*training->data)[0] == 0;
-    if (!off) n.fail("training_mode is not a constant false: nanoc compiles inference only");
+    if (!training->isConstant())
+      n.fail("training_mode input '" + training->name +
+             "' is computed at run time; nanoc compiles inference only and needs it constant");
+    Value* ratio = n.input(1);
+    if (!isConstantZero(training) && ratio && !ratio->isConstant())
+      n.fail("ratio input '" + ratio->name +
+             "' is computed at run time; with training_mode true nanoc needs it constant (0)");
+    if (!isConstantZero(training) && !isConstantZero(ratio))
+      n.fail(
+          "training_mode is true with a ratio that is not a constant 0: that Dropout draws "
+          "random numbers, and nanoc compiles inference only");
   }
-  if (n.outputUsed(1))
-    n.fail("its mask output is used; in inference Dropout is an identity with no mask");
-  n.emitResult("Identity", {n.requiredInput(0, "data")});
+  n.emitResult("Identity", {data});
+  if (n.outputUsed(1)) {
+    TensorType mask{DType::Bool, data->type.dims};
+    n.setOutput(
+        1, n.graph().addConstant(n.proto().output(1), mask, std::vector<uint8_t>(mask.bytes(), 1)));
+  }
 }
 
 // ---- constants ----

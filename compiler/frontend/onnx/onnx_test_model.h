@@ -75,7 +75,7 @@ class Model {
 };
 
 inline onnx::AttributeProto* attr(onnx::NodeProto* n, const std::string& name,
-                           onnx::AttributeProto::AttributeType type) {
+                                  onnx::AttributeProto::AttributeType type) {
   onnx::AttributeProto* a = n->add_attribute();
   a->set_name(name);
   a->set_type(type);

@@ -40,6 +40,16 @@ void emitWindowTaps(
     llvm::Value* y_plane, const std::function<llvm::Value*(llvm::Value* kh, llvm::Value* kw)>& tap,
     const std::function<void(llvm::Value* tap_value, llvm::Value* x_at, llvm::Value* y_at)>& body);
 
+// The f32 weight of `tap` (one index per spatial dim) in a row-major filter
+// of `kernel` taps starting at element `w_base` of `w`.
+llvm::Value* loadFilterTap(llvm::IRBuilder<>& b, llvm::Value* w, llvm::Value* w_base,
+                           const std::vector<llvm::Value*>& tap,
+                           const std::vector<int64_t>& kernel);
+
+// y[y_at] += weight * x[x_at] in f32, as one fused multiply-add.
+void emitMultiplyAccumulate(llvm::IRBuilder<>& b, llvm::Value* weight, llvm::Value* x,
+                            llvm::Value* x_at, llvm::Value* y, llvm::Value* y_at);
+
 // The same over any number of spatial dims (in, out, kernel, strides,
 // dilations one per dim; pads every begin, then every end): the dims before
 // the last two are looped as (tap, output) pairs whose input lies inside the

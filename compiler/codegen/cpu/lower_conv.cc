@@ -91,6 +91,23 @@ void emitWindowTaps(
       "kh");
 }
 
+llvm::Value* loadFilterTap(llvm::IRBuilder<>& b, llvm::Value* w, llvm::Value* w_base,
+                           const std::vector<llvm::Value*>& tap,
+                           const std::vector<int64_t>& kernel) {
+  llvm::Value* flat = tap[0];
+  for (size_t i = 1; i < tap.size(); ++i)
+    flat = b.CreateAdd(b.CreateMul(flat, b.getInt64(kernel[i])), tap[i]);
+  return loadF32(b, w, b.CreateAdd(w_base, flat));
+}
+
+void emitMultiplyAccumulate(llvm::IRBuilder<>& b, llvm::Value* weight, llvm::Value* x,
+                            llvm::Value* x_at, llvm::Value* y, llvm::Value* y_at) {
+  llvm::Value* acc = loadF32(b, y, y_at);
+  acc = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()},
+                          {weight, loadF32(b, x, x_at), acc});
+  storeF32(b, acc, y, y_at);
+}
+
 void emitWindowTapsND(
     llvm::IRBuilder<>& b, const std::vector<int64_t>& in, const std::vector<int64_t>& out,
     const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
@@ -165,65 +182,59 @@ ConvShape loweredConvShape(const Node& node) {
 // One task per (n, output channel) plane: it starts from the bias and
 // accumulates every input channel of its group, tap by tap.
 Lowering makeConvLowering() {
-  return {
-      [](const Node& node) -> uint64_t {
-        ConvShape s = loweredConvShape(node);
-        return static_cast<uint64_t>(std::max<int64_t>(1, s.n * s.m));
-      },
-      [](KernelBuilder& kb) {
-        ConvShape s = loweredConvShape(kb.node);
-        if (s.n * s.m == 0) return;
-        llvm::IRBuilder<>& b = kb.b;
-        llvm::Value* x = kb.input(0);
-        llvm::Value* w = kb.input(1);
-        llvm::Value* bias = s.has_bias ? kb.input(2) : nullptr;
-        llvm::Value* y = kb.output(0);
-        const size_t k = s.rank();
-        const int64_t in_plane = product(s.in, 0, k);
-        const int64_t plane = product(s.out, 0, k);
-        const int64_t taps = product(s.kernel, 0, k);
-        const int64_t cg = s.cPerGroup();
-        emitLoop(
-            b, kb.task_begin, kb.task_end,
-            [&](llvm::Value* t) {
-              llvm::Value* n = b.CreateUDiv(t, b.getInt64(s.m));
-              llvm::Value* m = b.CreateURem(t, b.getInt64(s.m));
-              llvm::Value* g = b.CreateUDiv(m, b.getInt64(s.mPerGroup()));
-              llvm::Value* y_plane = b.CreateMul(t, b.getInt64(plane));
-              llvm::Value* init =
-                  bias ? loadF32(b, bias, m) : llvm::ConstantFP::get(b.getFloatTy(), 0.0);
-              emitLoop(
-                  b, 0, plane,
-                  [&](llvm::Value* p) { storeF32(b, init, y, b.CreateAdd(y_plane, p)); }, "p");
-              // First input channel of this group, as a plane index into X.
-              llvm::Value* x_channel0 =
-                  b.CreateAdd(b.CreateMul(n, b.getInt64(s.c)), b.CreateMul(g, b.getInt64(cg)));
-              emitLoop(
-                  b, 0, cg,
-                  [&](llvm::Value* c) {
-                    llvm::Value* x_plane =
-                        b.CreateMul(b.CreateAdd(x_channel0, c), b.getInt64(in_plane));
-                    llvm::Value* w_base = b.CreateMul(
-                        b.CreateAdd(b.CreateMul(m, b.getInt64(cg)), c), b.getInt64(taps));
-                    emitWindowTapsND(
-                        b, s.in, s.out, s.kernel, s.strides, s.dilations, s.pads, x_plane, y_plane,
-                        [&](const std::vector<llvm::Value*>& tap) {
-                          llvm::Value* flat = tap[0];
-                          for (size_t i = 1; i < k; ++i)
-                            flat = b.CreateAdd(b.CreateMul(flat, b.getInt64(s.kernel[i])), tap[i]);
-                          return loadF32(b, w, b.CreateAdd(w_base, flat));
-                        },
-                        [&](llvm::Value* weight, llvm::Value* x_at, llvm::Value* y_at) {
-                          llvm::Value* acc = loadF32(b, y, y_at);
-                          acc = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()},
-                                                  {weight, loadF32(b, x, x_at), acc});
-                          storeF32(b, acc, y, y_at);
-                        });
-                  },
-                  "c");
-            },
-            "task");
-      }};
+  return {[](const Node& node) -> uint64_t {
+            ConvShape s = loweredConvShape(node);
+            return static_cast<uint64_t>(std::max<int64_t>(1, s.n * s.m));
+          },
+          [](KernelBuilder& kb) {
+            ConvShape s = loweredConvShape(kb.node);
+            if (s.n * s.m == 0) return;
+            llvm::IRBuilder<>& b = kb.b;
+            llvm::Value* x = kb.input(0);
+            llvm::Value* w = kb.input(1);
+            llvm::Value* bias = s.has_bias ? kb.input(2) : nullptr;
+            llvm::Value* y = kb.output(0);
+            const size_t k = s.rank();
+            const int64_t in_plane = product(s.in, 0, k);
+            const int64_t plane = product(s.out, 0, k);
+            const int64_t taps = product(s.kernel, 0, k);
+            const int64_t cg = s.cPerGroup();
+            emitLoop(
+                b, kb.task_begin, kb.task_end,
+                [&](llvm::Value* t) {
+                  llvm::Value* n = b.CreateUDiv(t, b.getInt64(s.m));
+                  llvm::Value* m = b.CreateURem(t, b.getInt64(s.m));
+                  llvm::Value* g = b.CreateUDiv(m, b.getInt64(s.mPerGroup()));
+                  llvm::Value* y_plane = b.CreateMul(t, b.getInt64(plane));
+                  llvm::Value* init =
+                      bias ? loadF32(b, bias, m) : llvm::ConstantFP::get(b.getFloatTy(), 0.0);
+                  emitLoop(
+                      b, 0, plane,
+                      [&](llvm::Value* p) { storeF32(b, init, y, b.CreateAdd(y_plane, p)); }, "p");
+                  // First input channel of this group, as a plane index into X.
+                  llvm::Value* x_channel0 =
+                      b.CreateAdd(b.CreateMul(n, b.getInt64(s.c)), b.CreateMul(g, b.getInt64(cg)));
+                  emitLoop(
+                      b, 0, cg,
+                      [&](llvm::Value* c) {
+                        llvm::Value* x_plane =
+                            b.CreateMul(b.CreateAdd(x_channel0, c), b.getInt64(in_plane));
+                        llvm::Value* w_base = b.CreateMul(
+                            b.CreateAdd(b.CreateMul(m, b.getInt64(cg)), c), b.getInt64(taps));
+                        emitWindowTapsND(
+                            b, s.in, s.out, s.kernel, s.strides, s.dilations, s.pads, x_plane,
+                            y_plane,
+                            [&](const std::vector<llvm::Value*>& tap) {
+                              return loadFilterTap(b, w, w_base, tap, s.kernel);
+                            },
+                            [&](llvm::Value* weight, llvm::Value* x_at, llvm::Value* y_at) {
+                              emitMultiplyAccumulate(b, weight, x, x_at, y, y_at);
+                            });
+                      },
+                      "c");
+                },
+                "task");
+          }};
 }
 
 }  // namespace nanoc::cpu

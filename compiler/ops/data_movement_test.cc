@@ -311,7 +311,7 @@ TEST(DataMovementHelpers, HalfConversionsRoundToNearestEven) {
   EXPECT_EQ(halfToFloat(0x0001), 1.0f / 16777216.0f);
   EXPECT_EQ(floatToHalf(1.0f / 16777216.0f), 0x0001);
   EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
-  EXPECT_EQ(bhalfToFloat(0xc000), -2.0f);
+  EXPECT_EQ(bf16ToFloat(0xc000), -2.0f);
 }
 
 }  // namespace

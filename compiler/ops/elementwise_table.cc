@@ -72,7 +72,7 @@ Scalar loadScalar(DType dtype, const void* data, int64_t index) {
     case DType::F16:
       return Scalar::ofFloat(halfToFloat(loadAs<uint16_t>(data, index)));
     case DType::BF16:
-      return Scalar::ofFloat(bhalfToFloat(loadAs<uint16_t>(data, index)));
+      return Scalar::ofFloat(bf16ToFloat(loadAs<uint16_t>(data, index)));
     case DType::F64:
       return Scalar::ofFloat(loadAs<double>(data, index));
     case DType::I8:

@@ -53,7 +53,7 @@ inline uint16_t floatToHalf(float f) {
   return static_cast<uint16_t>(sign | (exp << 10) | (mant & 0x3ff));
 }
 
-inline float bhalfToFloat(uint16_t h) {
+inline float bf16ToFloat(uint16_t h) {
   uint32_t bits = static_cast<uint32_t>(h) << 16;
   float f;
   std::memcpy(&f, &bits, 4);
@@ -76,7 +76,7 @@ inline double loadFloat(DType t, const void* p, int64_t i) {
     case DType::F16:
       return halfToFloat(static_cast<const uint16_t*>(p)[i]);
     case DType::BF16:
-      return bhalfToFloat(static_cast<const uint16_t*>(p)[i]);
+      return bf16ToFloat(static_cast<const uint16_t*>(p)[i]);
     default:
       return static_cast<const float*>(p)[i];
   }

@@ -292,7 +292,7 @@ TEST(FloatElements, HalfAndBfloat16RoundToNearestEven) {
   EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(NAN))));
   EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
   EXPECT_EQ(floatToBf16(1.0f + 1.0f / 256), 0x3f80);  // a tie: to even
-  EXPECT_EQ(bhalfToFloat(floatToBf16(3.0f)), 3.0f);
+  EXPECT_EQ(bf16ToFloat(floatToBf16(3.0f)), 3.0f);
   for (uint32_t h = 0; h < 0x7c00; ++h)  // every finite half round-trips
     ASSERT_EQ(floatToHalf(halfToFloat(static_cast<uint16_t>(h))), h) << h;
 }

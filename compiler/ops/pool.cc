@@ -187,7 +187,7 @@ void maxPool(const Node& node, const std::vector<const void*>& in, const std::ve
     case DType::F16:
       return run(uint16_t{0xfbff}, halfToFloat);
     case DType::BF16:
-      return run(uint16_t{0xff7f}, bhalfToFloat);
+      return run(uint16_t{0xff7f}, bf16ToFloat);
     case DType::I8:
       return run(lowestOf(int8_t{}), same);
     case DType::U8:

@@ -173,7 +173,7 @@ void withHostType(DType dtype, const std::vector<const void*>& in, int64_t in_nu
       std::vector<float> x(static_cast<size_t>(in_numel));
       const auto* src = static_cast<const uint16_t*>(in[0]);
       for (int64_t i = 0; i < in_numel; ++i)
-        x[i] = half ? halfToFloat(src[i]) : bhalfToFloat(src[i]);
+        x[i] = half ? halfToFloat(src[i]) : bf16ToFloat(src[i]);
       std::vector<const void*> wide_in = in;
       wide_in[0] = x.data();
       std::vector<std::vector<float>> outs(out.size());

@@ -97,7 +97,7 @@ void scatterCombine(ScatterReduction r, DType dtype, void* dst, const void* src,
     case DType::F16:
       return combineAll16<halfToFloat, floatToHalf>(r, dst, src, count);
     case DType::BF16:
-      return combineAll16<bhalfToFloat, floatToBf16>(r, dst, src, count);
+      return combineAll16<bf16ToFloat, floatToBf16>(r, dst, src, count);
     case DType::I8:
       return combineAll<int8_t>(r, dst, src, count);
     case DType::U8:

@@ -62,7 +62,7 @@ double constantNumber(const NodeImporter& n, const Value* v, const char* role) {
     case DType::BF16: {
       uint16_t bits;
       std::memcpy(&bits, p, 2);
-      return v->type.dtype == DType::F16 ? halfToFloat(bits) : bhalfToFloat(bits);
+      return v->type.dtype == DType::F16 ? halfToFloat(bits) : bf16ToFloat(bits);
     }
     case DType::Bool:
       n.fail(std::string(role) + " input has unsupported type " + v->type.str());

@@ -165,7 +165,8 @@ bool ReadModelFile(const std::string& path, ModelFile* out, std::string* error) 
   }
   out->elf_class = data[4];
   out->elf_big_endian = data[5] == kElfData2Msb;
-  const uint16_t type = static_cast<uint16_t>(out->elf_big_endian ? BE(data + 16, 2) : LE(data + 16, 2));
+  const uint16_t type =
+      static_cast<uint16_t>(out->elf_big_endian ? BE(data + 16, 2) : LE(data + 16, 2));
   out->elf_machine =
       static_cast<uint16_t>(out->elf_big_endian ? BE(data + 18, 2) : LE(data + 18, 2));
   out->kind = type == kEtRel   ? ModelFile::Kind::kElfObject

@@ -321,9 +321,8 @@ void PrintProfile(const nanort_model* model, const ThunkClock& clock, int runs) 
   // Slowest first; equal times in run order, so the output is stable.
   std::vector<size_t> order(count);
   for (size_t t = 0; t < count; ++t) order[t] = t;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return clock.total_ns[a] > clock.total_ns[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return clock.total_ns[a] > clock.total_ns[b]; });
   for (size_t t : order) {
     std::printf("thunk %zu us=%.3f share=%.1f%% op=%s node=%s\n", t, mean_us(clock.total_ns[t]),
                 share(clock.total_ns[t]), info[t].op, info[t].node);
@@ -336,8 +335,8 @@ void PrintProfile(const nanort_model* model, const ThunkClock& clock, int runs) 
   };
   std::vector<OpTotal> ops;  // in order of first appearance
   for (size_t t = 0; t < count; ++t) {
-    auto it = std::find_if(ops.begin(), ops.end(),
-                           [&](const OpTotal& o) { return o.op == info[t].op; });
+    auto it =
+        std::find_if(ops.begin(), ops.end(), [&](const OpTotal& o) { return o.op == info[t].op; });
     if (it == ops.end()) it = ops.insert(ops.end(), OpTotal{info[t].op});
     ++it->thunks;
     it->ns += clock.total_ns[t];
@@ -531,11 +530,10 @@ int Run(const Options& opt) {
       array.dtype = input_info[i].dtype;
     if (array.dtype != input_info[i].dtype) {
       const std::string want = NumpyType(input_info[i].dtype);
-      return Fail(std::string("input '") + input_info[i].name + "': " + input_files[i] +
-                  " holds " + nanort_dtype_name(array.dtype) + " (" + NumpyType(array.dtype) +
-                  "), the model takes " +
-                  nanort_dtype_name(input_info[i].dtype) + ": save it as " + want +
-                  ", e.g. np.save(path, x.astype(" + want + "))");
+      return Fail(std::string("input '") + input_info[i].name + "': " + input_files[i] + " holds " +
+                  nanort_dtype_name(array.dtype) + " (" + NumpyType(array.dtype) +
+                  "), the model takes " + nanort_dtype_name(input_info[i].dtype) + ": save it as " +
+                  want + ", e.g. np.save(path, x.astype(" + want + "))");
     }
     inputs[i] = {input_data.back().data(), array.dtype, static_cast<uint32_t>(input_dims[i].size()),
                  input_dims[i].data()};

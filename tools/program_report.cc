@@ -326,8 +326,7 @@ std::string ProgramReportText(const std::string& path, const ProgramImage& image
   for (flatbuffers::uoffset_t v = 0; v < num_variants; ++v) {
     const char* indent = "  ";
     if (num_variants > 1) {
-      Appendf(out, "  variant %u: cpu %s\n", v,
-              Quoted(Str(p->variants()->Get(v)->cpu())).c_str());
+      Appendf(out, "  variant %u: cpu %s\n", v, Quoted(Str(p->variants()->Get(v)->cpu())).c_str());
       indent = "    ";
     }
     for (flatbuffers::uoffset_t i = 0; i < num_kernels; ++i) {

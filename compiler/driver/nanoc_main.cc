@@ -161,8 +161,8 @@ std::string portableProfile(const std::string& triple) {
 // what to pass instead, since the artifact is refused on a CPU with fewer
 // features (nanort checks them at load, so it never dies of SIGILL).
 void noteHostTarget(const nanoc::cpu::CpuTarget& host) {
-  static const char* const kNotable[] = {"avx512f", "avx2", "fma", "sse4.2", "neon", "sve",
-                                         "sve2",    "dotprod", "fullfp16", "v", "zvfh"};
+  static const char* const kNotable[] = {"avx512f", "avx2",    "fma",      "sse4.2", "neon", "sve",
+                                         "sve2",    "dotprod", "fullfp16", "v",      "zvfh"};
   std::string named;
   size_t count = 0;
   for (const char* f : kNotable) {
@@ -171,11 +171,11 @@ void noteHostTarget(const nanoc::cpu::CpuTarget& host) {
     ++count;
   }
   std::string features =
-      named.empty() ? std::to_string(host.features.size()) + " features"
-                    : named + (host.features.size() > count
-                                   ? " and " + std::to_string(host.features.size() - count) +
-                                         " more features"
-                                   : "");
+      named.empty()
+          ? std::to_string(host.features.size()) + " features"
+          : named + (host.features.size() > count
+                         ? " and " + std::to_string(host.features.size() - count) + " more features"
+                         : "");
   std::fprintf(stderr,
                "nanoc: note: --target host (the default) ties the artifact to this machine's CPU, "
                "%s (%s): nanort refuses it (UNSUPPORTED_TARGET, naming what is missing) on a CPU "

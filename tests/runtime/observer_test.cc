@@ -38,9 +38,9 @@ class ObserverTest : public ::testing::Test {
     ASSERT_EQ(nanort_model_load(&chain_.def, nanort_allocator_system(), &model_, &status_),
               NANORT_OK)
         << status_.message;
-    ASSERT_EQ(nanort_session_create(model_, nullptr, 0, nanort_allocator_system(), &session_,
-                                    &status_),
-              NANORT_OK)
+    ASSERT_EQ(
+        nanort_session_create(model_, nullptr, 0, nanort_allocator_system(), &session_, &status_),
+        NANORT_OK)
         << status_.message;
     trace_.y = y_;
   }

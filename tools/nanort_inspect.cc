@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "file_bytes.h"
+#include "nanort/nanort.h"
 #include "program_image.h"
 #include "program_report.h"
 
@@ -17,13 +18,16 @@ constexpr char kUsage[] =
     "usage: nanort-inspect FILE [--json]\n"
     "\n"
     "Prints a compiled nanort program: format version, kernel ABI, model name,\n"
-    "target, entry signatures, buffers, arena plan, thunks and kernels.\n"
+    "target, entry signatures, buffers, arena plan, thunks and the kernels of\n"
+    "every CPU variant.\n"
     "\n"
-    "  FILE     a program (.nrt), or an object or shared object written by nanoc\n"
-    "           (.o/.so), whose .nanort.program ELF section holds the program.\n"
-    "           The file is only read, never loaded.\n"
-    "  --json   print one JSON object instead of text\n"
-    "  --help   print this help\n"
+    "  FILE       a program (.nrt), or an object or shared object written by nanoc\n"
+    "             (.o/.so), whose .nanort.program ELF section holds the program.\n"
+    "             The file is only read, never loaded.\n"
+    "  --json     print one JSON object instead of text\n"
+    "  --version  print the version, and the program format and kernel ABI this\n"
+    "             nanort-inspect was built with\n"
+    "  --help     print this help\n"
     "\n"
     "Exit status: 0 on success, 1 when the file cannot be read or is not a valid\n"
     "nanort program (every program is checked by the flatbuffers verifier first).\n";
@@ -42,6 +46,12 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (arg == "--version") {
+      std::printf("nanort-inspect %s (program format %u.%u, kernel ABI %u)\n",
+                  NANORT_PROJECT_VERSION, NANORT_FORMAT_MAJOR, NANORT_FORMAT_MINOR,
+                  NANORT_KERNEL_ABI_VERSION);
       return 0;
     }
     if (arg == "--json") {

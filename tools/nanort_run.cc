@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "file_bytes.h"
+#include "model_file.h"
 #include "nanort/nanort.h"
 #include "npy.h"
 
@@ -25,7 +26,7 @@ using nanort::tools::NpyArray;
 
 constexpr char kUsage[] =
     "usage: nanort-run MODEL.so --input NAME=FILE.npy ... [--output-dir DIR]\n"
-    "                  [--repeat N] [--warmup N]\n"
+    "                  [--repeat N] [--warmup N] [--name NAME] [--profile]\n"
     "\n"
     "Loads a model compiled by nanoc, runs it on the given inputs, writes each\n"
     "output to DIR/OUTPUT.npy and prints, per output, a line\n"
@@ -33,8 +34,11 @@ constexpr char kUsage[] =
     "(SUM: the sum of its elements), then\n"
     "  latency_us median=X min=Y runs=N\n"
     "\n"
-    "  MODEL.so                 the shared object nanoc wrote; the model name is\n"
-    "                           the file name without its extension\n"
+    "  MODEL.so                 the shared object nanoc wrote (not its .o or .nrt),\n"
+    "                           for this machine's architecture\n"
+    "  --name NAME              the model's name (nanoc --name), whose NAME_model\n"
+    "                           the shared object exports (default: the file name\n"
+    "                           up to its first '.', so a renamed file needs it)\n"
     "  --input NAME=FILE.npy    the model input NAME, read from FILE.npy (C order,\n"
     "                           dtype <f4 <f8 <f2 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8\n"
     "                           |b1, <V2 for bf16 and |V1 for a float8, 4-bit or\n"
@@ -49,6 +53,16 @@ constexpr char kUsage[] =
     "  --repeat N               timed runs after the first run, which makes the\n"
     "                           outputs (default 10; 0 reports the first run's time)\n"
     "  --warmup N               untimed runs before the timed ones (default 0)\n"
+    "  --profile                after the timed runs, max(N, 1) more runs that time\n"
+    "                           every thunk (a kernel call or a copy) and print,\n"
+    "                           slowest first, a line per thunk and per operator:\n"
+    "                             profile runs=N thunks=T thunk_us=U\n"
+    "                             thunk I us=X share=P% op=OP node=NODE\n"
+    "                             op OP thunks=K us=X share=P%\n"
+    "                           (X: mean microseconds a run; P: share of U, the\n"
+    "                           mean a run of all thunks together)\n"
+    "  --version                print the version, the program format and the\n"
+    "                           kernel ABI this nanort-run reads\n"
     "  --help                   print this help\n"
     "\n"
     "Flags also take the form --flag=VALUE. Exit status: 0 on success, 1 on any\n"
@@ -214,8 +228,131 @@ double NowMicros() {
   return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
 }
 
+// How numpy names a dtype, for the fix a message suggests: np.float32, or
+// ml_dtypes' type for those numpy lacks.
+std::string NumpyType(nanort_dtype dtype) {
+  switch (dtype) {
+    case NANORT_F32:
+      return "np.float32";
+    case NANORT_F16:
+      return "np.float16";
+    case NANORT_F64:
+      return "np.float64";
+    case NANORT_BF16:
+      return "ml_dtypes.bfloat16";
+    case NANORT_I8:
+      return "np.int8";
+    case NANORT_U8:
+      return "np.uint8";
+    case NANORT_I16:
+      return "np.int16";
+    case NANORT_U16:
+      return "np.uint16";
+    case NANORT_I32:
+      return "np.int32";
+    case NANORT_U32:
+      return "np.uint32";
+    case NANORT_I64:
+      return "np.int64";
+    case NANORT_U64:
+      return "np.uint64";
+    case NANORT_BOOL:
+      return "np.bool_";
+    case NANORT_F8E4M3FN:
+      return "ml_dtypes.float8_e4m3fn";
+    case NANORT_F8E4M3FNUZ:
+      return "ml_dtypes.float8_e4m3fnuz";
+    case NANORT_F8E5M2:
+      return "ml_dtypes.float8_e5m2";
+    case NANORT_F8E5M2FNUZ:
+      return "ml_dtypes.float8_e5m2fnuz";
+    case NANORT_I4:
+      return "ml_dtypes.int4";
+    case NANORT_U4:
+      return "ml_dtypes.uint4";
+    case NANORT_I2:
+      return "ml_dtypes.int2";
+    case NANORT_U2:
+      return "ml_dtypes.uint2";
+    case NANORT_F4E2M1:
+      return "ml_dtypes.float4_e2m1fn";
+  }
+  return nanort_dtype_name(dtype);
+}
+
+// Per-thunk time, summed over the profiled runs. The observer is called on
+// nanort_run's thread and allocates nothing: both vectors are sized first.
+struct ThunkClock {
+  std::vector<uint64_t> begin_ns;
+  std::vector<uint64_t> total_ns;
+};
+
+uint64_t NowNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void ObserveThunk(void* user_data, size_t thunk, nanort_thunk_event event) {
+  const uint64_t now = NowNanos();
+  ThunkClock& clock = *static_cast<ThunkClock*>(user_data);
+  if (event == NANORT_THUNK_BEGIN) {
+    clock.begin_ns[thunk] = now;
+  } else {
+    clock.total_ns[thunk] += now - clock.begin_ns[thunk];
+  }
+}
+
+// Prints the profile lines (see kUsage) for `runs` runs timed into `clock`.
+void PrintProfile(const nanort_model* model, const ThunkClock& clock, int runs) {
+  const size_t count = clock.total_ns.size();
+  std::vector<nanort_thunk_info> info(count);
+  for (size_t t = 0; t < count; ++t) {
+    if (nanort_model_thunk_info(model, t, &info[t]) != NANORT_OK) info[t] = {"?", "?", 0, 0};
+  }
+  auto mean_us = [runs](uint64_t ns) { return static_cast<double>(ns) / 1e3 / runs; };
+  uint64_t all_ns = 0;
+  for (uint64_t ns : clock.total_ns) all_ns += ns;
+  auto share = [all_ns](uint64_t ns) {
+    return all_ns == 0 ? 0.0 : 100.0 * static_cast<double>(ns) / static_cast<double>(all_ns);
+  };
+  std::printf("profile runs=%d thunks=%zu thunk_us=%.3f\n", runs, count, mean_us(all_ns));
+
+  // Slowest first; equal times in run order, so the output is stable.
+  std::vector<size_t> order(count);
+  for (size_t t = 0; t < count; ++t) order[t] = t;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return clock.total_ns[a] > clock.total_ns[b]; });
+  for (size_t t : order) {
+    std::printf("thunk %zu us=%.3f share=%.1f%% op=%s node=%s\n", t, mean_us(clock.total_ns[t]),
+                share(clock.total_ns[t]), info[t].op, info[t].node);
+  }
+
+  struct OpTotal {
+    std::string op;
+    size_t thunks = 0;
+    uint64_t ns = 0;
+  };
+  std::vector<OpTotal> ops;  // in order of first appearance
+  for (size_t t = 0; t < count; ++t) {
+    auto it =
+        std::find_if(ops.begin(), ops.end(), [&](const OpTotal& o) { return o.op == info[t].op; });
+    if (it == ops.end()) it = ops.insert(ops.end(), OpTotal{info[t].op});
+    ++it->thunks;
+    it->ns += clock.total_ns[t];
+  }
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const OpTotal& a, const OpTotal& b) { return a.ns > b.ns; });
+  for (const OpTotal& o : ops) {
+    std::printf("op %s thunks=%zu us=%.3f share=%.1f%%\n", o.op.c_str(), o.thunks, mean_us(o.ns),
+                share(o.ns));
+  }
+}
+
 struct Options {
   std::string model_path;
+  std::string name;  // empty: from the file name
+  bool profile = false;
   std::vector<std::string> inputs;  // NAME=FILE, split once the names are known
   std::string output_dir = ".";
   int repeat = 10;
@@ -230,6 +367,15 @@ int ParseOptions(int argc, char** argv, Options* opt) {
       std::fputs(kUsage, stdout);
       return -1;
     }
+    if (arg == "--version") {
+      std::printf("nanort-run %s (program format %u.%u, kernel ABI %u)\n", NANORT_PROJECT_VERSION,
+                  NANORT_FORMAT_MAJOR, NANORT_FORMAT_MINOR, NANORT_KERNEL_ABI_VERSION);
+      return -1;
+    }
+    if (arg == "--profile") {
+      opt->profile = true;
+      continue;
+    }
     std::string value;
     bool has_value = false;
     if (arg.rfind("--", 0) == 0) {
@@ -239,7 +385,8 @@ int ParseOptions(int argc, char** argv, Options* opt) {
         arg = arg.substr(0, eq);
         has_value = true;
       }
-      if (arg != "--input" && arg != "--output-dir" && arg != "--repeat" && arg != "--warmup") {
+      if (arg != "--input" && arg != "--output-dir" && arg != "--repeat" && arg != "--warmup" &&
+          arg != "--name") {
         return Fail("unknown option '" + arg + "' (see --help)");
       }
       if (!has_value) {
@@ -252,6 +399,9 @@ int ParseOptions(int argc, char** argv, Options* opt) {
       } else if (arg == "--output-dir") {
         if (value.empty()) return Fail("--output-dir is empty");
         opt->output_dir = value;
+      } else if (arg == "--name") {
+        if (value.empty()) return Fail("--name is empty");
+        opt->name = value;
       } else if (!ParseCount(arg, value, arg == "--repeat" ? &opt->repeat : &opt->warmup, &error)) {
         return Fail(error);
       }
@@ -268,11 +418,22 @@ int ParseOptions(int argc, char** argv, Options* opt) {
 }
 
 int Run(const Options& opt) {
+  // What the file is, before dlopen: its own messages for a .nrt, a .o, another
+  // architecture's .so or a renamed one do not say what to do.
+  {
+    nanort::tools::ModelFile file;
+    std::string error;
+    if (!nanort::tools::ReadModelFile(opt.model_path, &file, &error)) return Fail(error);
+    const std::string name =
+        opt.name.empty() ? nanort::tools::ModelNameFromPath(opt.model_path) : opt.name;
+    const std::string problem = nanort::tools::ModelFileProblem(opt.model_path, file, name);
+    if (!problem.empty()) return Fail(problem);
+  }
   nanort_status status{};
   const nanort_allocator allocator = nanort_allocator_system();
   nanort_model* raw_model = nullptr;
-  if (nanort_model_load_file(opt.model_path.c_str(), nullptr, allocator, &raw_model, &status) !=
-      NANORT_OK) {
+  if (nanort_model_load_file(opt.model_path.c_str(), opt.name.empty() ? nullptr : opt.name.c_str(),
+                             allocator, &raw_model, &status) != NANORT_OK) {
     return FailStatus(status);
   }
   std::unique_ptr<nanort_model, ModelDeleter> model(raw_model);
@@ -367,6 +528,13 @@ int Run(const Options& opt) {
     auto is_raw_byte = [](nanort_dtype d) { return d >= NANORT_F8E4M3FN && d <= NANORT_F4E2M1; };
     if (is_raw_byte(array.dtype) && is_raw_byte(input_info[i].dtype))
       array.dtype = input_info[i].dtype;
+    if (array.dtype != input_info[i].dtype) {
+      const std::string want = NumpyType(input_info[i].dtype);
+      return Fail(std::string("input '") + input_info[i].name + "': " + input_files[i] + " holds " +
+                  nanort_dtype_name(array.dtype) + " (" + NumpyType(array.dtype) +
+                  "), the model takes " + nanort_dtype_name(input_info[i].dtype) + ": save it as " +
+                  want + ", e.g. np.save(path, x.astype(" + want + "))");
+    }
     inputs[i] = {input_data.back().data(), array.dtype, static_cast<uint32_t>(input_dims[i].size()),
                  input_dims[i].data()};
   }
@@ -438,6 +606,22 @@ int Run(const Options& opt) {
   const size_t n = times.size();
   const double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
   std::printf("latency_us median=%.3f min=%.3f runs=%zu\n", median, times.front(), n);
+
+  if (opt.profile) {
+    // Runs of their own: observing costs two clock reads a thunk, which the
+    // latency above does not include.
+    const size_t num_thunks = nanort_model_thunk_count(model.get());
+    ThunkClock clock{std::vector<uint64_t>(num_thunks), std::vector<uint64_t>(num_thunks)};
+    if (nanort_session_set_thunk_observer(session.get(), &ObserveThunk, &clock, &status) !=
+        NANORT_OK) {
+      return FailStatus(status);
+    }
+    const int runs = std::max(opt.repeat, 1);
+    for (int i = 0; i < runs; ++i) {
+      if (run() != NANORT_OK) return FailStatus(status);
+    }
+    PrintProfile(model.get(), clock, runs);
+  }
   return std::fflush(stdout) == 0 ? 0 : Fail("cannot write to stdout");
 }
 

@@ -195,6 +195,25 @@ std::string KernelName(const fb::Program* p, uint32_t index) {
   return std::string(Str(p->kernels()->Get(index)->name()));
 }
 
+// Variants in the object's kernel table: a program without a variants list
+// (or with one entry) has one.
+flatbuffers::uoffset_t VariantCount(const fb::Program* p) {
+  return std::max<flatbuffers::uoffset_t>(1, Size(p->variants()));
+}
+
+// The name of kernel k's entry for variant v. The program names variant 0's
+// kernels only; nanoc names variant v's copy of NAME_v0_kK_OP as NAME_vV_kK_OP,
+// so that is the name given when variant 0's follows the pattern, and
+// variant 0's name otherwise.
+std::string VariantKernelName(const fb::Program* p, flatbuffers::uoffset_t v, uint32_t k) {
+  std::string name = KernelName(p, k);
+  const std::string v0 = std::string(Str(p->model_name())) + "_v0_";
+  if (v > 0 && name.compare(0, v0.size(), v0) == 0) {
+    name = v0.substr(0, v0.size() - 2) + std::to_string(v) + "_" + name.substr(v0.size());
+  }
+  return name;
+}
+
 void TensorsText(std::string* out, const char* role,
                  const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* v) {
   for (flatbuffers::uoffset_t i = 0; i < Size(v); ++i) {
@@ -294,11 +313,27 @@ std::string ProgramReportText(const std::string& path, const ProgramImage& image
             Quoted(Str(b->name())).c_str(), problem.empty() ? "" : "  !! ", problem.c_str());
   }
 
-  Appendf(out, "kernels: %u\n", Size(p->kernels()));
-  for (flatbuffers::uoffset_t i = 0; i < Size(p->kernels()); ++i) {
-    const fb::Kernel* k = p->kernels()->Get(i);
-    Appendf(out, "  %u: %s %s\n", i, Quoted(Str(k->name())).c_str(),
-            DeviceName(k->device()).c_str());
+  // Every variant's kernels, numbered as the object's kernel table is
+  // (variant-major); thunks name kernels by their index in variant 0.
+  const flatbuffers::uoffset_t num_kernels = Size(p->kernels());
+  const flatbuffers::uoffset_t num_variants = VariantCount(p);
+  if (num_variants == 1) {
+    Appendf(out, "kernels: %u\n", num_kernels);
+  } else {
+    Appendf(out, "kernels: %u, in each of %u variants (%u table entries)\n", num_kernels,
+            num_variants, num_kernels * num_variants);
+  }
+  for (flatbuffers::uoffset_t v = 0; v < num_variants; ++v) {
+    const char* indent = "  ";
+    if (num_variants > 1) {
+      Appendf(out, "  variant %u: cpu %s\n", v, Quoted(Str(p->variants()->Get(v)->cpu())).c_str());
+      indent = "    ";
+    }
+    for (flatbuffers::uoffset_t i = 0; i < num_kernels; ++i) {
+      const fb::Kernel* k = p->kernels()->Get(i);
+      Appendf(out, "%s%u: %s %s\n", indent, v * num_kernels + i,
+              Quoted(VariantKernelName(p, v, i)).c_str(), DeviceName(k->device()).c_str());
+    }
   }
   return text;
 }
@@ -412,6 +447,19 @@ std::string ProgramReportJson(const std::string& path, const ProgramImage& image
     const fb::Kernel* k = p->kernels()->Get(i);
     out += std::string(i > 0 ? "," : "") + "\n    {\"name\": " + JsonString(Str(k->name())) +
            ", \"device\": " + JsonString(DeviceName(k->device())) + "}";
+  }
+  out += "],\n";
+  // The object's whole kernel table: every variant's kernels, variant-major.
+  out += "  \"kernel_table\": [";
+  const flatbuffers::uoffset_t num_kernels = Size(p->kernels());
+  for (flatbuffers::uoffset_t v = 0; v < VariantCount(p); ++v) {
+    for (flatbuffers::uoffset_t i = 0; i < num_kernels; ++i) {
+      const fb::Kernel* k = p->kernels()->Get(i);
+      out += std::string(v + i > 0 ? "," : "") + "\n    {\"index\": " + U(v * num_kernels + i) +
+             ", \"variant\": " + U(v) + ", \"kernel\": " + U(i) +
+             ", \"name\": " + JsonString(VariantKernelName(p, v, i)) +
+             ", \"device\": " + JsonString(DeviceName(k->device())) + "}";
+    }
   }
   out += "]\n}\n";
   return out;

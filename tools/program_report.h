@@ -1,6 +1,7 @@
 // Renders a verified nanort program for people (text) and for scripts (JSON):
 // format version, kernel ABI, model name, target, entry signatures, thunks,
-// buffers, the arena plan and kernels. Both forms hold the same facts.
+// buffers, the arena plan and kernels (every CPU variant's). Both forms hold
+// the same facts.
 #ifndef NANORT_TOOLS_PROGRAM_REPORT_H_
 #define NANORT_TOOLS_PROGRAM_REPORT_H_
 

@@ -1,5 +1,6 @@
-// nanoc: compiles a model (ONNX, or the IR's text form) for one CPU target
-// into NAME.o, NAME.h, NAME.nrt and NAME.so.
+// nanoc: compiles a model (ONNX, or the IR's text form) for one or several
+// CPU targets into NAME.o, NAME.h, NAME.nrt and NAME.so.
+#include <llvm/Config/llvm-config.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Triple.h>
@@ -24,13 +25,14 @@
 #include "compiler/ir/error.h"
 #include "compiler/ir/text.h"
 #include "compiler/passes/pipeline.h"
+#include "nanort/nanort.h"
 
 namespace {
 
 constexpr const char* kUsage = R"(usage: nanoc MODEL [options]
 
 Compiles MODEL (an ONNX model, .onnx, or nanoc's text IR, .nir) for one CPU
-and writes, into the output directory:
+target, or several in one artifact, and writes, into the output directory:
   NAME.o    the kernels, the constants and the program; exports NAME_model only
   NAME.h    the C header describing the model (entry, inputs, outputs, arena)
   NAME.nrt  the program alone (for nanort-inspect)
@@ -41,8 +43,10 @@ The same model and options give byte-identical files.
 options:
   --name NAME        symbol prefix, a C identifier (default: MODEL's file name)
   -o, --output DIR   output directory, created if missing (default: .)
-  --target NAME      host (default: this machine's CPU and its features), or a
-                     named profile of targets/ (see --list-targets); several,
+  --target NAME      host (default: this machine's CPU and its features, so
+                     the artifact may be refused on another machine), or a
+                     named profile of targets/ (see --list-targets), such as
+                     the portable x86-64-v3, armv8-a or rv64gc; several,
                      comma-separated (x86-64-v3,x86-64-v4), build one artifact
                      with the kernels of each, and nanort runs the best one
                      the CPU supports
@@ -67,6 +71,8 @@ options:
                      that decide shapes, fed one fixed value (repeatable)
   --no-fold          skip the constant folding pass (the ONNX importer still
                      folds the small constant subgraphs that shapes need)
+  --version          print nanoc's version, the program format and kernel ABI
+                     it writes, and its LLVM version
   -h, --help         this text
 )";
 
@@ -136,6 +142,53 @@ void listTargets(const std::string& dir) {
   }
 }
 
+// The profile that runs on every CPU of the host's architecture (or most of
+// them), for the note below; "" where targets/ has none.
+std::string portableProfile(const std::string& triple) {
+  switch (llvm::Triple(triple).getArch()) {
+    case llvm::Triple::x86_64:
+      return "x86-64-v3 (any x86-64 CPU with AVX2 and FMA; x86-64-v2 for older ones)";
+    case llvm::Triple::aarch64:
+      return "armv8-a (any ARMv8-A CPU)";
+    case llvm::Triple::riscv64:
+      return "rv64gc (any RV64GC CPU; rv64gcv with the V extension)";
+    default:
+      return "";
+  }
+}
+
+// --target host ties the artifact to this machine's CPU; say so once, and
+// what to pass instead, since the artifact is refused on a CPU with fewer
+// features (nanort checks them at load, so it never dies of SIGILL).
+void noteHostTarget(const nanoc::cpu::CpuTarget& host) {
+  static const char* const kNotable[] = {"avx512f", "avx2",    "fma",      "sse4.2", "neon", "sve",
+                                         "sve2",    "dotprod", "fullfp16", "v",      "zvfh"};
+  std::string named;
+  size_t count = 0;
+  for (const char* f : kNotable) {
+    if (std::find(host.features.begin(), host.features.end(), f) == host.features.end()) continue;
+    named += std::string(named.empty() ? "" : ", ") + f;
+    ++count;
+  }
+  std::string features =
+      named.empty()
+          ? std::to_string(host.features.size()) + " features"
+          : named + (host.features.size() > count
+                         ? " and " + std::to_string(host.features.size() - count) + " more features"
+                         : "");
+  std::fprintf(stderr,
+               "nanoc: note: --target host (the default) ties the artifact to this machine's CPU, "
+               "%s (%s): nanort refuses it (UNSUPPORTED_TARGET, naming what is missing) on a CPU "
+               "that lacks any of them\n",
+               host.cpu.c_str(), features.c_str());
+  const std::string portable = portableProfile(host.triple);
+  if (!portable.empty())
+    std::fprintf(stderr,
+                 "nanoc: note: for a portable artifact pass --target %s, or another profile "
+                 "of nanoc --list-targets\n",
+                 portable.c_str());
+}
+
 nanoc::cpu::CpuTarget profileTarget(const std::string& name, const std::string& dir) {
   std::string known;
   for (const nanoc::cpu::TargetProfile& p : nanoc::cpu::loadTargetProfiles(dir)) {
@@ -170,6 +223,11 @@ int run(int argc, char** argv) {
     };
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--version") {
+      std::printf("nanoc %s (program format %u.%u, kernel ABI %u, LLVM %s)\n",
+                  NANORT_PROJECT_VERSION, NANORT_FORMAT_MAJOR, NANORT_FORMAT_MINOR,
+                  NANORT_KERNEL_ABI_VERSION, LLVM_VERSION_STRING);
       return 0;
     } else if (arg == "--list-targets") {
       list_targets = true;
@@ -222,6 +280,7 @@ int run(int argc, char** argv) {
   if (!isIdentifier(name)) throw nanoc::CompileError("--name '" + name + "' is not a C identifier");
 
   std::vector<nanoc::cpu::CpuTarget> targets;
+  size_t host_index = SIZE_MAX;  // which of `targets` is "host", if one is
   if (!triple.empty()) {
     targets.push_back(nanoc::cpu::makeTarget(triple, cpu.empty() ? "generic" : cpu, features));
   } else if (!cpu.empty() || !features.empty()) {
@@ -234,6 +293,7 @@ int run(int argc, char** argv) {
       std::string one = rest.substr(0, comma);
       if (one.empty()) throw nanoc::CompileError("--target '" + target + "' has an empty entry");
       targets.push_back(one == "host" ? nanoc::cpu::hostTarget() : profileTarget(one, targets_dir));
+      if (one == "host") host_index = targets.size() - 1;
       if (comma == std::string::npos) break;
       rest = rest.substr(comma + 1);
     }
@@ -287,6 +347,7 @@ int run(int argc, char** argv) {
   // A shared object means nothing without an OS to load it (cortex-m4 ...).
   if (llvm::Triple(targets[0].triple).getOS() != llvm::Triple::UnknownOS)
     nanoc::linkSharedObject((dir / (name + ".o")).string(), (dir / (name + ".so")).string(), name);
+  if (host_index != SIZE_MAX) noteHostTarget(targets[host_index]);
   return 0;
 }
 

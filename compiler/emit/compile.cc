@@ -43,7 +43,8 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
     } else {
       const cpu::Lowering* lowering = cpu::findLowering(node->op);
       if (!lowering)
-        throw CompileError("node '" + node->name + "' (" + node->op + "): no CPU lowering");
+        throw CompileError("node '" + node->name + "' (" + node->op +
+                           "): no CPU lowering (to add one, see docs/ADDING_AN_OPERATOR.md)");
       thunk.kernel = static_cast<uint32_t>(kernel_nodes.size());
       thunk.task_count = lowering->task_count(*node);
       kernel_nodes.push_back(node.get());

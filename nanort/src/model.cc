@@ -214,3 +214,22 @@ extern "C" uint64_t nanort_model_arena_size(const nanort_model* model) {
 extern "C" uint32_t nanort_model_arena_alignment(const nanort_model* model) {
   return model != nullptr ? model->arena_alignment : 0;
 }
+
+extern "C" size_t nanort_model_thunk_count(const nanort_model* model) {
+  return model != nullptr ? flatbuffers::VectorLength(model->entry->thunks()) : 0;
+}
+
+extern "C" nanort_status_code nanort_model_thunk_info(const nanort_model* model, size_t index,
+                                                      nanort_thunk_info* out_info) {
+  if (out_info == nullptr || index >= nanort_model_thunk_count(model))
+    return NANORT_INVALID_ARGUMENT;
+  const nanort::fb::Thunk& thunk =
+      *model->entry->thunks()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  // Flatbuffers strings end in a NUL, which the verifier checked.
+  out_info->node = thunk.node() != nullptr ? thunk.node()->c_str() : "";
+  out_info->op = thunk.op() != nullptr ? thunk.op()->c_str() : "";
+  const nanort::fb::KernelThunk* kernel = thunk.kind_as_KernelThunk();
+  out_info->is_copy = kernel == nullptr;
+  out_info->kernel = kernel != nullptr ? kernel->kernel() : 0;
+  return NANORT_OK;
+}

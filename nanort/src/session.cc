@@ -38,6 +38,10 @@ struct nanort_session {
   void** slots;
   nanort::TensorPatch* patches;
   size_t num_patches;
+#if NANORT_WITH_THUNK_OBSERVER
+  nanort_thunk_observer observer;  // NULL: runs take the plain loop
+  void* observer_data;
+#endif
 };
 
 namespace nanort {
@@ -124,6 +128,26 @@ uint32_t PatchTensor(const fb::Buffer& buffer, const nanort_model& model) {
 bool NeedsPatch(const fb::Buffer& buffer) {
   return buffer.kind() == fb::BufferKind::Input || buffer.kind() == fb::BufferKind::Output;
 }
+
+inline void RunThunk(const ExecutableThunk& thunk) {
+  if (thunk.kernel != nullptr) {
+    thunk.kernel(&thunk.args, 0, thunk.count);
+  } else if (thunk.count != 0) {
+    // memmove: a copy between slices of one output tensor may overlap.
+    memmove(thunk.args.buffers[1], thunk.args.buffers[0], static_cast<size_t>(thunk.count));
+  }
+}
+
+#if NANORT_WITH_THUNK_OBSERVER
+// The loop of an observed run, apart so that the plain loop stays as it is.
+__attribute__((noinline)) void RunThunksObserved(const nanort_session& session) {
+  for (size_t t = 0; t < session.num_thunks; ++t) {
+    session.observer(session.observer_data, t, NANORT_THUNK_BEGIN);
+    RunThunk(session.thunks[t]);
+    session.observer(session.observer_data, t, NANORT_THUNK_END);
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace nanort
@@ -278,14 +302,30 @@ extern "C" nanort_status_code nanort_run(nanort_session* session, const nanort_t
     session->slots[patch.slot] =
         data != nullptr ? static_cast<uint8_t*>(data) + patch.offset : nullptr;
   }
-  for (size_t t = 0; t < session->num_thunks; ++t) {
-    const ExecutableThunk& thunk = session->thunks[t];
-    if (thunk.kernel != nullptr) {
-      thunk.kernel(&thunk.args, 0, thunk.count);
-    } else if (thunk.count != 0) {
-      // memmove: a copy between slices of one output tensor may overlap.
-      memmove(thunk.args.buffers[1], thunk.args.buffers[0], static_cast<size_t>(thunk.count));
-    }
+#if NANORT_WITH_THUNK_OBSERVER
+  if (session->observer != nullptr) {
+    RunThunksObserved(*session);
+    return SetOk(status);
   }
+#endif
+  for (size_t t = 0; t < session->num_thunks; ++t) RunThunk(session->thunks[t]);
   return SetOk(status);
+}
+
+extern "C" nanort_status_code nanort_session_set_thunk_observer(nanort_session* session,
+                                                                nanort_thunk_observer observer,
+                                                                void* user_data,
+                                                                nanort_status* status) {
+  NANORT_CHECK_OR_RETURN(session != nullptr, status, NANORT_INVALID_ARGUMENT, "session is NULL");
+#if NANORT_WITH_THUNK_OBSERVER
+  session->observer = observer;
+  session->observer_data = observer != nullptr ? user_data : nullptr;
+  return SetOk(status);
+#else
+  (void)observer;
+  (void)user_data;
+  return NANORT_FAIL(status, NANORT_UNAVAILABLE,
+                     "this nanort was built without thunk observers "
+                     "(NANORT_WITH_THUNK_OBSERVER=OFF)");
+#endif
 }

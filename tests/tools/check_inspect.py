@@ -74,6 +74,8 @@ def check_json(doc, path):
         {"buffer": 2, "begin": 0, "end": 24, "name": "t"},
         {"buffer": 4, "begin": 64, "end": 128, "name": awkward}], f"arena plan {arena['buffers']}")
     check(doc["kernels"] == [{"name": "tiny_add_0", "device": "cpu"}], "kernels")
+    check(doc["kernel_table"] == [{"index": 0, "variant": 0, "kernel": 0, "name": "tiny_add_0",
+                                   "device": "cpu"}], f"kernel_table {doc['kernel_table']}")
     check(doc["file"] == path, "file")
 
 
@@ -87,7 +89,8 @@ def main():
     text = expect_ok(tool, nrt)
     for line in ("format version: 1.0", "kernel abi: 2", 'model: "tiny"',
                  'triple: "riscv64-unknown-linux-gnu"', 'input 0: "x" f32[2,3] buffer 0',
-                 "arena: 128 bytes, alignment 64", "[0, 24) buffer 2", "copy src 2 dst 3 size 24"):
+                 "arena: 128 bytes, alignment 64", "[0, 24) buffer 2", "copy src 2 dst 3 size 24",
+                 'kernels: 1\n  0: "tiny_add_0" cpu\n'):
         check(line in text, f"text lacks {line!r}")
     check_json(json.loads(expect_ok(tool, nrt, "--json")), nrt)
 
@@ -104,6 +107,10 @@ def main():
     check(p.returncode == 1 and b"cannot open" in p.stderr, "missing file")
     p = run(tool, "--help")
     check(p.returncode == 0 and b"--json" in p.stdout, "--help")
+    p = run(tool, "--version")
+    check(p.returncode == 0 and p.stdout.startswith(b"nanort-inspect ") and
+          b"(program format 1." in p.stdout and b"kernel ABI " in p.stdout,
+          f"--version: {p.stdout!r}")
     p = run(tool, nrt, "--bogus")
     check(p.returncode == 1 and b"unknown option" in p.stderr, "unknown option")
 

@@ -15,7 +15,9 @@ llvm::Value* KernelBuilder::output(size_t i) const {
 
 llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::string& symbol) {
   const Lowering* lowering = findLowering(node.op);
-  if (!lowering) throw CompileError("node '" + node.name + "' (" + node.op + "): no CPU lowering");
+  if (!lowering)
+    throw CompileError("node '" + node.name + "' (" + node.op +
+                       "): no CPU lowering (to add one, see docs/ADDING_AN_OPERATOR.md)");
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
   llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);

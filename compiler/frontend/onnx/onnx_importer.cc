@@ -328,7 +328,9 @@ std::string problemsMessage(const std::vector<NodeProblem>& problems, int skippe
   if (skipped > 0)
     message += "\n  (" + std::to_string(skipped) + " later node" + (skipped == 1 ? "" : "s") +
                " reading their results were not checked)";
-  return message + "\nto add an operator or extend one, see docs/ADDING_AN_OPERATOR.md";
+  return message +
+         "\nto add an operator or extend one, see docs/ADDING_AN_OPERATOR.md; which operators "
+         "nanoc covers, and how far: docs/CONFORMANCE.md";
 }
 
 // A declared type (of a graph output, or of an input that an initializer

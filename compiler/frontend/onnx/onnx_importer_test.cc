@@ -412,7 +412,8 @@ TEST(OnnxImporter, ListsEveryUnsupportedOperatorInOneError) {
             "  node 'first_bad' (FancyOp, opset 13): unsupported operator\n"
             "  node 'OtherOp_2' (OtherOp, opset 13): unsupported operator\n"
             "  node 'vendor' (com.microsoft.FusedThing, opset ?): unsupported operator\n"
-            "to add an operator or extend one, see docs/ADDING_AN_OPERATOR.md");
+            "to add an operator or extend one, see docs/ADDING_AN_OPERATOR.md; which operators "
+            "nanoc covers, and how far: docs/CONFORMANCE.md");
 }
 
 TEST(OnnxImporter, UnsupportedListStartsWithACountPerOp) {
@@ -438,7 +439,8 @@ TEST(OnnxImporter, OneUnsupportedNodeIsTheFirstLine) {
   m.output("y");
   EXPECT_EQ(m.importError(),
             "model.onnx: node 'e' (ImageDecoder, opset 13): unsupported operator\n"
-            "to add an operator or extend one, see docs/ADDING_AN_OPERATOR.md");
+            "to add an operator or extend one, see docs/ADDING_AN_OPERATOR.md; which operators "
+            "nanoc covers, and how far: docs/CONFORMANCE.md");
 }
 
 TEST(OnnxImporter, UnsupportedAttributesAndOperatorsShareOneError) {
@@ -860,7 +862,8 @@ TEST(OnnxImporter, RangeOfTooManyElementsIsAnError) {
   m.output("r");
   EXPECT_EQ(m.importError(),
             "model.onnx: node 'range' (Range, opset 13): the range has too many elements\n"
-            "to add an operator or extend one, see docs/ADDING_AN_OPERATOR.md");
+            "to add an operator or extend one, see docs/ADDING_AN_OPERATOR.md; which operators "
+            "nanoc covers, and how far: docs/CONFORMANCE.md");
 }
 
 TEST(OnnxImporter, RangeWithARunTimeInputIsAnError) {

@@ -203,6 +203,20 @@ const char* nanort_model_cpu(const nanort_model* model);
 uint64_t nanort_model_arena_size(const nanort_model* model);
 uint32_t nanort_model_arena_alignment(const nanort_model* model);
 
+/* One thunk of the model's entry: a step of nanort_run, which runs them in
+ * index order. For profilers and debuggers (nanort-run --profile). */
+typedef struct nanort_thunk_info {
+  const char* node; /* the model node it computes; "" if unnamed; owned by the model */
+  const char* op;   /* that node's operator, e.g. "Conv"; "" if unnamed; owned by the model */
+  int is_copy;      /* 1: a byte copy; 0: a call of compiled kernel `kernel` */
+  uint32_t kernel;  /* kernel index in the program (variant 0's numbering); 0 for a copy */
+} nanort_thunk_info;
+
+size_t nanort_model_thunk_count(const nanort_model* model);
+/* NANORT_INVALID_ARGUMENT for a NULL model or out_info, or index >= the count. */
+nanort_status_code nanort_model_thunk_info(const nanort_model* model, size_t index,
+                                           nanort_thunk_info* out_info);
+
 /* ---- sessions ----------------------------------------------------------- */
 
 typedef struct nanort_session nanort_session;
@@ -236,6 +250,31 @@ typedef struct nanort_tensor {
 nanort_status_code nanort_run(nanort_session* session, const nanort_tensor* inputs,
                               size_t num_inputs, const nanort_tensor* outputs, size_t num_outputs,
                               nanort_status* status);
+
+/* ---- observing a run (profilers) ----------------------------------------- */
+
+typedef enum nanort_thunk_event {
+  NANORT_THUNK_BEGIN = 0, /* thunk `thunk_index` is about to run */
+  NANORT_THUNK_END = 1    /* thunk `thunk_index` has finished */
+} nanort_thunk_event;
+
+/* Called by nanort_run around every thunk it runs, in index order: BEGIN and
+ * END for thunk 0, then for thunk 1, ..., once each per run (see
+ * nanort_model_thunk_count and nanort_model_thunk_info for what each is). It
+ * is called on the thread that called nanort_run (nanort runs every thunk on
+ * that thread), after the inputs and outputs were checked, so a failing run
+ * calls it never. It must not use the session it observes. */
+typedef void (*nanort_thunk_observer)(void* user_data, size_t thunk_index,
+                                      nanort_thunk_event event);
+
+/* Sets the observer of `session`'s later runs, or with observer NULL removes
+ * it; a session starts with none. Without an observer a run is unchanged.
+ * Returns NANORT_UNAVAILABLE in builds without observers
+ * (NANORT_WITH_THUNK_OBSERVER=OFF, the default for NANORT_PLATFORM=none,
+ * where every byte counts). */
+nanort_status_code nanort_session_set_thunk_observer(nanort_session* session,
+                                                     nanort_thunk_observer observer,
+                                                     void* user_data, nanort_status* status);
 
 #ifdef __cplusplus
 } /* extern "C" */

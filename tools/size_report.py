@@ -367,7 +367,7 @@ def write_report(path, results, missing, dominates):
         "",
         "Aims (issue #3): nanort's core under 16 KB on x86-64 and under 8 KB on",
         "Cortex-M4, with short messages, the configuration firmware ships",
-        "(tests/baremetal builds it so and checks its messages on the board). The",
+        "(samples/firmware builds it so and checks its messages on the board). The",
         "x86-64 aim is met; Cortex-M4 is 27 bytes over since format 1.2's fourteen",
         "new dtypes (f64 to the float8 and sub-byte types) added their names to",
         "nanort_dtype_name.",

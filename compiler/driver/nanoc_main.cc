@@ -69,6 +69,9 @@ options:
                      ONNX graph input NAME is the constant in FILE.pb (a
                      serialized onnx TensorProto), compiled in: for inputs
                      that decide shapes, fed one fixed value (repeatable)
+  --no-memory-check  compile for a bare-metal profile (cortex-m4, ...) even when
+                     the model's constants and program exceed its flash or its
+                     arena its RAM (the profile's "memory" sizes)
   --no-fold          skip the constant folding pass (the ONNX importer still
                      folds the small constant subgraphs that shapes need)
   --version          print nanoc's version, the program format and kernel ABI
@@ -189,10 +192,12 @@ void noteHostTarget(const nanoc::cpu::CpuTarget& host) {
                  portable.c_str());
 }
 
-nanoc::cpu::CpuTarget profileTarget(const std::string& name, const std::string& dir) {
+nanoc::cpu::CpuTarget profileTarget(const std::string& name, const std::string& dir,
+                                    std::vector<nanoc::cpu::TargetProfile>* used) {
   std::string known;
   for (const nanoc::cpu::TargetProfile& p : nanoc::cpu::loadTargetProfiles(dir)) {
     if (p.name == name) {
+      used->push_back(p);
       if (p.kind == "gpu")
         throw nanoc::CompileError("--target " + name +
                                   " is a GPU target: GPU offload is not implemented yet; "
@@ -208,7 +213,7 @@ nanoc::cpu::CpuTarget profileTarget(const std::string& name, const std::string& 
 int run(int argc, char** argv) {
   std::string model, name, out_dir = ".", target = "host", triple, cpu, features, emit = "files";
   std::string targets_dir = nanoc::cpu::defaultTargetsDir();
-  bool fold = true, list_targets = false;
+  bool fold = true, list_targets = false, memory_check = true;
   nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -255,7 +260,9 @@ int run(int argc, char** argv) {
       auto [name, file] = splitAssignment("--bind", value("--bind"));
       if (!import_options.bound_inputs.emplace(name, readFile(file)).second)
         throw nanoc::CompileError("--bind " + name + " is given twice");
-    } else if (arg == "--no-fold")
+    } else if (arg == "--no-memory-check")
+      memory_check = false;
+    else if (arg == "--no-fold")
       fold = false;
     else if (!arg.empty() && arg[0] == '-')
       throw nanoc::CompileError("unknown option '" + arg + "' (see nanoc --help)");
@@ -281,6 +288,7 @@ int run(int argc, char** argv) {
 
   std::vector<nanoc::cpu::CpuTarget> targets;
   size_t host_index = SIZE_MAX;  // which of `targets` is "host", if one is
+  std::vector<nanoc::cpu::TargetProfile> profiles;  // the named ones among them
   if (!triple.empty()) {
     targets.push_back(nanoc::cpu::makeTarget(triple, cpu.empty() ? "generic" : cpu, features));
   } else if (!cpu.empty() || !features.empty()) {
@@ -292,7 +300,8 @@ int run(int argc, char** argv) {
       size_t comma = rest.find(',');
       std::string one = rest.substr(0, comma);
       if (one.empty()) throw nanoc::CompileError("--target '" + target + "' has an empty entry");
-      targets.push_back(one == "host" ? nanoc::cpu::hostTarget() : profileTarget(one, targets_dir));
+      targets.push_back(one == "host" ? nanoc::cpu::hostTarget()
+                                      : profileTarget(one, targets_dir, &profiles));
       if (one == "host") host_index = targets.size() - 1;
       if (comma == std::string::npos) break;
       rest = rest.substr(comma + 1);
@@ -323,6 +332,10 @@ int run(int argc, char** argv) {
 
   nanoc::CompileOptions options{name, targets};
   nanoc::CompiledModel compiled = nanoc::compileGraph(*graph, options);
+  if (memory_check)
+    for (const nanoc::cpu::TargetProfile& p : profiles)
+      nanoc::cpu::checkModelFits(p, compiled.plan.constants_size + compiled.program.size(),
+                                 compiled.plan.arena_size);
   if (emit == "plan") {
     std::fputs(nanoc::printPlan(*graph, compiled.plan).c_str(), stdout);
     return 0;

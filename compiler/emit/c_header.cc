@@ -1,5 +1,7 @@
 #include "compiler/emit/c_header.h"
 
+#include <llvm/TargetParser/Triple.h>
+
 #include <cctype>
 #include <sstream>
 
@@ -102,10 +104,27 @@ std::string emitCHeader(const std::string& name, const Graph& graph, const Arena
      << " * Target" << (targets.size() > 1 ? "s (nanort runs the best this CPU supports)" : "")
      << ":";
   for (const cpu::CpuTarget& t : targets) os << " " << t.triple << " cpu " << t.cpu << ";";
-  os << "\n"
-     << " * Link " << name << ".o and nanort; then:\n"
-     << " *   nanort_model_load(&" << name << "_model, nanort_allocator_system(), &model, &st);\n"
-     << " */\n";
+  os << "\n";
+  // No OS in the triple (thumbv7em-none-eabihf ...): nanort is built with
+  // NANORT_PLATFORM=none, whose system allocator allocates nothing.
+  bool bare_metal = llvm::Triple(targets[0].triple).getOS() == llvm::Triple::UnknownOS;
+  if (bare_metal) {
+    os << " * Bare metal: link " << name
+       << ".o and nanort built with -DNANORT_PLATFORM=none, which has\n"
+       << " * no heap (nanort_allocator_system() allocates nothing there). Give it a\n"
+       << " * static arena and your own allocator for its few hundred bytes of tables\n"
+       << " * (samples/firmware/main.c has a bump allocator over a static pool):\n"
+       << " *   static uint8_t arena[" << up << "_ARENA_SIZE]\n"
+       << " *       __attribute__((aligned(" << up << "_ARENA_ALIGNMENT)));\n"
+       << " *   nanort_allocator alloc = {NULL, my_alloc, my_free};\n"
+       << " *   nanort_model_load(&" << name << "_model, alloc, &model, &st);\n"
+       << " *   nanort_session_create(model, arena, sizeof arena, alloc, &session, &st);\n"
+       << " */\n";
+  } else {
+    os << " * Link " << name << ".o and nanort; then:\n"
+       << " *   nanort_model_load(&" << name << "_model, nanort_allocator_system(), &model, &st);\n"
+       << " */\n";
+  }
   os << "#ifndef " << up << "_H_\n#define " << up << "_H_\n\n#include <nanort/nanort.h>\n\n";
   os << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   os << "extern const nanort_model_def " << name << "_model;\n\n";

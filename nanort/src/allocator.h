@@ -35,6 +35,24 @@ inline bool IsValidAllocator(const nanort_allocator& allocator) {
   return allocator.alloc != nullptr && allocator.free != nullptr;
 }
 
+// Refuses, saying why, nanort_allocator_system() on a bare-metal build
+// (NANORT_PLATFORM=none), where it has no memory to give: without this the
+// first allocation fails with a bare "allocator returned NULL". Left out of
+// the short-message build (whose message would be only "check FILE:LINE",
+// as the NULL allocation's is) to keep its bytes.
+#if defined(NANORT_PLATFORM_NONE) && !defined(NANORT_SHORT_MESSAGES)
+#define NANORT_REFUSE_BARE_METAL_SYSTEM_ALLOCATOR(allocator, status)                          \
+  NANORT_CHECK_OR_RETURN(                                                                     \
+      (allocator).alloc != nanort_allocator_system().alloc, status, NANORT_OUT_OF_MEMORY,     \
+      "nanort_allocator_system() allocates nothing on a bare-metal build "                    \
+      "(NANORT_PLATFORM=none): pass your own nanort_allocator, e.g. a bump allocator over a " \
+      "static buffer")
+#else
+#define NANORT_REFUSE_BARE_METAL_SYSTEM_ALLOCATOR(allocator, status) \
+  do {                                                               \
+  } while (0)
+#endif
+
 // Lays out arrays back to back in one block: call Add for each array (it
 // returns the array's byte offset), then allocate Size() bytes at Alignment().
 class BlockLayout {

@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "allocator.h"
@@ -85,10 +86,11 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
   NANORT_CHECK_OR_RETURN(def != nullptr, status, NANORT_INVALID_ARGUMENT, "model def is NULL");
   NANORT_CHECK_OR_RETURN(IsValidAllocator(allocator), status, NANORT_INVALID_ARGUMENT,
                          "allocator has a NULL alloc or free function");
-  NANORT_CHECK_OR_RETURN(def->kernel_abi == NANORT_KERNEL_ABI_VERSION, status,
-                         NANORT_UNSUPPORTED_VERSION,
-                         "model was compiled for kernel ABI %u, this runtime calls ABI %u",
-                         def->kernel_abi, NANORT_KERNEL_ABI_VERSION);
+  NANORT_REFUSE_BARE_METAL_SYSTEM_ALLOCATOR(allocator, status);
+  NANORT_CHECK_OR_RETURN(
+      def->kernel_abi == NANORT_KERNEL_ABI_VERSION, status, NANORT_UNSUPPORTED_VERSION,
+      "model was compiled for kernel ABI %" PRIu32 ", this runtime calls ABI %" PRIu32,
+      def->kernel_abi, static_cast<uint32_t>(NANORT_KERNEL_ABI_VERSION));
   NANORT_CHECK_OR_RETURN(def->program != nullptr, status, NANORT_INVALID_ARGUMENT,
                          "model def has a NULL program");
 

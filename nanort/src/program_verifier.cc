@@ -1,5 +1,6 @@
 #include "program_verifier.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -200,8 +201,8 @@ __attribute__((cold, noinline, unused, format(printf, 5, 6))) nanort_status_code
     const char* format, ...) {
   if (status == nullptr) return code;
   char label[96];
-  Format(label, sizeof(label), "thunk %u (node '%s', op '%s')", index, NameOf(thunk.node()),
-         NameOf(thunk.op()));
+  Format(label, sizeof(label), "thunk %" PRIu32 " (node '%s', op '%s')", index,
+         NameOf(thunk.node()), NameOf(thunk.op()));
   status->code = code;
   const int used = Format(status->message, sizeof(status->message), "%s: ", label);
   va_list args;
@@ -233,22 +234,24 @@ nanort_status_code CheckTensors(const fb::Program& program,
     totals->dims += SizeOf(tensor.shape());
     const char* name = NameOf(tensor.name());
     NANORT_CHECK_OR_RETURN(IsValidDType(tensor.dtype()), status, NANORT_INVALID_PROGRAM,
-                           "%s %u ('%s'): unknown dtype %u", what, i, name,
-                           static_cast<unsigned>(tensor.dtype()));
+                           "%s %" PRIu32 " ('%s'): unknown dtype %" PRIu32, what, i, name,
+                           static_cast<uint32_t>(tensor.dtype()));
     uint64_t bytes;
     NANORT_CHECK_OR_RETURN(
         TensorByteSize(tensor.dtype(), tensor.shape(), &bytes), status, NANORT_INVALID_PROGRAM,
-        "%s %u ('%s'): shape has a negative dim or more bytes than this machine addresses", what, i,
-        name);
+        "%s %" PRIu32 " ('%s'): shape has a negative dim or more bytes than this machine addresses",
+        what, i, name);
     NANORT_CHECK_OR_RETURN(tensor.buffer() < SizeOf(buffers), status, NANORT_INVALID_PROGRAM,
-                           "%s %u ('%s'): buffer %u out of range (program has %u buffers)", what, i,
-                           name, tensor.buffer(), SizeOf(buffers));
+                           "%s %" PRIu32 " ('%s'): buffer %" PRIu32
+                           " out of range (program has %" PRIu32 " buffers)",
+                           what, i, name, tensor.buffer(), SizeOf(buffers));
     const fb::Buffer& buffer = *buffers->Get(tensor.buffer());
-    NANORT_CHECK_OR_RETURN(buffer.kind() == kind && buffer.index() == i && buffer.offset() == 0 &&
-                               buffer.size() == bytes,
-                           status, NANORT_INVALID_PROGRAM,
-                           "%s %u ('%s'): buffer %u is not the whole %s %u (%llu bytes)", what, i,
-                           name, tensor.buffer(), what, i, static_cast<unsigned long long>(bytes));
+    NANORT_CHECK_OR_RETURN(
+        buffer.kind() == kind && buffer.index() == i && buffer.offset() == 0 &&
+            buffer.size() == bytes,
+        status, NANORT_INVALID_PROGRAM,
+        "%s %" PRIu32 " ('%s'): buffer %" PRIu32 " is not the whole %s %" PRIu32 " (%llu bytes)",
+        what, i, name, tensor.buffer(), what, i, static_cast<unsigned long long>(bytes));
   }
   return NANORT_OK;
 }
@@ -264,15 +267,15 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
     const char* name = NameOf(buffer.name());
     uint64_t end;
     NANORT_CHECK_OR_RETURN(!AddOverflows(buffer.offset(), buffer.size(), &end), status,
-                           NANORT_INVALID_PROGRAM, "buffer %u ('%s'): offset + size overflows", b,
-                           name);
-    NANORT_CHECK_OR_RETURN(IsPowerOfTwo(buffer.alignment()), status, NANORT_INVALID_PROGRAM,
-                           "buffer %u ('%s'): alignment %u is not a power of two", b, name,
-                           buffer.alignment());
-    NANORT_CHECK_OR_RETURN((buffer.offset() & (buffer.alignment() - 1)) == 0, status,
                            NANORT_INVALID_PROGRAM,
-                           "buffer %u ('%s'): offset %llu is not aligned to %u", b, name,
-                           static_cast<unsigned long long>(buffer.offset()), buffer.alignment());
+                           "buffer %" PRIu32 " ('%s'): offset + size overflows", b, name);
+    NANORT_CHECK_OR_RETURN(IsPowerOfTwo(buffer.alignment()), status, NANORT_INVALID_PROGRAM,
+                           "buffer %" PRIu32 " ('%s'): alignment %" PRIu32 " is not a power of two",
+                           b, name, buffer.alignment());
+    NANORT_CHECK_OR_RETURN(
+        (buffer.offset() & (buffer.alignment() - 1)) == 0, status, NANORT_INVALID_PROGRAM,
+        "buffer %" PRIu32 " ('%s'): offset %llu is not aligned to %" PRIu32, b, name,
+        static_cast<unsigned long long>(buffer.offset()), buffer.alignment());
     uint64_t limit = 0;
     const char* space = "";
     switch (buffer.kind()) {
@@ -282,17 +285,18 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
         NANORT_CHECK_OR_RETURN(
             end > limit || IsAligned(def.constants + buffer.offset(), buffer.alignment()), status,
             NANORT_INVALID_PROGRAM,
-            "buffer %u ('%s'): constants at offset %llu are not aligned to %u in memory", b, name,
-            static_cast<unsigned long long>(buffer.offset()), buffer.alignment());
+            "buffer %" PRIu32 " ('%s'): constants at offset %llu are not aligned to %" PRIu32
+            " in memory",
+            b, name, static_cast<unsigned long long>(buffer.offset()), buffer.alignment());
         break;
       case fb::BufferKind::Arena:
         limit = program.arena_size();
         space = "arena";
         arena_used |= end == limit;
-        NANORT_CHECK_OR_RETURN(buffer.alignment() <= program.arena_alignment(), status,
-                               NANORT_INVALID_PROGRAM,
-                               "buffer %u ('%s'): alignment %u exceeds the arena's %u", b, name,
-                               buffer.alignment(), program.arena_alignment());
+        NANORT_CHECK_OR_RETURN(
+            buffer.alignment() <= program.arena_alignment(), status, NANORT_INVALID_PROGRAM,
+            "buffer %" PRIu32 " ('%s'): alignment %" PRIu32 " exceeds the arena's %" PRIu32, b,
+            name, buffer.alignment(), program.arena_alignment());
         break;
       case fb::BufferKind::Input:
       case fb::BufferKind::Output: {
@@ -300,24 +304,26 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
         const auto* tensors = input ? entry.inputs() : entry.outputs();
         space = input ? "input" : "output";
         NANORT_CHECK_OR_RETURN(buffer.index() < SizeOf(tensors), status, NANORT_INVALID_PROGRAM,
-                               "buffer %u ('%s'): %s %u out of range (entry has %u)", b, name,
-                               space, buffer.index(), SizeOf(tensors));
+                               "buffer %" PRIu32 " ('%s'): %s %" PRIu32
+                               " out of range (entry has %" PRIu32 ")",
+                               b, name, space, buffer.index(), SizeOf(tensors));
         const fb::Tensor& tensor = *tensors->Get(buffer.index());
         // CheckTensors ran first, so the size is known to be valid.
         TensorByteSize(tensor.dtype(), tensor.shape(), &limit);
         break;
       }
       default:
-        return NANORT_FAIL(status, NANORT_INVALID_PROGRAM, "buffer %u ('%s'): unknown kind %u", b,
-                           name, static_cast<unsigned>(buffer.kind()));
+        return NANORT_FAIL(status, NANORT_INVALID_PROGRAM,
+                           "buffer %" PRIu32 " ('%s'): unknown kind %" PRIu32, b, name,
+                           static_cast<uint32_t>(buffer.kind()));
     }
     // Past SIZE_MAX no memory can hold it (32-bit targets); later checks
     // rely on every buffer's bytes fitting in size_t.
-    NANORT_CHECK_OR_RETURN(end <= limit && end <= SIZE_MAX, status, NANORT_INVALID_PROGRAM,
-                           "buffer %u ('%s'): bytes [%llu, %llu) outside the %s (%llu bytes)", b,
-                           name, static_cast<unsigned long long>(buffer.offset()),
-                           static_cast<unsigned long long>(end), space,
-                           static_cast<unsigned long long>(limit));
+    NANORT_CHECK_OR_RETURN(
+        end <= limit && end <= SIZE_MAX, status, NANORT_INVALID_PROGRAM,
+        "buffer %" PRIu32 " ('%s'): bytes [%llu, %llu) outside the %s (%llu bytes)", b, name,
+        static_cast<unsigned long long>(buffer.offset()), static_cast<unsigned long long>(end),
+        space, static_cast<unsigned long long>(limit));
   }
   // nanoc writes the exact arena: a larger one would only make sessions
   // allocate what no thunk uses.
@@ -334,13 +340,15 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
   const uoffset_t variants = SizeOf(program.variants()) > 1 ? SizeOf(program.variants()) : 1;
   NANORT_CHECK_OR_RETURN(static_cast<uint64_t>(SizeOf(kernels)) * variants == def.num_kernels,
                          status, NANORT_INVALID_PROGRAM,
-                         "program has %u kernels (x%u variants), its object file binds %u",
+                         "program has %" PRIu32 " kernels (x%" PRIu32
+                         " variants), its object file binds %" PRIu32,
                          SizeOf(kernels), variants, def.num_kernels);
   for (uoffset_t k = 0; k < SizeOf(kernels); ++k) {
     const fb::Kernel& kernel = *kernels->Get(k);
     NANORT_CHECK_OR_RETURN(kernel.device() == fb::DeviceKind::Cpu, status,
                            NANORT_UNSUPPORTED_TARGET,
-                           "kernel %u ('%s') is a GPU kernel: GPU programs are not supported by "
+                           "kernel %" PRIu32
+                           " ('%s') is a GPU kernel: GPU programs are not supported by "
                            "this build",
                            k, NameOf(kernel.name()));
     // Every variant compiles the same node, so one signature serves all
@@ -350,7 +358,8 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
       const bool same = def.kernels != nullptr &&
                         IsSignatureOf(def.kernels[v * SizeOf(kernels) + k], def.kernels[k]);
       NANORT_CHECK_OR_RETURN(same, status, NANORT_INVALID_PROGRAM,
-                             "kernel %u of variant %u is NULL or differs from variant 0's in the "
+                             "kernel %" PRIu32 " of variant %" PRIu32
+                             " is NULL or differs from variant 0's in the "
                              "object file's kernel table",
                              k, v);
     }
@@ -373,7 +382,7 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
       const auto* args = kernel->args();
       const uoffset_t num_args = SizeOf(args);
       CHECK_THUNK(kernel->kernel() < SizeOf(program.kernels()), NANORT_INVALID_PROGRAM,
-                  "kernel %u out of range (%u kernels)", kernel->kernel(),
+                  "kernel %" PRIu32 " out of range (%" PRIu32 " kernels)", kernel->kernel(),
                   SizeOf(program.kernels()));
       // The kernel's code was compiled for its signature and checks nothing
       // at run: the thunk must call it exactly so (CheckKernels made every
@@ -383,7 +392,8 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
                       kernel->num_outputs() == signature.num_outputs &&
                       kernel->task_count() == signature.task_count,
                   NANORT_INVALID_PROGRAM,
-                  "does not match kernel %u, compiled for %u args (%u outputs) and %llu tasks",
+                  "does not match kernel %" PRIu32 ", compiled for %" PRIu32 " args (%" PRIu32
+                  " outputs) and %llu tasks",
                   kernel->kernel(), signature.num_args, signature.num_outputs,
                   static_cast<unsigned long long>(signature.task_count));
       const uoffset_t first_output = num_args - kernel->num_outputs();
@@ -392,7 +402,8 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
         const uint32_t b = args->Get(a);
         CHECK_THUNK(b < num_buffers && buffers->Get(b)->size() == signature.arg_bytes[a],
                     NANORT_INVALID_PROGRAM,
-                    "arg %u names buffer %u, not one of the program's %u buffers of the %llu "
+                    "arg %" PRIu32 " names buffer %" PRIu32 ", not one of the program's %" PRIu32
+                    " buffers of the %llu "
                     "bytes the kernel takes",
                     a, b, num_buffers, static_cast<unsigned long long>(signature.arg_bytes[a]));
         const fb::Buffer& buffer = *buffers->Get(b);
@@ -403,21 +414,21 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
       for (uoffset_t a = 0; a < first_output; ++a) {
         const fb::Buffer& buffer = *buffers->Get(args->Get(a));
         CHECK_THUNK(defined.IsDefined(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
-                    "reads buffer %u ('%s') before anything writes it", args->Get(a),
+                    "reads buffer %" PRIu32 " ('%s') before anything writes it", args->Get(a),
                     NameOf(buffer.name()));
       }
       for (uoffset_t a = first_output; a < num_args; ++a) {
         const fb::Buffer& buffer = *buffers->Get(args->Get(a));
         CHECK_THUNK(IsWritable(buffer.kind()), NANORT_INVALID_PROGRAM,
-                    "writes buffer %u ('%s'), which is an input or constant", args->Get(a),
+                    "writes buffer %" PRIu32 " ('%s'), which is an input or constant", args->Get(a),
                     NameOf(buffer.name()));
         CHECK_THUNK(defined.MarkWritten(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
                     "too many distinct writes");
       }
     } else if (const fb::CopyThunk* copy = thunk.kind_as_CopyThunk()) {
       CHECK_THUNK(copy->src() < num_buffers && copy->dst() < num_buffers, NANORT_INVALID_PROGRAM,
-                  "copies buffer %u to buffer %u (program has %u)", copy->src(), copy->dst(),
-                  num_buffers);
+                  "copies buffer %" PRIu32 " to buffer %" PRIu32 " (program has %" PRIu32 ")",
+                  copy->src(), copy->dst(), num_buffers);
       const fb::Buffer& src = *buffers->Get(copy->src());
       const fb::Buffer& dst = *buffers->Get(copy->dst());
       totals->slots += 2;
@@ -428,18 +439,18 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
                   static_cast<unsigned long long>(src.size()),
                   static_cast<unsigned long long>(dst.size()));
       CHECK_THUNK(defined.IsDefined(src, copy->size()), NANORT_INVALID_PROGRAM,
-                  "reads buffer %u ('%s') before anything writes it", copy->src(),
+                  "reads buffer %" PRIu32 " ('%s') before anything writes it", copy->src(),
                   NameOf(src.name()));
       CHECK_THUNK(IsWritable(dst.kind()), NANORT_INVALID_PROGRAM,
-                  "writes buffer %u ('%s'), which is an input or constant", copy->dst(),
+                  "writes buffer %" PRIu32 " ('%s'), which is an input or constant", copy->dst(),
                   NameOf(dst.name()));
       CHECK_THUNK(defined.MarkWritten(dst, copy->size()), NANORT_INVALID_PROGRAM,
                   "too many distinct writes");
     } else {
       // The flatbuffers Verifier accepts union members it does not know (for
       // forward compatibility); this runtime cannot execute them.
-      return THUNK_FAIL(NANORT_INVALID_PROGRAM, "unknown or missing thunk kind %u",
-                        static_cast<unsigned>(thunk.kind_type()));
+      return THUNK_FAIL(NANORT_INVALID_PROGRAM, "unknown or missing thunk kind %" PRIu32,
+                        static_cast<uint32_t>(thunk.kind_type()));
     }
   }
 
@@ -447,8 +458,8 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
     const fb::Buffer& buffer = *buffers->Get(b);
     if (buffer.kind() != fb::BufferKind::Output) continue;
     NANORT_CHECK_OR_RETURN(defined.IsDefined(buffer, buffer.size()), status, NANORT_INVALID_PROGRAM,
-                           "output buffer %u ('%s') is never (fully) written by any thunk", b,
-                           NameOf(buffer.name()));
+                           "output buffer %" PRIu32 " ('%s') is never (fully) written by any thunk",
+                           b, NameOf(buffer.name()));
   }
   return NANORT_OK;
 }
@@ -503,13 +514,16 @@ nanort_status_code VerifyProgramBuffer(const uint8_t* bytes, uint64_t size,
   const bool verified = schema::VerifyProgramFlatbuffer(bytes, static_cast<size_t>(size), &version,
                                                         static_cast<size_t>(size));
   if (version.read) {
-    NANORT_CHECK_OR_RETURN(version.major <= NANORT_FORMAT_MAJOR, status, NANORT_UNSUPPORTED_VERSION,
-                           "program format %u.%u, this runtime reads %u.x", version.major,
-                           version.minor, NANORT_FORMAT_MAJOR);
+    NANORT_CHECK_OR_RETURN(
+        version.major <= NANORT_FORMAT_MAJOR, status, NANORT_UNSUPPORTED_VERSION,
+        "program format %" PRIu32 ".%" PRIu32 ", this runtime reads %" PRIu32 ".x", version.major,
+        version.minor, static_cast<uint32_t>(NANORT_FORMAT_MAJOR));
     NANORT_CHECK_OR_RETURN(version.major == NANORT_FORMAT_MAJOR, status, NANORT_INVALID_PROGRAM,
-                           "program format %u.%u is not one nanoc writes (this runtime reads "
-                           "%u.x)",
-                           version.major, version.minor, NANORT_FORMAT_MAJOR);
+                           "program format %" PRIu32 ".%" PRIu32
+                           " is not one nanoc writes (this runtime reads "
+                           "%" PRIu32 ".x)",
+                           version.major, version.minor,
+                           static_cast<uint32_t>(NANORT_FORMAT_MAJOR));
   }
   NANORT_CHECK_OR_RETURN(
       verified, status, NANORT_INVALID_PROGRAM,
@@ -526,10 +540,10 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
   *totals = ProgramTotals();
   NANORT_CHECK_OR_RETURN(program.kernel_abi() <= NANORT_KERNEL_ABI_VERSION, status,
                          NANORT_UNSUPPORTED_VERSION,
-                         "program uses kernel ABI %u, this runtime calls ABI %u",
-                         program.kernel_abi(), NANORT_KERNEL_ABI_VERSION);
+                         "program uses kernel ABI %" PRIu32 ", this runtime calls ABI %" PRIu32,
+                         program.kernel_abi(), static_cast<uint32_t>(NANORT_KERNEL_ABI_VERSION));
   NANORT_CHECK_OR_RETURN(program.kernel_abi() == def.kernel_abi, status, NANORT_INVALID_PROGRAM,
-                         "program says kernel ABI %u, its object file says %u",
+                         "program says kernel ABI %" PRIu32 ", its object file says %" PRIu32,
                          program.kernel_abi(), def.kernel_abi);
   NANORT_CHECK_OR_RETURN(program.target() != nullptr, status, NANORT_INVALID_PROGRAM,
                          "program has no target record");
@@ -546,7 +560,7 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
   NANORT_CHECK_OR_RETURN(program.arena_alignment() - 1u < kMaxArenaAlignment &&
                              IsPowerOfTwo(program.arena_alignment()),
                          status, NANORT_INVALID_PROGRAM,
-                         "arena alignment %u is not a power of two up to %u",
+                         "arena alignment %" PRIu32 " is not a power of two up to %" PRIu32,
                          program.arena_alignment(), kMaxArenaAlignment);
   uint64_t rounded_arena;
   NANORT_CHECK_OR_RETURN(AlignUp(program.arena_size(), program.arena_alignment(), &rounded_arena) &&
@@ -558,7 +572,8 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
 
   const auto* entries = program.entries();
   NANORT_CHECK_OR_RETURN(SizeOf(entries) == 1, status, NANORT_INVALID_PROGRAM,
-                         "program has %u entries: nanort runs programs of one", SizeOf(entries));
+                         "program has %" PRIu32 " entries: nanort runs programs of one",
+                         SizeOf(entries));
   const fb::Entry& entry = *entries->Get(0);
 
   NANORT_RETURN_IF_ERROR(CheckKernels(program, def, status));

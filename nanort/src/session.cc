@@ -1,5 +1,6 @@
 // Sessions: everything run needs is resolved here, once, so that run only
 // writes the caller's pointers into their slots and calls the thunks.
+#include <inttypes.h>
 #include <string.h>
 
 #include "allocator.h"
@@ -75,7 +76,7 @@ nanort_status_code CheckTensor(const nanort_tensor& given, const nanort_tensor_i
                        nanort_dtype_name(needed.dtype));
   }
   NANORT_CHECK_OR_RETURN(given.rank == 0 || given.dims != nullptr, status, NANORT_INVALID_ARGUMENT,
-                         "%s '%s': rank %u with NULL dims", what, needed.name, given.rank);
+                         "%s '%s': rank %" PRIu32 " with NULL dims", what, needed.name, given.rank);
   bool same = given.rank == needed.rank;
   for (uint32_t d = 0; same && d < given.rank; ++d) same = given.dims[d] == needed.dims[d];
   if (!same) {
@@ -164,12 +165,13 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
   NANORT_CHECK_OR_RETURN(model != nullptr, status, NANORT_INVALID_ARGUMENT, "model is NULL");
   NANORT_CHECK_OR_RETURN(IsValidAllocator(allocator), status, NANORT_INVALID_ARGUMENT,
                          "allocator has a NULL alloc or free function");
+  NANORT_REFUSE_BARE_METAL_SYSTEM_ALLOCATOR(allocator, status);
   if (arena != nullptr) {
     NANORT_CHECK_OR_RETURN(
         arena_size >= model->arena_size && IsAligned(arena, model->arena_alignment), status,
         NANORT_ARENA_TOO_SMALL,
         "arena of %zu bytes at alignment %llu, model needs %llu bytes at "
-        "alignment %u",
+        "alignment %" PRIu32,
         arena_size,
         static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(arena) &
                                         (~reinterpret_cast<uintptr_t>(arena) + 1)),

@@ -1,5 +1,6 @@
 #include "target_check.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "bytes.h"
@@ -41,10 +42,10 @@ nanort_status_code CheckTargetRunsHere(const fb::Target* target, nanort_status* 
                          "program has no target record");
   NANORT_CHECK_OR_RETURN(
       target->device() != fb::DeviceKind::CudaGpu, status, NANORT_UNSUPPORTED_TARGET,
-      "GPU programs are not supported by this build (program is for sm_%u)", target->sm());
+      "GPU programs are not supported by this build (program is for sm_%" PRIu32 ")", target->sm());
   NANORT_CHECK_OR_RETURN(target->device() == fb::DeviceKind::Cpu, status, NANORT_UNSUPPORTED_TARGET,
-                         "program is for unknown device kind %u",
-                         static_cast<unsigned>(target->device()));
+                         "program is for unknown device kind %" PRIu32,
+                         static_cast<uint32_t>(target->device()));
   NANORT_CHECK_OR_RETURN(target->triple() != nullptr && target->triple()->size() != 0, status,
                          NANORT_INVALID_PROGRAM, "program's target record has no triple");
   const char* triple = target->triple()->c_str();

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <set>
 
+#include "compiler/codegen/cpu/inline_libcalls.h"
 #include "compiler/ir/error.h"
 
 // The targets nanoc compiles for. Only these are initialized: registering all
@@ -235,6 +236,8 @@ void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
   llvm::ModulePassManager passes =
       builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   passes.run(module, mam);
+  // Last, so that nothing the pipeline forms is left to become a libm call.
+  inlineLibcallIntrinsics(module, machine);
 }
 
 std::vector<uint8_t> emitObject(llvm::Module& module, llvm::TargetMachine& machine) {

@@ -55,6 +55,12 @@ TargetProfile parseProfile(const std::filesystem::path& path) {
       if (!s) throw CompileError(file + ": 'features' must be a list of strings");
       p.features.push_back(s->str());
     }
+    if (const llvm::json::Value* memory = obj->get("memory")) {
+      const llvm::json::Object* m = memory->getAsObject();
+      if (!m) throw CompileError(file + ": 'memory' must be an object {flash, ram}");
+      p.flash_bytes = static_cast<uint64_t>(integer(*m, "flash"));
+      p.ram_bytes = static_cast<uint64_t>(integer(*m, "ram"));
+    }
   } else if (p.kind == "gpu") {
     p.sm = static_cast<uint32_t>(integer(*obj, "sm"));
     p.ptx_isa = static_cast<uint32_t>(integer(*obj, "ptx_isa"));
@@ -110,6 +116,23 @@ CpuTarget cpuTargetOf(const TargetProfile& profile) {
   } catch (const CompileError& e) {
     throw CompileError(profile.file + ": " + e.what());
   }
+}
+
+void checkModelFits(const TargetProfile& profile, uint64_t read_only_bytes, uint64_t arena_bytes) {
+  std::string why;
+  if (profile.flash_bytes != 0 && read_only_bytes > profile.flash_bytes)
+    why = "its constants and program take " + std::to_string(read_only_bytes) +
+          " bytes of read-only memory, the profile's flash is " +
+          std::to_string(profile.flash_bytes);
+  if (profile.ram_bytes != 0 && arena_bytes > profile.ram_bytes)
+    why += (why.empty() ? "" : "; ") + std::string("its arena takes ") +
+           std::to_string(arena_bytes) + " bytes, the profile's RAM is " +
+           std::to_string(profile.ram_bytes);
+  if (!why.empty())
+    throw CompileError("the model does not fit --target " + profile.name + " (" + profile.file +
+                       "): " + why +
+                       " bytes; use a smaller model, or --no-memory-check to compile it anyway "
+                       "for a board with more memory");
 }
 
 }  // namespace nanoc::cpu

@@ -2,7 +2,8 @@
 // by `nanoc --target NAME` and listed by `nanoc --list-targets`.
 //
 //   targets/cpu/NAME.json  {"name", "kind": "cpu", "description", "triple", "cpu",
-//                           "features": ["+f", ...], "vector_bits"}
+//                           "features": ["+f", ...], "vector_bits",
+//                           "memory": {"flash", "ram"} (bare metal, optional)}
 //   targets/gpu/NAME.json  {"name", "kind": "gpu", "description", "sm", "ptx_isa",
 //                           "host": {"triple", "cpu"}, "limits": {...}}
 //
@@ -26,6 +27,10 @@ struct TargetProfile {
   std::string triple, cpu;
   std::vector<std::string> features;
   uint32_t vector_bits = 0;
+  // A bare-metal profile's memory in bytes (0: not given): nanoc refuses a
+  // model whose constants and program exceed the flash, or whose arena
+  // exceeds the RAM (checkModelFits).
+  uint64_t flash_bytes = 0, ram_bytes = 0;
   // GPU profiles.
   uint32_t sm = 0, ptx_isa = 0;
   std::map<std::string, int64_t> limits;
@@ -41,5 +46,10 @@ std::vector<TargetProfile> loadTargetProfiles(const std::string& dir);
 // The CPU target of a CPU profile, validated against LLVM like
 // --triple/--cpu/--features (the features sorted, implied ones included).
 CpuTarget cpuTargetOf(const TargetProfile& profile);
+
+// Throws CompileError naming the sizes, the profile and its file when a model
+// of `read_only_bytes` (constants + program) or `arena_bytes` cannot fit the
+// profile's flash or RAM. A profile without memory sizes fits anything.
+void checkModelFits(const TargetProfile& profile, uint64_t read_only_bytes, uint64_t arena_bytes);
 
 }  // namespace nanoc::cpu

@@ -43,6 +43,7 @@ cleanup() {
   done
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 for m in proc sys dev; do # left over by a killed run
   if mountpoint -q "$root/$m" 2>/dev/null; then umount -R "$root/$m" || umount -lR "$root/$m"; fi
 done
@@ -102,9 +103,13 @@ fi
 git -C "$clone" checkout -q --detach "$head"
 log "clone at $(git -C "$clone" log --oneline -1)"
 
-mount -t proc proc "$root/proc" && mounted+=("$root/proc")
-mount -t sysfs sys "$root/sys" && mounted+=("$root/sys")
-mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" && mounted+=("$root/dev")
+mount -t proc proc "$root/proc"
+mounted+=("$root/proc")
+mount -t sysfs sys "$root/sys"
+mounted+=("$root/sys")
+mount --rbind /dev "$root/dev"
+mounted+=("$root/dev")
+mount --make-rslave "$root/dev"
 
 log "chroot $root: cd /root/nanort && ./tools/run-sample.sh"
 run_start=$SECONDS

@@ -16,7 +16,7 @@ DEB_PACKAGES=(
   llvm-22-dev llvm-22-tools lld-22 libzstd-dev
   flatbuffers-compiler libflatbuffers-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev libmimalloc-dev
+  libgtest-dev libgmock-dev libmimalloc-dev
   qemu-user-static g++-aarch64-linux-gnu g++-riscv64-linux-gnu
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
   # The virtual environment for tools/requirements.txt, and pip's HTTPS.

@@ -36,6 +36,7 @@ log() { echo "check-debian12: $*"; }
 start=$SECONDS
 
 mounted=()
+# shellcheck disable=SC2317 # called by the trap below
 cleanup() {
   local i
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do

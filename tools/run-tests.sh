@@ -10,6 +10,7 @@ jobs="${NANORT_JOBS:-$(nproc)}"
 # ccache keys on paths relative to the tree, so another clone of the same
 # sources (CI's fresh one) reuses this machine's cache.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$here}"
-cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+python="${NANORT_VENV:-$here/.venv}/bin/python3"
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$python"
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"

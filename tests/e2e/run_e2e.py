@@ -182,7 +182,7 @@ def main(argv=None) -> int:
     onnx.save(m, model_path)
 
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(8), "little")
-    replay = (f"python3 {os.path.abspath(__file__)} {case.name} --seed {seed} --work {args.work}"
+    replay = (f"{sys.executable} {os.path.abspath(__file__)} {case.name} --seed {seed} --work {args.work}"
               + (f" --nanoc {args.nanoc} --nanort-run {args.nanort_run}"
                  if not args.reference_only else " --reference-only"))
     print(f"case {case.name}: seed {seed}")

@@ -287,7 +287,7 @@ int run(int argc, char** argv) {
   if (!isIdentifier(name)) throw nanoc::CompileError("--name '" + name + "' is not a C identifier");
 
   std::vector<nanoc::cpu::CpuTarget> targets;
-  size_t host_index = SIZE_MAX;  // which of `targets` is "host", if one is
+  size_t host_index = SIZE_MAX;                     // which of `targets` is "host", if one is
   std::vector<nanoc::cpu::TargetProfile> profiles;  // the named ones among them
   if (!triple.empty()) {
     targets.push_back(nanoc::cpu::makeTarget(triple, cpu.empty() ? "generic" : cpu, features));

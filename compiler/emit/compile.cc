@@ -61,11 +61,11 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
     std::string features = cpu::exactFeatureString(target);
     for (size_t k = 0; k < kernel_nodes.size(); ++k) {
       std::string symbol = prefix + "_k" + std::to_string(k) + "_" + kernel_nodes[k]->op;
-      llvm::Function* fn = cpu::emitKernel(*kernel_nodes[k], *out.module, symbol);
-      fn->addFnAttr("target-cpu", target.cpu);
-      fn->addFnAttr("target-features", features);
+      std::vector<std::pair<std::string, std::string>> attributes = {{"target-cpu", target.cpu},
+                                                                     {"target-features", features}};
       if (target.vector_bits != 0)
-        fn->addFnAttr("prefer-vector-width", std::to_string(target.vector_bits));
+        attributes.emplace_back("prefer-vector-width", std::to_string(target.vector_bits));
+      llvm::Function* fn = cpu::emitKernel(*kernel_nodes[k], *out.module, symbol, attributes);
       kernels.push_back(fn);
       if (v == 0) spec.kernel_symbols.push_back(symbol);
     }

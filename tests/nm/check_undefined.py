@@ -8,10 +8,14 @@ Compiles a set of models for every CPU profile in DIR/cpu (the end-to-end
 suite's models, the given ONNX files such as the digits models, and one model
 per elementwise operator built here), runs `llvm-nm -u` on each object and
 fails, naming the symbol, the profile and the model with its ops, for any
-undefined symbol outside ALLOWED and the per-profile EXCEPTIONS below. A
-bare-metal link has no libm (the issue #13 complaint: floorf, fmaxf, fminf
-from Softmax on a Cortex-M4); memcpy/memmove/memset (and the ARM RTABI's
-aliases of them) are what every freestanding C environment provides.
+undefined symbol outside ALLOWED: memcpy/memmove/memset and the ARM RTABI's
+aliases of them, what every freestanding C environment provides. Nothing
+else, on any profile: a bare-metal link has no libm (the issue #13 complaint:
+floorf, fmaxf, fminf from Softmax on a Cortex-M4), and kernels need no libgcc
+or compiler-rt helper either: 64-bit division and float <-> int64 conversions
+on 32-bit Arm are inline code (compiler/codegen/cpu/inline_libcalls.h), and
+QLinearMatMul/QLinearConv requantize in f32 where the FPU is single precision
+(Cortex-M4), so no soft-float f64 helper is called.
 """
 import argparse
 import concurrent.futures
@@ -25,29 +29,6 @@ from onnx import TensorProto, helper
 
 ALLOWED = {"memcpy", "memmove", "memset"} | {
     f"__aeabi_{f}{n}" for f in ("memcpy", "memmove", "memset", "memclr") for n in ("", "4", "8")
-}
-
-# Helpers that are not inlined yet, each named with its profiles and reason.
-# They come from libgcc / compiler-rt (which every GCC or Clang link brings),
-# never from libm; nothing else is allowed.
-_M = ("cortex-m4", "cortex-m7")
-EXCEPTIONS = {
-    # 64-bit integer division and float <-> int64 conversion on 32-bit Arm
-    # (GridSample's reflection and index arithmetic, AffineGrid).
-    "__aeabi_ldivmod": (_M, "i64 division on 32-bit Arm (libgcc)"),
-    "__aeabi_uldivmod": (_M, "u64 division on 32-bit Arm (libgcc)"),
-    "__aeabi_f2lz": (_M, "f32 -> i64 conversion on 32-bit Arm (libgcc)"),
-    "__aeabi_f2ulz": (_M, "f32 -> u64 conversion on 32-bit Arm (libgcc)"),
-    "__aeabi_l2f": (_M, "i64 -> f32 conversion on 32-bit Arm (libgcc)"),
-    "__aeabi_ul2f": (_M, "u64 -> f32 conversion on 32-bit Arm (libgcc)"),
-    # The Cortex-M4's FPU is single precision: f64 arithmetic (QLinearMatMul
-    # and QLinearConv requantize in f64) is libgcc's soft float.
-    **{
-        f"__aeabi_{op}": (("cortex-m4",), "f64 arithmetic without a double-precision FPU (libgcc)")
-        for op in ("dadd", "dsub", "dmul", "ddiv", "f2d", "d2f", "d2iz", "d2uiz", "i2d", "ui2d",
-                   "dcmpeq", "dcmplt", "dcmple", "dcmpgt", "dcmpge", "dcmpun", "l2d", "ul2d",
-                   "d2lz", "d2ulz")
-    },
 }
 
 # e2e models that exist to be refused (tests/e2e/models.py): not compiling them
@@ -131,7 +112,7 @@ def main():
         return profile, model, [line.split()[-1] for line in nm.stdout.split()
                                 if line.strip() and line.strip() != "U"], None
 
-    bad, compiled, skipped, excepted = [], 0, 0, set()
+    bad, compiled, skipped = [], 0, 0
     with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
         jobs = [pool.submit(check, p_, m) for p_ in profiles for m in models]
         for job in concurrent.futures.as_completed(jobs):
@@ -147,13 +128,8 @@ def main():
             for s in symbols:
                 if s in ALLOWED:
                     continue
-                if s in EXCEPTIONS and profile in EXCEPTIONS[s][0]:
-                    excepted.add((profile, s, model.stem))
-                    continue
                 bad.append(f"{profile}: {model.stem} ({', '.join(ops_of(model))}): "
                            f"calls {s}")
-    for profile, s, model in sorted(excepted):
-        print(f"check_undefined: allowed: {profile}: {model}: {s}: {EXCEPTIONS[s][1]}")
     print(f"check_undefined: {compiled} objects over {len(profiles)} profiles "
           f"({skipped} pairs of {', '.join(sorted(REFUSED))}, a model made to be refused, "
           "were refused as expected)")

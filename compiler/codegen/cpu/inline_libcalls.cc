@@ -1,5 +1,6 @@
 #include "compiler/codegen/cpu/inline_libcalls.h"
 
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/CodeGen/ISDOpcodes.h>
 #include <llvm/CodeGen/TargetLowering.h>
 #include <llvm/CodeGen/TargetSubtargetInfo.h>
@@ -7,9 +8,13 @@
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/KnownBits.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/IntegerDivision.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace nanoc::cpu {
@@ -114,6 +119,204 @@ llvm::Value* emitRounding(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, llvm::Va
   return b.CreateSelect(small, r, x);
 }
 
+// ------------------------------------------------ 64-bit integer operations
+
+bool isDivRem(unsigned opcode) {
+  return opcode == llvm::Instruction::SDiv || opcode == llvm::Instruction::UDiv ||
+         opcode == llvm::Instruction::SRem || opcode == llvm::Instruction::URem;
+}
+
+bool isI64(llvm::Type* t) { return t->getScalarType()->isIntegerTy(64); }
+
+// f32 and f64, and the 16-bit formats as sources (widened to f32 exactly).
+bool isConvertibleFloat(llvm::Type* t, bool as_source) {
+  llvm::Type* s = t->getScalarType();
+  return s->isFloatTy() || s->isDoubleTy() || (as_source && (s->isHalfTy() || s->isBFloatTy()));
+}
+
+// An instruction expandWideIntegerOps rewrites (scalar or vector).
+bool isWideOp(llvm::Instruction& inst) {
+  switch (inst.getOpcode()) {
+    case llvm::Instruction::SDiv:
+    case llvm::Instruction::UDiv:
+    case llvm::Instruction::SRem:
+    case llvm::Instruction::URem:
+      return isI64(inst.getType());
+    case llvm::Instruction::FPToSI:
+    case llvm::Instruction::FPToUI:
+      return isI64(inst.getType()) && isConvertibleFloat(inst.getOperand(0)->getType(), true);
+    case llvm::Instruction::SIToFP:
+    case llvm::Instruction::UIToFP:
+      return isI64(inst.getOperand(0)->getType()) && isConvertibleFloat(inst.getType(), false);
+    default:
+      break;
+  }
+  auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&inst);
+  return call &&
+         (call->getIntrinsicID() == llvm::Intrinsic::fptosi_sat ||
+          call->getIntrinsicID() == llvm::Intrinsic::fptoui_sat) &&
+         isI64(call->getType()) && isConvertibleFloat(call->getArgOperand(0)->getType(), true);
+}
+
+// Replaces a vector `inst` by one scalar instruction per element, appended
+// to `out`.
+void scalarize(llvm::Instruction* inst, std::vector<llvm::Instruction*>& out) {
+  auto* vt = llvm::cast<llvm::FixedVectorType>(inst->getType());
+  llvm::IRBuilder<> b(inst);
+  llvm::Value* result = llvm::PoisonValue::get(vt);
+  auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(inst);
+  for (unsigned i = 0; i < vt->getNumElements(); ++i) {
+    llvm::Value* x = b.CreateExtractElement(inst->getOperand(0), i);
+    llvm::Value* v;
+    if (auto* op = llvm::dyn_cast<llvm::BinaryOperator>(inst))
+      v = b.CreateBinOp(op->getOpcode(), x, b.CreateExtractElement(op->getOperand(1), i));
+    else if (call)
+      v = b.CreateIntrinsic(call->getIntrinsicID(), {vt->getElementType(), x->getType()}, {x});
+    else
+      v = b.CreateCast(llvm::cast<llvm::CastInst>(inst)->getOpcode(), x, vt->getElementType());
+    if (auto* vi = llvm::dyn_cast<llvm::Instruction>(v)) {
+      if (!call) vi->copyIRFlags(inst);
+      out.push_back(vi);
+    }
+    result = b.CreateInsertElement(result, v, i);
+  }
+  inst->replaceAllUsesWith(result);
+  inst->eraseFromParent();
+}
+
+// A constant divisor SelectionDAG divides a 64-bit value by without a call on
+// a 32-bit target: a power of two (shifts; negated for signed ones), and for
+// unsigned division one below 2^32 that is a power of two times an odd factor
+// of 2^32 - 1 (3, 5, 6, 15, 17, 96, 255, 257, 65537, ...:
+// TargetLowering::expandDIVREMByConstant's sum-of-halves remainder). Checked
+// with llc 22 for Cortex-M4 over every divisor in [-300, 300], 3 * 2^k and
+// other factors of 2^32 - 1.
+bool backendDividesInline(const llvm::BinaryOperator& op) {
+  auto* c = llvm::dyn_cast<llvm::ConstantInt>(op.getOperand(1));
+  if (!c || c->isZero()) return false;
+  bool is_signed =
+      op.getOpcode() == llvm::Instruction::SDiv || op.getOpcode() == llvm::Instruction::SRem;
+  const llvm::APInt& d = c->getValue();
+  if (is_signed) return d.abs().isPowerOf2();  // abs(INT64_MIN) is 2^63 unsigned
+  if (d.isPowerOf2()) return true;
+  if (d.getActiveBits() > 32) return false;
+  return 0xffffffffu % d.lshr(d.countr_zero()).getZExtValue() == 0;
+}
+
+// The division in 32 bits when both operands are known to fit (so the 32-bit
+// one cannot overflow: a signed dividend fits in 31 bits); nullptr otherwise.
+llvm::Value* narrowDivRem(llvm::IRBuilder<>& b, llvm::BinaryOperator& op,
+                          const llvm::DataLayout& dl) {
+  llvm::Value* x = op.getOperand(0);
+  llvm::Value* y = op.getOperand(1);
+  bool is_signed =
+      op.getOpcode() == llvm::Instruction::SDiv || op.getOpcode() == llvm::Instruction::SRem;
+  if (is_signed) {
+    if (llvm::ComputeNumSignBits(x, dl, nullptr, &op) < 34 ||
+        llvm::ComputeNumSignBits(y, dl, nullptr, &op) < 33)
+      return nullptr;
+  } else if (llvm::computeKnownBits(x, dl, nullptr, &op).countMaxActiveBits() > 32 ||
+             llvm::computeKnownBits(y, dl, nullptr, &op).countMaxActiveBits() > 32) {
+    return nullptr;
+  }
+  llvm::Value* r = b.CreateBinOp(op.getOpcode(), b.CreateTrunc(x, b.getInt32Ty()),
+                                 b.CreateTrunc(y, b.getInt32Ty()));
+  return is_signed ? b.CreateSExt(r, op.getType()) : b.CreateZExt(r, op.getType());
+}
+
+// An IEEE binary format: its width, significand precision (the implicit bit
+// included) and exponent bias.
+struct FloatFormat {
+  unsigned width, precision, bias;
+  explicit FloatFormat(llvm::Type* t)
+      : width(t->getPrimitiveSizeInBits()),
+        precision(llvm::APFloat::semanticsPrecision(t->getFltSemantics())),
+        bias((1u << (width - precision - 1)) - 1) {}
+  unsigned exponentMask() const { return (1u << (width - precision)) - 1; }
+};
+
+// fptosi/fptoui (and the .sat intrinsics) of f32/f64 `x` to i64, on its
+// bits: the significand m (implicit bit set) times 2^t, t = exponent - bias -
+// (precision - 1), shifted left or right (truncation toward zero). No float
+// instruction: on a Cortex-M4 even an f64 NaN test is a libgcc call.
+llvm::Value* emitFloatToI64(llvm::IRBuilder<>& b, llvm::Value* x, bool is_signed, bool saturating) {
+  // x is used several times: one value for all of them.
+  if (!llvm::isGuaranteedNotToBeUndefOrPoison(x)) x = b.CreateFreeze(x);
+  if (!x->getType()->isFloatTy() && !x->getType()->isDoubleTy())
+    x = b.CreateFPExt(x, b.getFloatTy());  // half/bfloat: exact
+  FloatFormat f(x->getType());
+  llvm::IntegerType* it = b.getIntNTy(f.width);
+  llvm::IntegerType* i64 = b.getInt64Ty();
+  llvm::IntegerType* i32 = b.getInt32Ty();
+  llvm::Value* bits = b.CreateBitCast(x, it);
+  llvm::Value* negative = b.CreateICmpSLT(bits, llvm::ConstantInt::get(it, 0));
+  llvm::Value* e =
+      b.CreateAnd(b.CreateZExtOrTrunc(b.CreateLShr(bits, f.precision - 1), i32), f.exponentMask());
+  llvm::APInt implicit = llvm::APInt::getOneBitSet(f.width, f.precision - 1);
+  llvm::Value* m =
+      b.CreateZExtOrTrunc(b.CreateOr(b.CreateAnd(bits, llvm::ConstantInt::get(it, implicit - 1)),
+                                     llvm::ConstantInt::get(it, implicit)),
+                          i64);
+  llvm::Value* t = b.CreateSub(e, b.getInt32(f.bias + f.precision - 1));
+  llvm::Value* left = b.CreateShl(m, b.CreateZExt(b.CreateAnd(t, 63), i64));
+  // |x| < 1 shifts right by 63 or more: 0 (m < 2^53).
+  llvm::Value* right_by =
+      b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b.CreateNeg(t), b.getInt32(63));
+  llvm::Value* right = b.CreateLShr(m, b.CreateZExt(right_by, i64));
+  llvm::Value* magnitude = b.CreateSelect(b.CreateICmpSGE(t, b.getInt32(0)), left, right);
+  // |x| >= 2^63 (2^64 unsigned), infinities and NaN.
+  llvm::Value* too_big = b.CreateICmpUGE(e, b.getInt32(f.bias + (is_signed ? 63 : 64)));
+  llvm::Value* r;
+  if (is_signed) {
+    r = b.CreateSelect(negative, b.CreateNeg(magnitude), magnitude);
+    llvm::Value* min = b.getInt64(std::numeric_limits<int64_t>::min());
+    llvm::Value* max = b.getInt64(std::numeric_limits<int64_t>::max());
+    r = b.CreateSelect(too_big, saturating ? b.CreateSelect(negative, min, max) : min, r);
+  } else {
+    r = magnitude;  // -1 < x <= -0 gives 0; x <= -1 is poison (or 0 saturated)
+    if (saturating)
+      r = b.CreateSelect(negative, b.getInt64(0),
+                         b.CreateSelect(too_big, b.getInt64(~uint64_t{0}), r));
+  }
+  if (!saturating) return r;
+  // NaN: above infinity's bits once the sign is cleared.
+  llvm::APInt inf = llvm::APInt::getBitsSet(f.width, f.precision - 1, f.width - 1);
+  llvm::Value* abs_bits =
+      b.CreateAnd(bits, llvm::ConstantInt::get(it, llvm::APInt::getSignedMaxValue(f.width)));
+  llvm::Value* is_nan = b.CreateICmpUGT(abs_bits, llvm::ConstantInt::get(it, inf));
+  return b.CreateSelect(is_nan, b.getInt64(0), r);
+}
+
+// sitofp/uitofp of i64 `v` to f32/f64, rounding to nearest even: |v|
+// normalized (leading one at bit 63), its top `precision` bits kept and
+// rounded up when the rest is above half, or exactly half and the kept bits
+// odd; the exponent field is added, so a carry out of the significand bumps it.
+llvm::Value* emitI64ToFloat(llvm::IRBuilder<>& b, llvm::Value* v, bool is_signed,
+                            llvm::Type* type) {
+  FloatFormat f(type);
+  if (!llvm::isGuaranteedNotToBeUndefOrPoison(v)) v = b.CreateFreeze(v);
+  llvm::IntegerType* i64 = b.getInt64Ty();
+  llvm::Value* zero = b.getInt64(0);
+  llvm::Value* negative = is_signed ? b.CreateICmpSLT(v, zero) : b.getFalse();
+  llvm::Value* a = is_signed ? b.CreateSelect(negative, b.CreateNeg(v), v) : v;  // |v|, unsigned
+  llvm::Value* n = b.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, a, b.getFalse());  // 64 for 0
+  llvm::Value* normal = b.CreateShl(a, b.CreateAnd(n, 63));
+  llvm::Value* kept = b.CreateLShr(normal, 64 - f.precision);
+  llvm::Value* rest = b.CreateShl(normal, f.precision);
+  llvm::Value* half = b.getInt64(uint64_t{1} << 63);
+  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(kept, 1), zero);
+  llvm::Value* up =
+      b.CreateOr(b.CreateICmpUGT(rest, half), b.CreateAnd(b.CreateICmpEQ(rest, half), odd));
+  kept = b.CreateAdd(kept, b.CreateZExt(up, i64));
+  // The biased exponent is bias + 63 - n; the significand's leading one adds
+  // one to the field, so it is stored one less.
+  llvm::Value* field = b.CreateSub(b.getInt64(f.bias + 62), n);
+  llvm::Value* r = b.CreateAdd(b.CreateShl(field, f.precision - 1), kept);
+  if (is_signed) r = b.CreateOr(r, b.CreateShl(b.CreateZExt(negative, i64), f.width - 1));
+  r = b.CreateSelect(b.CreateICmpEQ(a, zero), zero, r);
+  return b.CreateBitCast(b.CreateZExtOrTrunc(r, b.getIntNTy(f.width)), type);
+}
+
 }  // namespace
 
 int inlineLibcallIntrinsics(llvm::Module& module, const llvm::TargetMachine& machine) {
@@ -146,6 +349,65 @@ int inlineLibcallIntrinsics(llvm::Module& module, const llvm::TargetMachine& mac
       call->eraseFromParent();
       ++rewritten;
     }
+    // No legal i64: i64 division and conversions would be libgcc calls.
+    if (!tli->isTypeLegal(llvm::MVT::i64))
+      rewritten +=
+          expandWideIntegerOps(fn, tli->isOperationLegal(llvm::ISD::SDIV, llvm::MVT::i32) &&
+                                       tli->isOperationLegal(llvm::ISD::UDIV, llvm::MVT::i32));
+  }
+  return rewritten;
+}
+
+int expandWideIntegerOps(llvm::Function& fn, bool narrow_to_i32) {
+  const llvm::DataLayout& dl = fn.getDataLayout();
+  std::vector<llvm::Instruction*> found, work;
+  for (llvm::Instruction& inst : llvm::instructions(fn))
+    if (isWideOp(inst)) found.push_back(&inst);
+  for (llvm::Instruction* inst : found) {
+    if (inst->getType()->isVectorTy())
+      scalarize(inst, work);
+    else
+      work.push_back(inst);
+  }
+  int rewritten = 0;
+  for (llvm::Instruction* inst : work) {
+    if (auto* op = llvm::dyn_cast<llvm::BinaryOperator>(inst); op && isDivRem(op->getOpcode())) {
+      if (backendDividesInline(*op)) continue;
+      ++rewritten;
+      llvm::IRBuilder<> b(op);
+      if (llvm::Value* v = narrow_to_i32 ? narrowDivRem(b, *op, dl) : nullptr) {
+        op->replaceAllUsesWith(v);
+        op->eraseFromParent();
+      } else if (op->getOpcode() == llvm::Instruction::SDiv ||
+                 op->getOpcode() == llvm::Instruction::UDiv) {
+        llvm::expandDivision(op);
+      } else {
+        llvm::expandRemainder(op);
+      }
+      continue;
+    }
+    llvm::IRBuilder<> b(inst);
+    llvm::Value* v = nullptr;
+    auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(inst);
+    switch (inst->getOpcode()) {
+      case llvm::Instruction::FPToSI:
+      case llvm::Instruction::FPToUI:
+        v = emitFloatToI64(b, inst->getOperand(0), inst->getOpcode() == llvm::Instruction::FPToSI,
+                           false);
+        break;
+      case llvm::Instruction::SIToFP:
+      case llvm::Instruction::UIToFP:
+        v = emitI64ToFloat(b, inst->getOperand(0), inst->getOpcode() == llvm::Instruction::SIToFP,
+                           inst->getType());
+        break;
+      default:
+        v = emitFloatToI64(b, call->getArgOperand(0),
+                           call->getIntrinsicID() == llvm::Intrinsic::fptosi_sat, true);
+        break;
+    }
+    inst->replaceAllUsesWith(v);
+    inst->eraseFromParent();
+    ++rewritten;
   }
   return rewritten;
 }

@@ -1,3 +1,6 @@
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringRef.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Intrinsics.h>
 
@@ -13,7 +16,14 @@ llvm::Value* KernelBuilder::output(size_t i) const {
   return i < output_ptrs.size() ? output_ptrs[i] : nullptr;
 }
 
-llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::string& symbol) {
+bool hasDoubleFloatUnit(const llvm::Function& fn) {
+  llvm::SmallVector<llvm::StringRef, 64> features;
+  fn.getFnAttribute("target-features").getValueAsString().split(features, ',');
+  return !llvm::is_contained(features, "-fp64");
+}
+
+llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::string& symbol,
+                           const std::vector<std::pair<std::string, std::string>>& attributes) {
   const Lowering* lowering = findLowering(node.op);
   if (!lowering)
     throw CompileError("node '" + node.name + "' (" + node.op +
@@ -26,6 +36,7 @@ llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::st
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   fn->addFnAttr(llvm::Attribute::NoFree);
   fn->addFnAttr(llvm::Attribute::NoSync);
+  for (const auto& [name, value] : attributes) fn->addFnAttr(name, value);
   fn->addParamAttr(0, llvm::Attribute::NoAlias);
   fn->addParamAttr(0, llvm::Attribute::ReadOnly);
   llvm::Argument* args = fn->getArg(0);

@@ -59,12 +59,16 @@ llvm::Value* accPtr(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* j) {
 
 // The requantization of a QLinear op: y = saturate(round(acc * multiplier) +
 // y_zero_point), the multiplier a_scale * b_scale / y_scale rounded to the
-// scales' dtype at each step (f32 arithmetic), the rest in f64.
+// scales' dtype at each step (f32 arithmetic), the rest in f64; in f32 where
+// the target has no f64 hardware (a Cortex-M4, where f64 is libgcc's soft
+// float), as ONNX Runtime's MLAS requantizes on every target: float(acc) *
+// scale, rounded half to even, plus the zero point, saturated.
 struct Requantize {
   DType scale_dtype, out;
   QuantRange range;
+  llvm::Type* compute = nullptr;        // f64, or f32 without f64 hardware
   llvm::Value* y_scale = nullptr;       // f32
-  llvm::Value* y_zero_point = nullptr;  // f64
+  llvm::Value* y_zero_point = nullptr;  // compute
 
   llvm::Value* loadScale(llvm::IRBuilder<>& b, llvm::Value* ptr, llvm::Value* index) const {
     return loadCompute(b, scale_dtype, ptr, index);
@@ -72,10 +76,10 @@ struct Requantize {
   llvm::Value* multiplier(llvm::IRBuilder<>& b, llvm::Value* a_scale, llvm::Value* b_scale) const {
     llvm::Value* m = roundToDType(b, b.CreateFMul(a_scale, b_scale), scale_dtype);
     m = roundToDType(b, b.CreateFDiv(m, y_scale), scale_dtype);
-    return b.CreateFPExt(m, b.getDoubleTy());
+    return b.CreateFPCast(m, compute);
   }
   llvm::Value* apply(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* mult) const {
-    llvm::Value* v = b.CreateFMul(b.CreateSIToFP(acc, b.getDoubleTy()), mult);
+    llvm::Value* v = b.CreateFMul(b.CreateSIToFP(acc, compute), mult);
     v = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, v);
     return emitSaturate(b, b.CreateFAdd(v, y_zero_point), range, out);
   }
@@ -88,9 +92,10 @@ Requantize makeRequantize(KernelBuilder& kb, size_t scale, size_t y_scale, size_
   r.scale_dtype = node.inputs[scale]->type.dtype;
   r.out = node.outputs[0]->type.dtype;
   r.range = quantRange(node, r.out);
+  r.compute = hasDoubleFloatUnit(*kb.fn) ? b.getDoubleTy() : b.getFloatTy();
   r.y_scale = r.loadScale(b, kb.input(y_scale), b.getInt64(0));
   r.y_zero_point =
-      b.CreateSIToFP(zeroPointAt(b, node, kb.input(y_zp), y_zp, 1, b.getInt64(0)), b.getDoubleTy());
+      b.CreateSIToFP(zeroPointAt(b, node, kb.input(y_zp), y_zp, 1, b.getInt64(0)), r.compute);
   return r;
 }
 

@@ -14,6 +14,8 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "compiler/ir/graph.h"
 
@@ -54,7 +56,15 @@ struct Lowering {
 const Lowering* findLowering(std::string_view op);
 
 // Creates `void symbol(ptr args, i64 begin, i64 end)` with internal linkage in
-// `module`, loads the buffer pointers and calls the op's lowering.
-llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::string& symbol);
+// `module`, loads the buffer pointers and calls the op's lowering. The string
+// function `attributes` (target-cpu, target-features, ...) are set before the
+// lowering runs, so that it can consult them (hasDoubleFloatUnit).
+llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::string& symbol,
+                           const std::vector<std::pair<std::string, std::string>>& attributes = {});
+
+// Whether f64 arithmetic is hardware for `fn`: false where its target-features
+// turn Arm's fp64 off (Cortex-M4: a single-precision FPU, so f64 is libgcc's
+// soft float); true with no target-features (the host).
+bool hasDoubleFloatUnit(const llvm::Function& fn);
 
 }  // namespace nanoc::cpu

@@ -6,7 +6,9 @@ Prints, as markdown:
   * the CPU's measured f32 FMA peak: a small C program (compiled here with
     `cc -O2 -march=native`) runs 16 independent accumulator chains of
     _mm512_fmadd_ps (AVX-512, where the CPU has it) and of _mm256_fmadd_ps
-    (AVX2+FMA) per thread, timed with clock_gettime, on 1 and on 2 threads;
+    (AVX2+FMA) per thread, timed with clock_gettime, on 1 and on 2 threads,
+    the best of 20 short runs (on a shared machine the best is the one least
+    disturbed);
     "% of peak" divides by the higher of the two at the same thread count;
   * per thread count (1 and 2): for each model the median latency of nanort
     (nanort-run's in-process timing), ONNX Runtime (CPU provider, the same
@@ -138,7 +140,7 @@ int main(int argc, char** argv) {
 #endif
   pthread_t tid[64];
   double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
+  for (int rep = 0; rep < 20; ++rep) {
     double t0 = now();
     for (int t = 0; t < threads; ++t) pthread_create(&tid[t], NULL, worker, NULL);
     for (int t = 0; t < threads; ++t) pthread_join(tid[t], NULL);
@@ -433,8 +435,8 @@ def main():
     p.add_argument("--sgemm", type=int, default=1024, help="SGEMM size (0: none)")
     p.add_argument("--breakdown", default="resnet18", help="model for the per-layer table")
     p.add_argument("--top", type=int, default=15)
-    p.add_argument("--fma-iters", type=int, default=20000000,
-                   help="iterations of the FMA peak loop (16 FMAs each), best of 5")
+    p.add_argument("--fma-iters", type=int, default=5000000,
+                   help="iterations of the FMA peak loop (16 FMAs each), best of 20")
     p.add_argument("--no-iree", action="store_true")
     p.add_argument("--work", default=None)
     args = p.parse_args()

@@ -29,8 +29,8 @@ node it names (a fused thunk names its anchor, a Conv or a Gemm).
 nanort at 2 threads needs `nanort-run --threads`; a build whose nanort-run
 does not list it prints "n/a (no --threads in this build)".
 
-IREE is optional: `.venv/bin/pip install iree-base-compiler[onnx] iree-base-runtime`
-(a few hundred MB) puts iree-import-onnx, iree-compile and
+IREE is optional: `.venv/bin/pip install iree-base-compiler==3.13.0 iree-base-runtime==3.13.0`
+(about 400 MB; not in tools/requirements.txt) puts iree-import-onnx, iree-compile and
 iree-benchmark-module on the venv's PATH; without them the column reads n/a.
 
     python3 tools/nanort_bench.py --nanoc build/compiler/nanoc \\

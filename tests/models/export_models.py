@@ -9,7 +9,7 @@ files; they are build products, never committed.
     /usr/bin/python3 tests/models/export_models.py --out DIR [NAME ...]
     /usr/bin/python3 tests/models/export_models.py --list
 
-Each model is exported at batch 1 with static shapes (opset 14), as a user
+Each model is exported at batch 1 (mlp_b32: batch 32) with static shapes (opset 14), as a user
 would before compiling it with nanoc.
 """
 
@@ -32,6 +32,11 @@ def model(name, ci=True):
 def torchvision_model(name, **kwargs):
     import torchvision.models as tvm
     return getattr(tvm, name)(weights=None, **kwargs), [("input", (1, 3, 224, 224))]
+
+
+@model("resnet18")
+def resnet18():
+    return torchvision_model("resnet18")
 
 
 @model("resnet50")
@@ -62,6 +67,24 @@ def squeezenet1_1():
 @model("shufflenet_v2")
 def shufflenet_v2():
     return torchvision_model("shufflenet_v2_x1_0")
+
+
+def mlp(batch):
+    """A 784-512-512-10 ReLU MLP (MNIST-sized): Gemm-bound at batch 32."""
+    from torch import nn
+    net = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                        nn.Linear(512, 10))
+    return net, [("input", (batch, 784))]
+
+
+@model("mlp_b1")
+def mlp_b1():
+    return mlp(1)
+
+
+@model("mlp_b32")
+def mlp_b32():
+    return mlp(32)
 
 
 @model("vit_small")

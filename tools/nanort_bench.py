@@ -1,0 +1,549 @@
+#!/usr/bin/env python3
+"""nanort-bench: nanort against ONNX Runtime (and IREE where installed) on one machine, one run.
+
+Prints, as markdown:
+  * the machine: CPU model, cores, date, nanoc's and ONNX Runtime's versions;
+  * the CPU's measured f32 FMA peak: a small C program (compiled here with
+    `cc -O2 -march=native`) runs 16 independent accumulator chains of
+    _mm512_fmadd_ps (AVX-512, where the CPU has it) and of _mm256_fmadd_ps
+    (AVX2+FMA) per thread, timed with clock_gettime, on 1 and on 2 threads,
+    the best of 20 short runs (on a shared machine the best is the one least
+    disturbed);
+    "% of peak" divides by the higher of the two at the same thread count;
+  * per thread count (1 and 2): for each model the median latency of nanort
+    (nanort-run's in-process timing), ONNX Runtime (CPU provider, the same
+    intra-op thread count, all graph optimizations, timed around
+    InferenceSession.run from Python) and IREE (llvm-cpu for the host CPU,
+    iree-benchmark-module's median) where installed, the ratio nanort / ORT
+    (above 1: nanort is slower), nanort's GFLOP/s and % of peak;
+  * an SGEMM 1024x1024x1024 row (a MatMul of an input by a constant matrix);
+  * a per-layer breakdown of one model (nanort-run --profile): the 15 slowest
+    thunks with each one's GFLOP/s and % of the 1-thread peak.
+
+FLOPs are counted from the ONNX graph after onnx.shape_inference: Conv and
+ConvTranspose 2*N*Cout*Hout*Wout*(Cin/group)*kH*kW, Gemm and MatMul 2*M*N*K
+(batched: times the batch); other operators count 0, so GFLOP/s is the rate of
+the multiply-adds, the usual convention. A thunk's FLOPs are those of the ONNX
+node it names (a fused thunk names its anchor, a Conv or a Gemm).
+
+nanort at 2 threads needs `nanort-run --threads`; a build whose nanort-run
+does not list it prints "n/a (no --threads in this build)".
+
+IREE is optional: `.venv/bin/pip install iree-base-compiler==3.13.0 iree-base-runtime==3.13.0`
+(about 400 MB; not in tools/requirements.txt) puts iree-import-onnx, iree-compile and
+iree-benchmark-module on the venv's PATH; without them the column reads n/a.
+
+    python3 tools/nanort_bench.py --nanoc build/compiler/nanoc \\
+        --nanort-run build/tools/nanort-run --zoo build/tests/models/onnx \\
+        [--threads 1,2] [--repeat 20] [--only NAME ...] [--breakdown resnet18] \\
+        [--work DIR]
+
+Nothing here is a timed assertion: tests/models checks correctness in CTest
+(and runs this tool once on mlp_b1 as a smoke test). Exit status 1 when a
+nanort run failed (its row says so), else 0.
+"""
+import argparse
+import datetime
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper, shape_inference
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
+import check_model  # noqa: E402  (inputs for exported models)
+
+# The zoo models benchmarked by default, in this order (tests/models/export_models.py).
+DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0",
+                  "mlp_b1", "mlp_b32"]
+
+FMA_SOURCE = r"""
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define CHAINS 16
+static long iters;
+static int width;
+static volatile float sink;
+
+#define STEP(i) acc##i = FMADD(acc##i, a, b);
+#define ALL \
+  STEP(0) STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7) \
+  STEP(8) STEP(9) STEP(10) STEP(11) STEP(12) STEP(13) STEP(14) STEP(15)
+#define DECL(T, SET) \
+  T acc0 = SET(0.f), acc1 = SET(1.f), acc2 = SET(2.f), acc3 = SET(3.f), acc4 = SET(4.f), \
+    acc5 = SET(5.f), acc6 = SET(6.f), acc7 = SET(7.f), acc8 = SET(8.f), acc9 = SET(9.f), \
+    acc10 = SET(10.f), acc11 = SET(11.f), acc12 = SET(12.f), acc13 = SET(13.f), \
+    acc14 = SET(14.f), acc15 = SET(15.f);
+#define SUM(ADD) \
+  ADD(ADD(ADD(ADD(acc0, acc1), ADD(acc2, acc3)), ADD(ADD(acc4, acc5), ADD(acc6, acc7))), \
+      ADD(ADD(ADD(acc8, acc9), ADD(acc10, acc11)), ADD(ADD(acc12, acc13), ADD(acc14, acc15))))
+
+#ifdef __AVX512F__
+static float run512(void) {
+#define FMADD _mm512_fmadd_ps
+  __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  DECL(__m512, _mm512_set1_ps)
+  for (long i = 0; i < iters; ++i) { ALL }
+  __m512 s = SUM(_mm512_add_ps);
+#undef FMADD
+  return _mm512_reduce_add_ps(s);
+}
+#endif
+
+static float run256(void) {
+#define FMADD _mm256_fmadd_ps
+  __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  DECL(__m256, _mm256_set1_ps)
+  for (long i = 0; i < iters; ++i) { ALL }
+  __m256 s = SUM(_mm256_add_ps);
+#undef FMADD
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  return out[0] + out[7];
+}
+
+static void* worker(void* arg) {
+  (void)arg;
+#ifdef __AVX512F__
+  if (width == 512) { sink = run512(); return NULL; }
+#endif
+  sink = run256();
+  return NULL;
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* fma_peak WIDTH THREADS ITERS: prints GFLOP/s of all threads together. */
+int main(int argc, char** argv) {
+  if (argc != 4) return 2;
+  width = atoi(argv[1]);
+  int threads = atoi(argv[2]);
+  iters = atol(argv[3]);
+#ifndef __AVX512F__
+  if (width == 512) { printf("unsupported\n"); return 0; }
+#endif
+  pthread_t tid[64];
+  double best = 0;
+  for (int rep = 0; rep < 20; ++rep) {
+    double t0 = now();
+    for (int t = 0; t < threads; ++t) pthread_create(&tid[t], NULL, worker, NULL);
+    for (int t = 0; t < threads; ++t) pthread_join(tid[t], NULL);
+    double s = now() - t0;
+    double flops = 2.0 * (width / 32) * CHAINS * (double)iters * threads;
+    if (flops / s > best) best = flops / s;
+  }
+  printf("%.2f\n", best / 1e9);
+  return 0;
+}
+"""
+
+
+# ---------------------------------------------------------------------------
+# The machine
+
+
+def cpu_model():
+    """'model name' of /proc/cpuinfo, with family/model/stepping (a VM's name is generic)."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if ":" in line:
+                    k, v = (x.strip() for x in line.split(":", 1))
+                    info.setdefault(k, v)
+    except OSError:
+        pass
+    name = info.get("model name", platform.processor() or platform.machine())
+    if "cpu family" in info:
+        name += (f" (family {info['cpu family']}, model {info.get('model', '?')}, "
+                 f"stepping {info.get('stepping', '?')})")
+    return name
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def measure_fma_peak(work, thread_counts, iters):
+    """{width: {threads: GFLOP/s}} for the vector widths this CPU has."""
+    src = os.path.join(work, "fma_peak.c")
+    exe = os.path.join(work, "fma_peak")
+    with open(src, "w") as f:
+        f.write(FMA_SOURCE)
+    cc = os.environ.get("CC", "cc")
+    subprocess.run([cc, "-O2", "-march=native", "-pthread", src, "-o", exe], check=True)
+    flags = cpu_flags()
+    widths = [256] + ([512] if "avx512f" in flags else [])
+    peaks = {}
+    for w in widths:
+        peaks[w] = {}
+        for t in thread_counts:
+            out = subprocess.run([exe, str(w), str(t), str(iters)], check=True, text=True,
+                                 capture_output=True).stdout.strip()
+            peaks[w][t] = float(out) if out != "unsupported" else None
+    return peaks
+
+
+def nanoc_version(nanoc):
+    r = subprocess.run([nanoc, "--version"], text=True, capture_output=True)
+    return " ".join(r.stdout.split()) if r.returncode == 0 else "?"
+
+
+def nanort_run_has_threads(nanort_run):
+    r = subprocess.run([nanort_run, "--help"], text=True, capture_output=True)
+    return "--threads" in (r.stdout + r.stderr)
+
+
+# ---------------------------------------------------------------------------
+# FLOPs from the graph
+
+
+def _dims(vi):
+    t = vi.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    out = []
+    for d in t.shape.dim:
+        if not d.HasField("dim_value"):
+            return None
+        out.append(d.dim_value)
+    return out
+
+
+def node_flops(model):
+    """{node name: FLOPs} for Conv, ConvTranspose, Gemm and MatMul nodes."""
+    m = shape_inference.infer_shapes(model)
+    shapes = {}
+    for vi in list(m.graph.input) + list(m.graph.value_info) + list(m.graph.output):
+        d = _dims(vi)
+        if d is not None:
+            shapes[vi.name] = d
+    for t in m.graph.initializer:
+        shapes[t.name] = list(t.dims)
+    flops = {}
+    for i, n in enumerate(m.graph.node):
+        name = n.name or f"{n.op_type}_{i}"
+        f = 0
+        try:
+            if n.op_type == "Conv":
+                out, w = shapes[n.output[0]], shapes[n.input[1]]
+                f = 2 * int(np.prod(out)) * int(np.prod(w[1:]))
+            elif n.op_type == "ConvTranspose":
+                x, w = shapes[n.input[0]], shapes[n.input[1]]
+                # Every input element meets Cout/group * kH * kW weights.
+                f = 2 * int(np.prod(x)) * int(np.prod(w[1:]))
+            elif n.op_type == "MatMul":
+                a, out = shapes[n.input[0]], shapes[n.output[0]]
+                f = 2 * int(np.prod(out)) * a[-1]
+            elif n.op_type == "Gemm":
+                a = shapes[n.input[0]]
+                trans_a = next((x.i for x in n.attribute if x.name == "transA"), 0)
+                k = a[0] if trans_a else a[1]
+                f = 2 * int(np.prod(shapes[n.output[0]])) * k
+        except KeyError:
+            f = 0
+        if f:
+            flops[name] = f
+    return flops
+
+
+# ---------------------------------------------------------------------------
+# Runners
+
+
+def sgemm_model(n):
+    rng = np.random.default_rng(1)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["c"], name="sgemm")], "sgemm",
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [n, n])],
+                          [helper.make_tensor_value_info("c", TensorProto.FLOAT, [n, n])],
+                          [numpy_helper.from_array(b, "b")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def ort_median(path, feeds, threads, repeat, warmup):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    for _ in range(warmup):
+        sess.run(None, feeds)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter_ns()
+        sess.run(None, feeds)
+        times.append(time.perf_counter_ns() - t0)
+    return float(np.median(times)) / 1e3
+
+
+class Nanort:
+    def __init__(self, args, work):
+        self.args, self.work = args, work
+        self.has_threads = nanort_run_has_threads(args.nanort_run)
+        self.compiled = {}
+
+    def compile(self, name, path):
+        if name not in self.compiled:
+            d = os.path.join(self.work, name)
+            os.makedirs(d, exist_ok=True)
+            subprocess.run([self.args.nanoc, path, "--name", name, "-o", d], check=True,
+                           capture_output=True)
+            self.compiled[name] = os.path.join(d, name + ".so")
+        return self.compiled[name]
+
+    def command(self, name, path, feeds, threads, repeat, warmup):
+        d = os.path.join(self.work, name)
+        so = self.compile(name, path)
+        cmd = [self.args.nanort_run, so, "--output-dir", d, "--repeat", str(repeat),
+               "--warmup", str(warmup)]
+        if self.has_threads:
+            cmd += ["--threads", str(threads)]
+        for k, v in feeds.items():
+            f = os.path.join(d, check_model.run_e2e.file_safe(k) + ".npy")
+            np.save(f, v)
+            cmd += ["--input", f"{k}={f}"]
+        return cmd
+
+    def median(self, name, path, feeds, threads, repeat, warmup):
+        """Microseconds, or None when this build cannot run `threads` threads."""
+        if threads != 1 and not self.has_threads:
+            return None
+        out = subprocess.run(self.command(name, path, feeds, threads, repeat, warmup), check=True,
+                             text=True, capture_output=True).stdout
+        return float(re.search(r"latency_us median=([0-9.]+)", out).group(1))
+
+    def profile(self, name, path, feeds, repeat):
+        cmd = self.command(name, path, feeds, 1, repeat, 2) + ["--profile"]
+        out = subprocess.run(cmd, check=True, text=True, capture_output=True).stdout
+        rows = []
+        for line in out.splitlines():
+            mt = re.match(r"thunk (\d+) us=([0-9.]+) share=([0-9.]+)% op=(\S+) node=(.*)$", line)
+            if mt:
+                rows.append((int(mt.group(1)), float(mt.group(2)), float(mt.group(3)), mt.group(4),
+                             mt.group(5).strip()))
+        total = re.search(r"profile runs=\d+ thunks=(\d+) thunk_us=([0-9.]+)", out)
+        return rows, (int(total.group(1)), float(total.group(2))) if total else (len(rows), None)
+
+
+class Iree:
+    """iree-import-onnx + iree-compile (llvm-cpu, host CPU) + iree-benchmark-module."""
+
+    def __init__(self, work):
+        self.work = work
+        bindir = os.path.dirname(sys.executable)
+        path = bindir + os.pathsep + os.environ.get("PATH", "")
+        self.tools = {t: shutil.which(t, path=path)
+                      for t in ("iree-import-onnx", "iree-compile", "iree-benchmark-module")}
+        self.available = all(self.tools.values())
+        self.version = "not installed"
+        if self.available:
+            r = subprocess.run([self.tools["iree-compile"], "--version"], text=True,
+                               capture_output=True)
+            mt = re.search(r"IREE \(https://iree.dev\):?\s*\n?\s*IREE compiler version (\S+)",
+                           r.stdout) or re.search(r"version (\S+)", r.stdout)
+            self.version = mt.group(1) if mt else "installed"
+        self.vmfb = {}
+
+    def compile(self, name, path):
+        if name not in self.vmfb:
+            d = os.path.join(self.work, name, "iree")
+            os.makedirs(d, exist_ok=True)
+            mlir, vmfb = os.path.join(d, name + ".mlir"), os.path.join(d, name + ".vmfb")
+            try:
+                subprocess.run([self.tools["iree-import-onnx"], path, "-o", mlir], check=True,
+                               capture_output=True, text=True)
+                subprocess.run([self.tools["iree-compile"], mlir,
+                                "--iree-hal-target-backends=llvm-cpu",
+                                "--iree-llvmcpu-target-cpu=host", "-o", vmfb], check=True,
+                               capture_output=True, text=True)
+                with open(mlir) as f:
+                    func = re.search(r"func\.func @([\w$.-]+)", f.read())
+                self.vmfb[name] = (vmfb, func.group(1) if func else "main_graph")
+            except subprocess.CalledProcessError as e:
+                print(f"<!-- IREE could not compile {name}: {(e.stderr or '').strip()[-300:]} -->",
+                      flush=True)
+                self.vmfb[name] = None
+        return self.vmfb[name]
+
+    def median(self, name, path, feeds, threads, repeat):
+        if not self.available:
+            return None
+        compiled = self.compile(name, path)
+        if compiled is None:
+            return None
+        vmfb, func = compiled
+        d = os.path.dirname(vmfb)
+        cmd = [self.tools["iree-benchmark-module"], f"--module={vmfb}", "--device=local-task",
+               f"--function={func}", f"--task_topology_max_group_count={threads}",
+               f"--benchmark_repetitions={max(3, repeat)}"]
+        for k, v in feeds.items():
+            f = os.path.join(d, check_model.run_e2e.file_safe(k) + ".npy")
+            np.save(f, v)
+            cmd.append(f"--input=@{f}")
+        r = subprocess.run(cmd, text=True, capture_output=True)
+        mt = re.search(r"_median\s+([0-9.]+)\s*(ms|us|ns)", r.stdout)
+        if r.returncode != 0 or not mt:
+            print(f"<!-- IREE could not run {name}: {(r.stderr or r.stdout).strip()[-300:]} -->",
+                  flush=True)
+            return None
+        scale = {"ms": 1e3, "us": 1.0, "ns": 1e-3}[mt.group(2)]
+        return float(mt.group(1)) * scale
+
+
+# ---------------------------------------------------------------------------
+
+
+def fmt_ms(us):
+    return "n/a" if us is None else f"{us / 1e3:.3f}"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--nanoc", required=True)
+    p.add_argument("--nanort-run", required=True)
+    p.add_argument("--zoo", default="build/tests/models/onnx",
+                   help="directory of exported .onnx models (tests/models/export_models.py)")
+    p.add_argument("--model", action="append", default=[], help="another .onnx file to add")
+    p.add_argument("--only", action="append", help="benchmark only these models (repeatable)")
+    p.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
+    p.add_argument("--repeat", type=int, default=20, help="timed runs per model and runtime")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--sgemm", type=int, default=1024, help="SGEMM size (0: none)")
+    p.add_argument("--breakdown", default="resnet18", help="model for the per-layer table")
+    p.add_argument("--top", type=int, default=15)
+    p.add_argument("--fma-iters", type=int, default=5000000,
+                   help="iterations of the FMA peak loop (16 FMAs each), best of 20")
+    p.add_argument("--no-iree", action="store_true")
+    p.add_argument("--work", default=None)
+    args = p.parse_args()
+    work = os.path.abspath(args.work or tempfile.mkdtemp(prefix="nanort-bench-"))
+    os.makedirs(work, exist_ok=True)
+    thread_counts = [int(t) for t in args.threads.split(",")]
+
+    models = []
+    for name in DEFAULT_MODELS:
+        path = os.path.join(args.zoo, name + ".onnx")
+        if os.path.exists(path):
+            models.append((name, path))
+        else:
+            print(f"<!-- {path} missing: build the zoo (cmake --build build) -->")
+    for path in args.model:
+        models.append((os.path.splitext(os.path.basename(path))[0], path))
+    if args.sgemm:
+        path = os.path.join(work, f"sgemm{args.sgemm}.onnx")
+        onnx.save(sgemm_model(args.sgemm), path)
+        models.append((f"sgemm{args.sgemm}", path))
+    if args.only:
+        models = [(n, p) for n, p in models if n in args.only]
+
+    nanort = Nanort(args, work)
+    iree = Iree(work) if not args.no_iree else None
+    peaks = measure_fma_peak(work, thread_counts, args.fma_iters)
+    # The best measured rate at each thread count, whichever width gave it.
+    peak_of = {t: max(peaks[w][t] or 0.0 for w in peaks) for t in thread_counts}
+
+    print("## Machine\n")
+    print(f"- CPU: {cpu_model()}, {os.cpu_count()} logical CPUs "
+          f"({platform.machine()}, Linux {platform.release()})")
+    for w in sorted(peaks):
+        print(f"- measured f32 FMA peak, {w}-bit vectors: " +
+              ", ".join(f"{peaks[w][t]:.1f} GFLOP/s at {t} thread{'s' if t > 1 else ''}"
+                        for t in thread_counts if peaks[w][t]))
+    print("- load average (1, 5, 15 min) at the start: " +
+          ", ".join(f"{x:.2f}" for x in os.getloadavg()) +
+          " (other processes on the machine lower every figure, the peak included)")
+    print("- % of peak below: of the higher of these figures at the same thread count")
+    print(f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(f"- nanoc: {nanoc_version(args.nanoc)}")
+    print(f"- ONNX Runtime {ort.__version__} (CPUExecutionProvider, ORT_ENABLE_ALL), "
+          f"onnx {onnx.__version__}, numpy {np.__version__}")
+    print(f"- IREE: {iree.version if iree else 'skipped (--no-iree)'}")
+    print(f"- nanort-run --threads: {'yes' if nanort.has_threads else 'no'}")
+    print(f"- median of {args.repeat} runs after {args.warmup} warm-up runs, each runtime\n",
+          flush=True)
+
+    failures = 0
+    feeds_of, flops_of = {}, {}
+    for name, path in models:
+        m = onnx.load(path)
+        feeds_of[name] = check_model.make_inputs(m, 0)
+        flops_of[name] = sum(node_flops(m).values())
+
+    for threads in thread_counts:
+        peak = peak_of[threads]
+        print(f"## {threads} thread{'s' if threads > 1 else ''}\n")
+        print("| model | GFLOP | nanort ms | ORT ms | IREE ms | nanort/ORT | nanort GFLOP/s "
+              "| % of peak |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+        for name, path in models:
+            feeds, flops = feeds_of[name], flops_of[name]
+            try:
+                n = nanort.median(name, path, feeds, threads, args.repeat, args.warmup)
+                n_err = None
+            except subprocess.CalledProcessError as e:
+                n, n_err = None, (e.stderr or "").strip().splitlines()[-1:] or ["failed"]
+                failures += 1
+            o = ort_median(path, feeds, threads, args.repeat, args.warmup)
+            i = iree.median(name, path, feeds, threads, args.repeat) if iree else None
+            if n is None:
+                n_text = ("n/a (no --threads in this build)" if n_err is None
+                          else f"failed: {n_err[0][:60]}")
+                ratio = rate = pct = "n/a"
+            else:
+                n_text = fmt_ms(n)
+                ratio = f"{n / o:.2f}"
+                gflops = flops / (n * 1e3)
+                rate = f"{gflops:.1f}"
+                pct = f"{100 * gflops / peak:.1f}%" if peak else "n/a"
+            print(f"| {name} | {flops / 1e9:.3f} | {n_text} | {fmt_ms(o)} | {fmt_ms(i)} | {ratio} "
+                  f"| {rate} | {pct} |", flush=True)
+        print()
+
+    target = dict(models).get(args.breakdown)
+    if target:
+        m = onnx.load(target)
+        per_node = node_flops(m)
+        rows, (count, total_us) = nanort.profile(args.breakdown, target, feeds_of[args.breakdown],
+                                                 max(3, args.repeat // 2))
+        peak = peak_of[1]
+        print(f"## Per-layer breakdown: {args.breakdown}, 1 thread\n")
+        print(f"nanort-run --profile, {count} thunks, {total_us:.0f} µs of thunks a run; "
+              f"the {args.top} slowest (GFLOP: the ONNX node's multiply-adds; "
+              "0 for data movement and elementwise operators).\n")
+        print("| # | thunk | op | node | µs | share | GFLOP | GFLOP/s | % of peak |")
+        print("|---:|---:|---|---|---:|---:|---:|---:|---:|")
+        for rank, (thunk, us, share, op, node) in enumerate(rows[:args.top], 1):
+            f = per_node.get(node, 0)
+            rate = f / (us * 1e3) if us > 0 else 0.0
+            print(f"| {rank} | {thunk} | {op} | {node} | {us:.1f} | {share:.1f}% | {f / 1e9:.4f} "
+                  f"| {rate:.1f} | {100 * rate / peak:.1f}% |")
+        print()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

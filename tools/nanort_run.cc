@@ -26,7 +26,8 @@ using nanort::tools::NpyArray;
 
 constexpr char kUsage[] =
     "usage: nanort-run MODEL.so --input NAME=FILE.npy ... [--output-dir DIR]\n"
-    "                  [--repeat N] [--warmup N] [--name NAME] [--profile]\n"
+    "                  [--repeat N] [--warmup N] [--threads N] [--name NAME]\n"
+    "                  [--profile]\n"
     "\n"
     "Loads a model compiled by nanoc, runs it on the given inputs, writes each\n"
     "output to DIR/OUTPUT.npy and prints, per output, a line\n"
@@ -53,6 +54,10 @@ constexpr char kUsage[] =
     "  --repeat N               timed runs after the first run, which makes the\n"
     "                           outputs (default 10; 0 reports the first run's time)\n"
     "  --warmup N               untimed runs before the timed ones (default 0)\n"
+    "  --threads N              threads a run uses, this one included: each kernel's\n"
+    "                           tasks are split over nanort's own pool of N - 1\n"
+    "                           workers (default 1: no pool); outputs are the same\n"
+    "                           for every N\n"
     "  --profile                after the timed runs, max(N, 1) more runs that time\n"
     "                           every thunk (a kernel call or a copy) and print,\n"
     "                           slowest first, a line per thunk and per operator:\n"
@@ -357,6 +362,7 @@ struct Options {
   std::string output_dir = ".";
   int repeat = 10;
   int warmup = 0;
+  int threads = 1;
 };
 
 // Returns 0 to go on, 1 after printing an error, -1 after printing help.
@@ -386,7 +392,7 @@ int ParseOptions(int argc, char** argv, Options* opt) {
         has_value = true;
       }
       if (arg != "--input" && arg != "--output-dir" && arg != "--repeat" && arg != "--warmup" &&
-          arg != "--name") {
+          arg != "--name" && arg != "--threads") {
         return Fail("unknown option '" + arg + "' (see --help)");
       }
       if (!has_value) {
@@ -402,6 +408,11 @@ int ParseOptions(int argc, char** argv, Options* opt) {
       } else if (arg == "--name") {
         if (value.empty()) return Fail("--name is empty");
         opt->name = value;
+      } else if (arg == "--threads") {
+        if (!ParseCount(arg, value, &opt->threads, &error)) return Fail(error);
+        if (opt->threads < 1 || opt->threads > 1024) {
+          return Fail("--threads takes a count from 1 to 1024, not '" + value + "'");
+        }
       } else if (!ParseCount(arg, value, arg == "--repeat" ? &opt->repeat : &opt->warmup, &error)) {
         return Fail(error);
       }
@@ -551,8 +562,12 @@ int Run(const Options& opt) {
   }
 
   nanort_session* raw_session = nullptr;
-  if (nanort_session_create(model.get(), nullptr, 0, allocator, &raw_session, &status) !=
-      NANORT_OK) {
+  nanort_session_options session_options;
+  std::memset(&session_options, 0, sizeof(session_options));
+  session_options.struct_size = sizeof(session_options);
+  session_options.num_threads = static_cast<uint32_t>(opt.threads);
+  if (nanort_session_create_with_options(model.get(), nullptr, 0, allocator, &session_options,
+                                         &raw_session, &status) != NANORT_OK) {
     return FailStatus(status);
   }
   std::unique_ptr<nanort_session, SessionDeleter> session(raw_session);

@@ -9,14 +9,16 @@ arm-none-eabi-g++ and newlib-nano; aarch64 and riscv64 with Debian's
 {aarch64,riscv64}-linux-gnu-g++), at -Os and at -O2, it compiles nanort's
 sources the way nanort/CMakeLists.txt does (C++17, no exceptions or RTTI,
 -ffunction-sections -fdata-sections, the core -ffreestanding; platform posix
-on Linux targets, none on Cortex-M; no unwind tables; thunk observers compiled
-in on posix, out on none, as NANORT_WITH_THUNK_OBSERVER defaults), and links
+on Linux targets, none on Cortex-M; no unwind tables; thunk observers and
+threads compiled in on posix, out on none, as NANORT_WITH_THUNK_OBSERVER and
+NANORT_WITH_THREADS default), and links
 three small C programs with --gc-sections (static on Linux):
 
   empty   int main(void) { return 0; }
   core    calls every function of nanort.h except nanort_model_load_file and
           the profiling calls (nanort_session_set_thunk_observer,
-          nanort_model_thunk_count/_info), which firmware does not make:
+          nanort_model_thunk_count/_info) and nanort_session_create_with_
+          options (threads), which firmware does not make:
           load, session, run, accessors, status and dtype names, the system
           allocator, on a model def it cannot see, so nothing folds away
   digits  the digits MLP (nanoc --target for that CPU) loaded from a static
@@ -219,6 +221,7 @@ def build_target(target, opt, messages, build_dir, work, fb_include):
             flags.append("-DNANORT_SHORT_MESSAGES=1")
         if target.platform == "posix":
             flags.append("-DNANORT_WITH_THUNK_OBSERVER=1")
+            flags.append("-DNANORT_WITH_THREADS=1")
         if source in core:
             flags.append("-ffreestanding")
         run([cxx] + common + flags + includes + ["-c", str(source), "-o", str(obj)])
@@ -297,9 +300,10 @@ def write_report(path, results, missing, dominates):
         "script's doc string; in short:",
         "",
         "- **nanort own**: nanort's kept sections in a program that calls every C API",
-        "  function except `nanort_model_load_file` and the profiling calls (from the",
-        "  link map); thunk observers are compiled in on Linux targets, out on",
-        "  Cortex-M4 (`NANORT_WITH_THUNK_OBSERVER`'s defaults).",
+        "  function except `nanort_model_load_file`, the profiling calls and",
+        "  `nanort_session_create_with_options` (from the link map); thunk observers",
+        "  and threads are compiled in on Linux targets, out on Cortex-M4",
+        "  (`NANORT_WITH_THUNK_OBSERVER`'s and `NANORT_WITH_THREADS`' defaults).",
         "- **with libc**: that program minus `int main(void){return 0;}`: nanort plus",
         "  what it pulls from the C library (glibc static on Linux targets, newlib-nano",
         "  on Cortex-M4).",
@@ -372,7 +376,7 @@ def write_report(path, results, missing, dominates):
         "new dtypes (f64 to the float8 and sub-byte types) added their names to",
         "nanort_dtype_name.",
         "CTest's size.report fails when either grows past its budget (16,384 and",
-        "8,256 bytes), or the full-message x86-64 core past 20,480.",
+        "8,256 bytes), or the full-message x86-64 core past 20,512.",
         "",
     ]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,9 @@
 #include "allocator.h"
 #include "model.h"
 #include "status.h"
+#if NANORT_WITH_THREADS
+#include "thread_pool.h"
+#endif
 
 namespace nanort {
 namespace {
@@ -42,6 +45,17 @@ struct nanort_session {
 #if NANORT_WITH_THUNK_OBSERVER
   nanort_thunk_observer observer;  // NULL: runs take the plain loop
   void* observer_data;
+#endif
+#if NANORT_WITH_THREADS
+  // Set only by nanort_session_create_with_options for num_threads > 1, and
+  // reached only through these pointers, so that a program that never asks
+  // for threads links none of their code. run_split NULL: the plain loop.
+  void (*run_split)(const nanort_session& session);
+  nanort_parallel_for_fn parallel_for;  // the caller's, or ThreadPoolParallelFor
+  void* pool_user_data;                 // the caller's, or own_pool
+  uint32_t num_chunks;                  // num_threads
+  nanort::ThreadPool* own_pool;         // NULL with the caller's pool
+  void (*destroy_pool)(nanort::ThreadPool* pool);
 #endif
 };
 
@@ -150,6 +164,53 @@ __attribute__((noinline)) void RunThunksObserved(const nanort_session& session) 
 }
 #endif
 
+#if NANORT_WITH_THREADS
+// A kernel thunk split into `chunks` contiguous slices of its tasks: the
+// first `extra` chunks take per_chunk + 1 tasks, the others per_chunk.
+struct SplitKernel {
+  const ExecutableThunk* thunk;
+  uint64_t per_chunk;
+  uint64_t extra;
+};
+
+void RunChunk(void* ctx, size_t i) {
+  const SplitKernel& split = *static_cast<const SplitKernel*>(ctx);
+  const uint64_t chunk = i;
+  const uint64_t begin = chunk * split.per_chunk + (chunk < split.extra ? chunk : split.extra);
+  const uint64_t end = begin + split.per_chunk + (chunk < split.extra ? 1 : 0);
+  split.thunk->kernel(&split.thunk->args, begin, end);
+}
+
+// Copies and one-task kernels run on the calling thread; a kernel of more
+// tasks goes to the parallel-for, which returns when every chunk is done (the
+// barrier between thunks). Each task writes only its own outputs, so the
+// result is the same whichever thread runs which chunk.
+void RunThunkSplit(const nanort_session& session, const ExecutableThunk& thunk) {
+  if (thunk.kernel == nullptr || thunk.count < 2) {
+    RunThunk(thunk);
+    return;
+  }
+  const uint64_t chunks = thunk.count < session.num_chunks ? thunk.count : session.num_chunks;
+  const SplitKernel split{&thunk, thunk.count / chunks, thunk.count % chunks};
+  session.parallel_for(session.pool_user_data, static_cast<size_t>(chunks), RunChunk,
+                       const_cast<SplitKernel*>(&split));
+}
+
+void RunThunksSplit(const nanort_session& session) {
+#if NANORT_WITH_THUNK_OBSERVER
+  if (session.observer != nullptr) {
+    for (size_t t = 0; t < session.num_thunks; ++t) {
+      session.observer(session.observer_data, t, NANORT_THUNK_BEGIN);
+      RunThunkSplit(session, session.thunks[t]);
+      session.observer(session.observer_data, t, NANORT_THUNK_END);
+    }
+    return;
+  }
+#endif
+  for (size_t t = 0; t < session.num_thunks; ++t) RunThunkSplit(session, session.thunks[t]);
+}
+#endif
+
 }  // namespace
 }  // namespace nanort
 
@@ -252,9 +313,75 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
   return SetOk(status);
 }
 
+// nanort_session_create's session, then the threads: a program that never
+// calls this links the same session code as before threads.
+extern "C" nanort_status_code nanort_session_create_with_options(
+    const nanort_model* model, void* arena, size_t arena_size, nanort_allocator allocator,
+    const nanort_session_options* options, nanort_session** out_session, nanort_status* status) {
+  NANORT_CHECK_OR_RETURN(out_session != nullptr, status, NANORT_INVALID_ARGUMENT,
+                         "out_session is NULL");
+  *out_session = nullptr;
+  // Only the first struct_size bytes are the caller's; what this runtime
+  // knows beyond them reads as 0, what the caller's newer header added must
+  // be 0 (unset) here.
+  nanort_session_options known;
+  memset(&known, 0, sizeof(known));
+  if (options != nullptr) {
+    const size_t size = options->struct_size;
+    NANORT_CHECK_OR_RETURN(size >= sizeof(known) && size <= 4096, status, NANORT_INVALID_ARGUMENT,
+                           "options->struct_size is %zu, expected sizeof(nanort_session_options) "
+                           "= %zu",
+                           size, sizeof(known));
+    memcpy(&known, options, sizeof(known));
+    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(options);
+    for (size_t b = sizeof(known); b < size; ++b) {
+      NANORT_CHECK_OR_RETURN(bytes[b] == 0, status, NANORT_UNSUPPORTED_VERSION,
+                             "options of %zu bytes set byte %zu, beyond the %zu bytes of "
+                             "nanort_session_options this runtime knows",
+                             size, b, sizeof(known));
+    }
+  }
+  const bool split = known.num_threads > 1;
+#if !NANORT_WITH_THREADS
+  NANORT_CHECK_OR_RETURN(!split, status, NANORT_UNAVAILABLE,
+                         "num_threads is %" PRIu32
+                         ", but this nanort was built without threads "
+                         "(NANORT_WITH_THREADS=OFF)",
+                         known.num_threads);
+#endif
+  NANORT_RETURN_IF_ERROR(
+      nanort_session_create(model, arena, arena_size, allocator, out_session, status));
+#if NANORT_WITH_THREADS
+  if (split) {
+    nanort_session* session = *out_session;
+    if (known.parallel_for != nullptr) {
+      session->parallel_for = known.parallel_for;
+      session->pool_user_data = known.pool_user_data;
+    } else {
+      const nanort_status_code code =
+          ThreadPoolCreate(known.num_threads - 1, allocator, &session->own_pool, status);
+      if (code != NANORT_OK) {
+        nanort_session_release(session);
+        *out_session = nullptr;
+        return code;
+      }
+      session->destroy_pool = ThreadPoolDestroy;
+      session->parallel_for = ThreadPoolParallelFor;
+      session->pool_user_data = session->own_pool;
+    }
+    session->num_chunks = known.num_threads;
+    session->run_split = RunThunksSplit;
+  }
+#endif
+  return SetOk(status);
+}
+
 extern "C" void nanort_session_release(nanort_session* session) {
   if (session == nullptr) return;
   const nanort_allocator allocator = session->allocator;
+#if NANORT_WITH_THREADS
+  if (session->own_pool != nullptr) session->destroy_pool(session->own_pool);
+#endif
   if (session->owned_arena != nullptr) allocator.free(allocator.self, session->owned_arena);
   allocator.free(allocator.self, session);
 }
@@ -304,6 +431,12 @@ extern "C" nanort_status_code nanort_run(nanort_session* session, const nanort_t
     session->slots[patch.slot] =
         data != nullptr ? static_cast<uint8_t*>(data) + patch.offset : nullptr;
   }
+#if NANORT_WITH_THREADS
+  if (session->run_split != nullptr) {
+    session->run_split(*session);
+    return SetOk(status);
+  }
+#endif
 #if NANORT_WITH_THUNK_OBSERVER
   if (session->observer != nullptr) {
     RunThunksObserved(*session);

@@ -143,6 +143,20 @@ def check_profile(tool, model, work, xpath):
         check(float(ops[0].group(2)) >= float(ops[1].group(2)), "ops slowest first")
 
 
+def check_threads(tool, model, work, xpath, want):
+    """--threads N: the same output for every N, profiles included; N from 1."""
+    for threads in ("2", "3"):
+        out = os.path.join(work, "threads" + threads)
+        p = run(tool, model, "--input", f"x={xpath}", "--output-dir", out, "--repeat", "3",
+                "--threads", threads, "--profile")
+        check(p.returncode == 0, f"--threads {threads}: exit {p.returncode}: {p.stderr}")
+        y = np.load(os.path.join(out, "y.npy"))
+        check(np.array_equal(y, want), f"--threads {threads}: y.npy {y}")
+        check("profile runs=3 thunks=2" in p.stdout, f"--threads {threads} --profile: {p.stdout}")
+    expect_error(tool, [model, "--threads", "0", "--input", f"x={xpath}"],
+                 "--threads takes a count from 1")
+
+
 def main():
     tool, model, work, fixtures = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     os.makedirs(work, exist_ok=True)
@@ -180,12 +194,13 @@ def main():
     expect_error(tool, [model, "--input", f"x={bad_shape}"], "SHAPE_MISMATCH: ")
     check_messages_that_say_what_to_do(tool, model, work, fixtures, xpath)
     check_profile(tool, model, work, xpath)
+    check_threads(tool, model, work, xpath, want)
     expect_error(tool, [model, "--repeat", "-1", "--input", f"x={xpath}"], "--repeat takes a count")
     expect_error(tool, [model, "--frobnicate"], "unknown option '--frobnicate'")
     p = run(tool, "--help")
     check(p.returncode == 0 and all(f in p.stdout for f in
                                     ("--input", "--output-dir", "--repeat", "--warmup", "--name",
-                                     "--profile", "--version", "--help")),
+                                     "--threads", "--profile", "--version", "--help")),
           "--help documents every flag")
     p = run(tool, "--version")
     check(p.returncode == 0 and re.fullmatch(

@@ -12,7 +12,8 @@
  * (which input, which buffer, which feature). Messages are truncated to fit.
  *
  * Threads: a model may be shared by sessions on different threads; a session
- * is used by one thread at a time.
+ * is used by one thread at a time. A session may split each kernel over
+ * several threads (nanort_session_create_with_options).
  */
 #ifndef NANORT_NANORT_H_
 #define NANORT_NANORT_H_
@@ -230,6 +231,63 @@ nanort_status_code nanort_session_create(const nanort_model* model, void* arena,
                                          nanort_allocator allocator, nanort_session** out_session,
                                          nanort_status* status);
 
+/* ---- threads ------------------------------------------------------------ */
+
+/* A caller's parallel-for: it must call fn(ctx, i) exactly once for every i in
+ * [0, n), on any threads (the calling thread may run some or all of them), and
+ * return only when every call has returned. The calls of one parallel_for are
+ * independent of each other. nanort calls it from inside nanort_run, on the
+ * thread that called nanort_run, once per kernel thunk that it splits (a
+ * kernel of 2 or more tasks), with n = the number of chunks (num_threads, at
+ * most the kernel's task count); chunk i runs a contiguous slice of the
+ * kernel's tasks. It is never called concurrently for one session, and fn
+ * neither allocates, locks nor blocks. */
+typedef void (*nanort_parallel_for_fn)(void* pool_user_data, size_t n,
+                                       void (*fn)(void* ctx, size_t i), void* ctx);
+
+/* Options of nanort_session_create_with_options. Set struct_size to
+ * sizeof(nanort_session_options) and every other byte to 0 first, e.g.
+ *   nanort_session_options o; memset(&o, 0, sizeof o); o.struct_size = sizeof o;
+ * Fields added later go at the end, and a runtime reads only the first
+ * struct_size bytes (treating the rest as 0), so a caller built against an
+ * older header keeps working. Refused: a struct_size smaller than this first
+ * version's or over 4096 (NANORT_INVALID_ARGUMENT), and one larger than this
+ * runtime knows with a non-zero byte beyond what it knows, i.e. a newer
+ * option it cannot honour (NANORT_UNSUPPORTED_VERSION). */
+typedef struct nanort_session_options {
+  size_t struct_size;
+  /* Threads a run uses, the calling thread included: each kernel of n tasks
+   * is split into min(num_threads, n) contiguous chunks of tasks, which run
+   * concurrently; thunks still run one after the other. 0 or 1: everything
+   * runs on the calling thread. Outputs are bitwise the same for every
+   * value. */
+  uint32_t num_threads;
+  /* NULL: with num_threads > 1, nanort starts num_threads - 1 workers of its
+   * own at session creation (NANORT_UNAVAILABLE in builds without
+   * NANORT_WITH_THREADS, e.g. bare metal); they sleep between runs (a short
+   * bounded spin after each kernel, then a futex or condition-variable wait),
+   * the calling thread runs the first chunk, and session release joins them.
+   * Non-NULL: the chunks go to the caller's own pool through parallel_for
+   * (see nanort_parallel_for_fn) with pool_user_data, and nanort starts no
+   * thread. */
+  nanort_parallel_for_fn parallel_for;
+  void* pool_user_data;
+} nanort_session_options;
+
+/* nanort_session_create with options (NULL options: the same as
+ * nanort_session_create, which runs everything on the calling thread). The
+ * session's tables and, with nanort's own pool, the pool's state come from
+ * `allocator` here; run allocates nothing and its only synchronisation is the
+ * wake-up of the workers and the wait for them at the end of each split
+ * kernel. No kernel needs per-thread scratch yet; when one does, the kernel
+ * arguments will carry the worker's index and the arena plan a slice per
+ * thread (a kernel ABI version bump), sized from num_threads here. */
+nanort_status_code nanort_session_create_with_options(const nanort_model* model, void* arena,
+                                                      size_t arena_size, nanort_allocator allocator,
+                                                      const nanort_session_options* options,
+                                                      nanort_session** out_session,
+                                                      nanort_status* status);
+
 void nanort_session_release(nanort_session* session);
 
 /* A caller's tensor: data plus the dtype and shape it claims to have. */
@@ -261,9 +319,10 @@ typedef enum nanort_thunk_event {
 /* Called by nanort_run around every thunk it runs, in index order: BEGIN and
  * END for thunk 0, then for thunk 1, ..., once each per run (see
  * nanort_model_thunk_count and nanort_model_thunk_info for what each is). It
- * is called on the thread that called nanort_run (nanort runs every thunk on
- * that thread), after the inputs and outputs were checked, so a failing run
- * calls it never. It must not use the session it observes. */
+ * is called on the thread that called nanort_run, around each whole thunk
+ * (also when the session splits kernels over threads), after the inputs and
+ * outputs were checked, so a failing run calls it never. It must not use the
+ * session it observes. */
 typedef void (*nanort_thunk_observer)(void* user_data, size_t thunk_index,
                                       nanort_thunk_event event);
 

@@ -5,10 +5,8 @@
 
 #include "allocator.h"
 #include "model.h"
+#include "session_internal.h"
 #include "status.h"
-#if NANORT_WITH_THREADS
-#include "thread_pool.h"
-#endif
 
 namespace nanort {
 namespace {
@@ -313,68 +311,21 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
   return SetOk(status);
 }
 
-// nanort_session_create's session, then the threads: a program that never
-// calls this links the same session code as before threads.
-extern "C" nanort_status_code nanort_session_create_with_options(
-    const nanort_model* model, void* arena, size_t arena_size, nanort_allocator allocator,
-    const nanort_session_options* options, nanort_session** out_session, nanort_status* status) {
-  NANORT_CHECK_OR_RETURN(out_session != nullptr, status, NANORT_INVALID_ARGUMENT,
-                         "out_session is NULL");
-  *out_session = nullptr;
-  // Only the first struct_size bytes are the caller's; what this runtime
-  // knows beyond them reads as 0, what the caller's newer header added must
-  // be 0 (unset) here.
-  nanort_session_options known;
-  memset(&known, 0, sizeof(known));
-  if (options != nullptr) {
-    const size_t size = options->struct_size;
-    NANORT_CHECK_OR_RETURN(size >= sizeof(known) && size <= 4096, status, NANORT_INVALID_ARGUMENT,
-                           "options->struct_size is %zu, expected sizeof(nanort_session_options) "
-                           "= %zu",
-                           size, sizeof(known));
-    memcpy(&known, options, sizeof(known));
-    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(options);
-    for (size_t b = sizeof(known); b < size; ++b) {
-      NANORT_CHECK_OR_RETURN(bytes[b] == 0, status, NANORT_UNSUPPORTED_VERSION,
-                             "options of %zu bytes set byte %zu, beyond the %zu bytes of "
-                             "nanort_session_options this runtime knows",
-                             size, b, sizeof(known));
-    }
-  }
-  const bool split = known.num_threads > 1;
-#if !NANORT_WITH_THREADS
-  NANORT_CHECK_OR_RETURN(!split, status, NANORT_UNAVAILABLE,
-                         "num_threads is %" PRIu32
-                         ", but this nanort was built without threads "
-                         "(NANORT_WITH_THREADS=OFF)",
-                         known.num_threads);
-#endif
-  NANORT_RETURN_IF_ERROR(
-      nanort_session_create(model, arena, arena_size, allocator, out_session, status));
 #if NANORT_WITH_THREADS
-  if (split) {
-    nanort_session* session = *out_session;
-    if (known.parallel_for != nullptr) {
-      session->parallel_for = known.parallel_for;
-      session->pool_user_data = known.pool_user_data;
-    } else {
-      const nanort_status_code code =
-          ThreadPoolCreate(known.num_threads - 1, allocator, &session->own_pool, status);
-      if (code != NANORT_OK) {
-        nanort_session_release(session);
-        *out_session = nullptr;
-        return code;
-      }
-      session->destroy_pool = ThreadPoolDestroy;
-      session->parallel_for = ThreadPoolParallelFor;
-      session->pool_user_data = session->own_pool;
-    }
-    session->num_chunks = known.num_threads;
-    session->run_split = RunThunksSplit;
-  }
-#endif
-  return SetOk(status);
+// Called by nanort_session_create_with_options (session_options.cc, its own
+// object file, so that only a program calling it links the pool and the C
+// library's threads).
+void nanort::SessionEnableSplit(nanort_session* session, nanort_parallel_for_fn parallel_for,
+                                void* pool_user_data, uint32_t num_chunks, ThreadPool* own_pool,
+                                void (*destroy_pool)(ThreadPool* pool)) {
+  session->parallel_for = parallel_for;
+  session->pool_user_data = pool_user_data;
+  session->own_pool = own_pool;
+  session->destroy_pool = destroy_pool;
+  session->num_chunks = num_chunks;
+  session->run_split = RunThunksSplit;
 }
+#endif
 
 extern "C" void nanort_session_release(nanort_session* session) {
   if (session == nullptr) return;

@@ -1,0 +1,25 @@
+// What session.cc shares with session_options.cc.
+#ifndef NANORT_SRC_SESSION_INTERNAL_H_
+#define NANORT_SRC_SESSION_INTERNAL_H_
+
+#include <stdint.h>
+
+#include "nanort/nanort.h"
+#if NANORT_WITH_THREADS
+#include "thread_pool.h"
+#endif
+
+namespace nanort {
+
+#if NANORT_WITH_THREADS
+// Makes `session`'s runs split each kernel's tasks into num_chunks chunks
+// over parallel_for(pool_user_data, ...). own_pool, when not NULL, is
+// released with destroy_pool when the session is.
+void SessionEnableSplit(nanort_session* session, nanort_parallel_for_fn parallel_for,
+                        void* pool_user_data, uint32_t num_chunks, ThreadPool* own_pool,
+                        void (*destroy_pool)(ThreadPool* pool));
+#endif
+
+}  // namespace nanort
+
+#endif  // NANORT_SRC_SESSION_INTERNAL_H_

@@ -33,7 +33,11 @@ RegisterTile registerTile(const llvm::Function& fn) {
 }
 
 int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N) {
-  int64_t rows = productRowsPerTask(M, K, N);
+  // A task sweeps every panel of B over its rows: the more rows, the more
+  // tiles reuse each panel from cache, while the task's rows of A (rows x K)
+  // stay within kTaskABytes of L2.
+  constexpr int64_t kTaskABytes = 256 * 1024;
+  int64_t rows = std::max(productRowsPerTask(M, K, N), kTaskABytes / (4 * std::max<int64_t>(1, K)));
   rows = (rows + kPackedRowQuantum - 1) / kPackedRowQuantum * kPackedRowQuantum;
   return std::max<int64_t>(1, std::min(rows, M));
 }

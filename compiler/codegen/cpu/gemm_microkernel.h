@@ -35,8 +35,9 @@ constexpr int64_t kPackedRowQuantum = 24;
 // "prefer-vector-width" attributes; none: the scalar tile).
 RegisterTile registerTile(const llvm::Function& fn);
 
-// Rows of Y per task for the packed product: productRowsPerTask rounded up
-// to a multiple of kPackedRowQuantum (whole tiles on every ISA), or M.
+// Rows of Y per task for the packed product: productRowsPerTask, or more
+// while the task's rows of A fit 256 KiB, rounded up to a multiple of
+// kPackedRowQuantum (whole tiles on every ISA), or M.
 int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N);
 
 // Whether `b` is a B the packed product takes: a 2-D f32 constant.

@@ -126,11 +126,15 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   b.CreateCondBr(b.CreateICmpSLT(k, b.getInt64(p.K)), body, exit);
 
   b.SetInsertPoint(body);
-  llvm::Value* b_row = b.CreateAdd(panel, b.CreateMul(k, b.getInt64(w)));
+  llvm::Value* b_row = p.b_in_place ? b.CreateAdd(b.CreateMul(k, b.getInt64(p.b_k_stride)),
+                                                  b.CreateMul(j0, b.getInt64(p.b_col_stride)))
+                                    : b.CreateAdd(panel, b.CreateMul(k, b.getInt64(w)));
+  const int64_t b_lane_stride = p.b_in_place ? p.b_col_stride : 1;
   std::vector<llvm::Value*> bvec;
   for (int64_t v = 0; v < vectors; ++v)
-    bvec.push_back(
-        loadLanes(b, type, p.packed_b, b.CreateAdd(b_row, b.getInt64(v * tile.width)), lanesOf(v)));
+    bvec.push_back(loadLanes(b, type, p.packed_b,
+                             b.CreateAdd(b_row, b.getInt64(v * tile.width * b_lane_stride)),
+                             lanesOf(v)));
   llvm::Value* a_k = b.CreateMul(k, b.getInt64(p.a_k_stride));
   for (int64_t r = 0; r < rows; ++r) {
     llvm::Value* x = loadF32(b, p.a, b.CreateAdd(a_rows[r], a_k));

@@ -4,7 +4,8 @@
 // every ISA: the tile comes from the kernel function's target features.
 // Not yet: kc/mc blocking from the profile's cache sizes (a tile runs the
 // whole K; a task's rows are the mc block), packing A, and replacing B's
-// constant by the packed one (the packed copy is a second constant today).
+// constant by the packed one (on vector targets the packed copy is a second
+// constant today; scalar tiles read B in place).
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -53,8 +54,14 @@ llvm::GlobalVariable* packB(llvm::Module& module, const Value& b, bool trans_b, 
 struct PackedProduct {
   llvm::Value* a = nullptr;  // A(i, k) = a[i * a_row_stride + k * a_k_stride]
   int64_t a_row_stride = 0, a_k_stride = 0;
-  llvm::Value* packed_b = nullptr;  // packB's layout
-  llvm::Value* y = nullptr;         // row-major [M, N]
+  // packB's layout, or with b_in_place op(B) where it is:
+  // op(B)(k, j) = packed_b[k * b_k_stride + j * b_col_stride]. In place only
+  // at width 1 (scalar tiles: Cortex-M, RV64GC), where a second copy of the
+  // weights would cost flash and buys nothing.
+  llvm::Value* packed_b = nullptr;
+  bool b_in_place = false;
+  int64_t b_k_stride = 0, b_col_stride = 0;
+  llvm::Value* y = nullptr;  // row-major [M, N]
   int64_t M = 0, K = 0, N = 0;
   int64_t rows_per_task = 1;  // packedRowsPerTask
   double alpha = 1.0;

@@ -170,8 +170,15 @@ void emitPackedGemm(KernelBuilder& kb, const GemmPlan& s) {
   p.a = kb.input(0);
   p.a_row_stride = s.trans_a ? 1 : s.K;
   p.a_k_stride = s.trans_a ? s.M : 1;
-  p.packed_b = packB(kb.module, *kb.node.inputs[1], s.trans_b, s.K, s.N, tile.columns(),
-                     kb.fn->getName().str() + ".packed_b");
+  if (tile.width == 1) {
+    p.packed_b = kb.input(1);
+    p.b_in_place = true;
+    p.b_k_stride = s.trans_b ? 1 : s.N;
+    p.b_col_stride = s.trans_b ? s.K : 1;
+  } else {
+    p.packed_b = packB(kb.module, *kb.node.inputs[1], s.trans_b, s.K, s.N, tile.columns(),
+                       kb.fn->getName().str() + ".packed_b");
+  }
   p.y = kb.output(0);
   p.M = s.M, p.K = s.K, p.N = s.N;
   p.rows_per_task = s.rows_per_task;

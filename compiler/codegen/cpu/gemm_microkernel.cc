@@ -42,8 +42,9 @@ int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N) {
   return std::max<int64_t>(1, std::min(rows, M));
 }
 
-bool isPackableB(const Value* b) {
-  return b && b->isConstant() && b->type.dtype == DType::F32 && b->type.dims.size() == 2;
+bool usesPackedProduct(const Value* b, int64_t M) {
+  return b && b->isConstant() && b->type.dtype == DType::F32 && b->type.dims.size() == 2 &&
+         M >= kPackedMinRows;
 }
 
 llvm::GlobalVariable* packB(llvm::Module& module, const Value& bv, bool trans_b, int64_t K,

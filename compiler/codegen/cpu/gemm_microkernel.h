@@ -41,8 +41,12 @@ RegisterTile registerTile(const llvm::Function& fn);
 // kPackedRowQuantum (whole tiles on every ISA), or M.
 int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N);
 
-// Whether `b` is a B the packed product takes: a 2-D f32 constant.
-bool isPackableB(const Value* b);
+// Whether an M x K x N product with this B takes the packed product: B a 2-D
+// f32 constant and M at least kPackedMinRows (fewer rows give too few
+// independent accumulators to hide the multiply-add latency; a batch-1
+// product streams B faster along its rows).
+constexpr int64_t kPackedMinRows = 4;
+bool usesPackedProduct(const Value* b, int64_t M);
 
 // B (op(B) = B or B^T, [K, N]) packed as an internal constant of `module`:
 // panel p holds columns [p * nr, p * nr + w) with w = min(nr, N - p * nr),

@@ -157,7 +157,7 @@ GemmPlan gemmPlan(const Node& node) {
     s.c_col_stride = cn == 1 ? 0 : 1;
     s.c_row_stride = cm == 1 ? 0 : cn;
   }
-  s.packed = isPackableB(node.inputs[1]);
+  s.packed = usesPackedProduct(node.inputs[1], s.M);
   s.rows_per_task = s.packed ? packedRowsPerTask(s.M, s.K, s.N) : productRowsPerTask(s.M, s.K, s.N);
   return s;
 }

@@ -63,7 +63,7 @@ MatMulShape matMulShape(const Node& node) {
   if (node.outputs.size() != 1 || node.outputs[0]->type.numel() != s.batches * s.M * s.N)
     failNode(node, "output type does not match " + dimsStr(inputType(node, 0).dims) + " x " +
                        dimsStr(inputType(node, 1).dims));
-  s.packed = isPackableB(node.inputs[1]);
+  s.packed = usesPackedProduct(node.inputs[1], s.M * s.batches);
   if (s.packed) {
     s.M *= s.batches;
     s.batches = 1;

@@ -205,7 +205,7 @@ void expectConstantBMatchesReference(const std::string& op, std::vector<TensorTy
 
 TEST(PackedProductLowering, MatMulEdgesInRowsAndColumns) {
   // Rows and columns around every tile size (4, 6, 8, 12; 4, 8, 16, 24, 32).
-  for (int64_t M : {1, 5, 13, 24, 50})
+  for (int64_t M : {1, 4, 5, 13, 24, 50})
     for (int64_t N : {1, 7, 16, 33, 70}) {
       SCOPED_TRACE("M=" + std::to_string(M) + " N=" + std::to_string(N));
       expectConstantBMatchesReference("MatMul", {f32({M, 9}), f32({9, N})}, {}, 100 + M * N);
@@ -215,6 +215,7 @@ TEST(PackedProductLowering, MatMulEdgesInRowsAndColumns) {
 TEST(PackedProductLowering, MatMulBatchesShareTheConstantB) {
   expectConstantBMatchesReference("MatMul", {f32({2, 3, 17, 40}), f32({40, 35})}, {}, 110);
   expectConstantBMatchesReference("MatMul", {f32({40}), f32({40, 35})}, {}, 111);
+  expectConstantBMatchesReference("MatMul", {f32({2, 2, 40}), f32({40, 35})}, {}, 113);
   // Many tasks: the last has the partial tile.
   expectConstantBMatchesReference("MatMul", {f32({301, 64}), f32({64, 48})}, {}, 112);
 }

@@ -82,6 +82,16 @@ def conv_block(c, hw, seed=0):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=IR_VERSION)
 
 
+def sgemm(n, seed=0):
+    """SGEMM n^3 as one MatMul with a constant B (weights): y = x @ w."""
+    w = np.random.default_rng(seed).standard_normal((n, n)).astype(np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "sgemm",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, n])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, n])],
+                          [numpy_helper.from_array(w, "w")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=IR_VERSION)
+
+
 def identity(shape):
     g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "identity",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
@@ -95,6 +105,7 @@ BENCHMARKS = {
     "mlp_784x512x512x10_b32": lambda: mlp(32, [784, 512, 512, 10]),
     "small_cnn": lambda: models.CASES["small_cnn"].build(),
     "conv_block_32x28x28": lambda: conv_block(32, 28),
+    "sgemm_1024": lambda: sgemm(1024),
 }
 
 

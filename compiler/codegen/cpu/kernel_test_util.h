@@ -103,10 +103,13 @@ inline std::unique_ptr<SingleNodeGraph> makeSingleNodeGraph(
 
 // The kernel of `node` as an externally visible function `symbol` in a fresh
 // module (emitKernel gives it internal linkage, which O3 would delete unused).
+// `attributes` as emitKernel's (target-cpu, target-features, ...).
+using KernelAttributes = std::vector<std::pair<std::string, std::string>>;
 inline std::unique_ptr<llvm::Module> buildKernelModule(const Node& node, llvm::LLVMContext& ctx,
-                                                       const std::string& symbol) {
+                                                       const std::string& symbol,
+                                                       const KernelAttributes& attributes = {}) {
   auto module = std::make_unique<llvm::Module>("kernel_test", ctx);
-  llvm::Function* fn = emitKernel(node, *module, symbol);
+  llvm::Function* fn = emitKernel(node, *module, symbol, attributes);
   fn->setLinkage(llvm::GlobalValue::ExternalLinkage);
   std::string errors;
   llvm::raw_string_ostream os(errors);
@@ -127,7 +130,7 @@ struct JitKernel {
   uint64_t task_count = 0;
 };
 
-inline JitKernel compileKernel(const Node& node) {
+inline JitKernel compileKernel(const Node& node, const KernelAttributes& attributes = {}) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   const Lowering* lowering = findLowering(node.op);
@@ -136,7 +139,7 @@ inline JitKernel compileKernel(const Node& node) {
   kernel.task_count = lowering->task_count(node);
 
   auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto module = buildKernelModule(node, *ctx, "kernel");
+  auto module = buildKernelModule(node, *ctx, "kernel", attributes);
   CpuTarget host = hostTarget();
   std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(host);
   optimizeModule(*module, *machine);
@@ -200,10 +203,11 @@ inline void expectOutputMatches(const TensorType& type, const AlignedBuffer& got
 // reference implementation.
 inline void expectLoweringMatchesReference(const Node& node,
                                            const std::vector<AlignedBuffer>& inputs,
-                                           const std::string& what) {
+                                           const std::string& what,
+                                           const KernelAttributes& attributes = {}) {
   const OpSchema* schema = findOp(node.op);
   ASSERT_TRUE(schema && schema->reference) << node.op << " has no reference implementation";
-  JitKernel kernel = compileKernel(node);
+  JitKernel kernel = compileKernel(node, attributes);
   ASSERT_GE(kernel.task_count, 1u) << what;
 
   std::vector<const void*> ref_in;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/linalg.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
@@ -134,6 +135,8 @@ struct GemmPlan {
   // C(i, j) = c[i * c_row_stride + j * c_col_stride]: 0 along C's broadcast dims.
   int64_t c_row_stride = 0, c_col_stride = 0;
   int64_t rows_per_task = 1;
+  // B is a constant: packed at compile time, the register-tiled product.
+  bool packed = false;
 
   int64_t blocks() const { return M == 0 ? 1 : (M + rows_per_task - 1) / rows_per_task; }
 };
@@ -154,8 +157,50 @@ GemmPlan gemmPlan(const Node& node) {
     s.c_col_stride = cn == 1 ? 0 : 1;
     s.c_row_stride = cm == 1 ? 0 : cn;
   }
-  s.rows_per_task = productRowsPerTask(s.M, s.K, s.N);
+  s.packed = usesPackedProduct(node.inputs[1], s.M);
+  s.rows_per_task = s.packed ? packedRowsPerTask(s.M, s.K, s.N) : productRowsPerTask(s.M, s.K, s.N);
   return s;
+}
+
+// Y = alpha * op(A) * packed B + beta * C, one register tile at a time.
+void emitPackedGemm(KernelBuilder& kb, const GemmPlan& s) {
+  llvm::IRBuilder<>& b = kb.b;
+  RegisterTile tile = registerTile(*kb.fn);
+  PackedProduct p;
+  p.a = kb.input(0);
+  p.a_row_stride = s.trans_a ? 1 : s.K;
+  p.a_k_stride = s.trans_a ? s.M : 1;
+  if (tile.width == 1) {
+    p.packed_b = kb.input(1);
+    p.b_in_place = true;
+    p.b_k_stride = s.trans_b ? 1 : s.N;
+    p.b_col_stride = s.trans_b ? s.K : 1;
+  } else {
+    p.packed_b = packB(kb.module, *kb.node.inputs[1], s.trans_b, s.K, s.N, tile.columns(),
+                       kb.fn->getName().str() + ".packed_b");
+  }
+  p.y = kb.output(0);
+  p.M = s.M, p.K = s.K, p.N = s.N;
+  p.rows_per_task = s.rows_per_task;
+  p.alpha = s.alpha;
+  llvm::Value* c = s.has_c ? kb.input(2) : nullptr;
+  if (c)
+    p.init = [&](llvm::Value* i, llvm::Value* j, int64_t lanes, llvm::Type* type) {
+      llvm::Value* row = b.CreateMul(i, b.getInt64(s.c_row_stride));
+      llvm::Value* v;
+      if (s.c_col_stride == 1) {
+        v = loadLanes(b, type, c, b.CreateAdd(row, j), lanes);
+      } else {
+        v = loadF32(b, c, row);
+        if (auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(type))
+          v = b.CreateVectorSplat(vec->getNumElements(), v);
+      }
+      if (s.beta != 1.0) v = b.CreateFMul(v, llvm::ConstantFP::get(type, s.beta));
+      return v;
+    };
+  emitLoop(
+      b, kb.task_begin, kb.task_end, [&](llvm::Value* t) { emitPackedProductTask(b, tile, p, t); },
+      "task");
 }
 
 }  // namespace
@@ -166,6 +211,7 @@ Lowering makeGemmLowering() {
           [](KernelBuilder& kb) {
             GemmPlan s = gemmPlan(kb.node);
             if (s.M == 0 || s.N == 0) return;
+            if (s.packed) return emitPackedGemm(kb, s);
             llvm::IRBuilder<>& b = kb.b;
             llvm::Value* c = s.has_c ? kb.input(2) : nullptr;
             std::function<llvm::Value*(llvm::Value*, llvm::Value*)> init;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/linalg.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
@@ -26,6 +27,10 @@ struct MatMulShape {
   std::vector<int64_t> a_batch_strides, b_batch_strides;
   int64_t batches = 1;
   int64_t rows_per_task = 1;
+  // B is a 2-D constant: A's batches are one [batches * M, K] matrix times a
+  // B packed at compile time (the register-tiled product); M counts every
+  // batch's rows and batches is 1.
+  bool packed = false;
 
   int64_t blocks() const { return M == 0 ? 1 : (M + rows_per_task - 1) / rows_per_task; }
 };
@@ -58,7 +63,14 @@ MatMulShape matMulShape(const Node& node) {
   if (node.outputs.size() != 1 || node.outputs[0]->type.numel() != s.batches * s.M * s.N)
     failNode(node, "output type does not match " + dimsStr(inputType(node, 0).dims) + " x " +
                        dimsStr(inputType(node, 1).dims));
-  s.rows_per_task = productRowsPerTask(s.M, s.K, s.N);
+  s.packed = usesPackedProduct(node.inputs[1], s.M * s.batches);
+  if (s.packed) {
+    s.M *= s.batches;
+    s.batches = 1;
+    s.rows_per_task = packedRowsPerTask(s.M, s.K, s.N);
+  } else {
+    s.rows_per_task = productRowsPerTask(s.M, s.K, s.N);
+  }
   return s;
 }
 
@@ -74,6 +86,29 @@ Lowering makeMatMulLowering() {
             MatMulShape s = matMulShape(kb.node);
             if (s.batches * s.M * s.N == 0) return;
             llvm::IRBuilder<>& b = kb.b;
+            if (s.packed) {
+              RegisterTile tile = registerTile(*kb.fn);
+              PackedProduct p;
+              p.a = kb.input(0);
+              p.a_row_stride = s.K;
+              p.a_k_stride = 1;
+              if (tile.width == 1) {
+                p.packed_b = kb.input(1);
+                p.b_in_place = true;
+                p.b_k_stride = s.N;
+                p.b_col_stride = 1;
+              } else {
+                p.packed_b = packB(kb.module, *kb.node.inputs[1], false, s.K, s.N, tile.columns(),
+                                   kb.fn->getName().str() + ".packed_b");
+              }
+              p.y = kb.output(0);
+              p.M = s.M, p.K = s.K, p.N = s.N;
+              p.rows_per_task = s.rows_per_task;
+              emitLoop(
+                  b, kb.task_begin, kb.task_end,
+                  [&](llvm::Value* t) { emitPackedProductTask(b, tile, p, t); }, "task");
+              return;
+            }
             emitLoop(
                 b, kb.task_begin, kb.task_end,
                 [&](llvm::Value* t) {

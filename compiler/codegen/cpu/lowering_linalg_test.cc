@@ -4,12 +4,14 @@
 // compiler/ops/README.md independently of the reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/kernel_test_util.h"
 
 namespace nanoc::cpu {
@@ -152,6 +154,107 @@ TEST(GemmLowering, HandComputedWithAlphaBetaAndTransposes) {
   EXPECT_EQ(runLowering("Gemm", {f32({2, 2}), f32({2, 2}), f32({2})},
                         {{1, 3, 2, 4}, {1, 0, 0, 1}, {1, 2}}, gemmAttrs(2.0, 10.0, 1, 1)),
             (std::vector<float>{12, 24, 16, 28}));
+}
+
+// ------------------------------------------ MatMul and Gemm with constant B
+
+// B as a constant (weights): the register-tiled product over B packed at
+// compile time. Each tile is checked on this machine: the scalar 4 x 4 (no
+// target features), SSE2's 6 x 8, AVX2's 6 x 16, AVX-512's 12 x 32 and its
+// 8 x 24 at a preferred width of 256 (the last three where the CPU has them).
+std::vector<testing::KernelAttributes> tileTargets() {
+  std::vector<testing::KernelAttributes> targets = {{}};
+  CpuTarget host = hostTarget();
+  auto has = [&](const char* f) {
+    return std::find(host.features.begin(), host.features.end(), f) != host.features.end();
+  };
+  std::string cpu = host.cpu;
+  if (host.triple.rfind("x86_64", 0) != 0) return targets;
+  targets.push_back({{"target-cpu", "x86-64"}, {"target-features", "+sse,+sse2"}});
+  if (has("avx2") && has("fma"))
+    targets.push_back({{"target-cpu", "haswell"}, {"target-features", "+avx,+avx2,+fma"}});
+  if (has("avx512f")) {
+    std::string features = exactFeatureString(host);
+    targets.push_back({{"target-cpu", cpu}, {"target-features", features}});
+    targets.push_back(
+        {{"target-cpu", cpu}, {"target-features", features}, {"prefer-vector-width", "256"}});
+  }
+  return targets;
+}
+
+// Runs `op` with input 1 made a constant (its random data) on every tile.
+void expectConstantBMatchesReference(const std::string& op, std::vector<TensorType> inputs,
+                                     Attrs attrs, uint64_t seed) {
+  std::string what = testing::describe(op, inputs) + " with constant B";
+  SCOPED_TRACE(what);
+  auto g = testing::makeSingleNodeGraph(op, inputs, attrs);
+  std::mt19937_64 rng(seed);
+  std::vector<AlignedBuffer> data;
+  for (const TensorType& type : inputs) {
+    data.emplace_back(type.bytes());
+    testing::fillRandom(data.back(), type, rng);
+  }
+  g->node->inputs[1]->data =
+      std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
+  for (const testing::KernelAttributes& target : tileTargets()) {
+    std::string features = target.empty() ? "none" : target[1].second.substr(0, 40);
+    SCOPED_TRACE("target-features " + features);
+    expectLoweringMatchesReference(*g->node, data, what, target);
+  }
+}
+
+TEST(PackedProductLowering, MatMulEdgesInRowsAndColumns) {
+  // Rows and columns around every tile size (4, 6, 8, 12; 4, 8, 16, 24, 32).
+  for (int64_t M : {1, 4, 5, 13, 24, 50})
+    for (int64_t N : {1, 7, 16, 33, 70}) {
+      SCOPED_TRACE("M=" + std::to_string(M) + " N=" + std::to_string(N));
+      expectConstantBMatchesReference("MatMul", {f32({M, 9}), f32({9, N})}, {}, 100 + M * N);
+    }
+}
+
+TEST(PackedProductLowering, MatMulBatchesShareTheConstantB) {
+  expectConstantBMatchesReference("MatMul", {f32({2, 3, 17, 40}), f32({40, 35})}, {}, 110);
+  expectConstantBMatchesReference("MatMul", {f32({40}), f32({40, 35})}, {}, 111);
+  expectConstantBMatchesReference("MatMul", {f32({2, 2, 40}), f32({40, 35})}, {}, 113);
+  // Many tasks: the last has the partial tile.
+  expectConstantBMatchesReference("MatMul", {f32({301, 64}), f32({64, 48})}, {}, 112);
+}
+
+TEST(PackedProductLowering, GemmTransposesAlphaBetaAndC) {
+  const int64_t M = 29, K = 19, N = 37;
+  for (int64_t ta : {0, 1})
+    for (int64_t tb : {0, 1}) {
+      SCOPED_TRACE("transA=" + std::to_string(ta) + " transB=" + std::to_string(tb));
+      TensorType a = ta ? f32({K, M}) : f32({M, K});
+      TensorType b = tb ? f32({N, K}) : f32({K, N});
+      expectConstantBMatchesReference("Gemm", {a, b}, gemmAttrs(1.0, 1.0, ta, tb),
+                                      120 + ta * 2 + tb);
+      for (const std::vector<int64_t>& c :
+           std::vector<std::vector<int64_t>>{{N}, {M, 1}, {}, {1, N}, {M, N}})
+        expectConstantBMatchesReference("Gemm", {a, b, f32(c)}, gemmAttrs(0.5, -1.5, ta, tb),
+                                        130 + ta * 2 + tb);
+    }
+}
+
+TEST(PackedProductLowering, TileFollowsTheTargetFeatures) {
+  auto tileOf = [](std::vector<std::pair<std::string, std::string>> attributes) {
+    llvm::LLVMContext ctx;
+    llvm::Module module("m", ctx);
+    auto* fn = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false),
+                                      llvm::Function::InternalLinkage, "f", module);
+    for (const auto& [k, v] : attributes) fn->addFnAttr(k, v);
+    RegisterTile t = registerTile(*fn);
+    return std::vector<int64_t>{t.rows, t.columns()};
+  };
+  EXPECT_EQ(tileOf({}), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(tileOf({{"target-features", "+avx,+avx2,+fma,-avx512f"}}),
+            (std::vector<int64_t>{6, 16}));
+  EXPECT_EQ(tileOf({{"target-features", "+avx2,+avx512f"}}), (std::vector<int64_t>{12, 32}));
+  EXPECT_EQ(tileOf({{"target-features", "+avx512f"}, {"prefer-vector-width", "256"}}),
+            (std::vector<int64_t>{8, 24}));
+  EXPECT_EQ(tileOf({{"target-features", "+fp-armv8,+neon"}}), (std::vector<int64_t>{8, 12}));
+  EXPECT_EQ(tileOf({{"target-features", "+d,+f,+v"}}), (std::vector<int64_t>{8, 12}));
+  for (int64_t rows : {4, 6, 8, 12}) EXPECT_EQ(kPackedRowQuantum % rows, 0);
 }
 
 // ---------------------------------------------------------------- Conv

@@ -1,0 +1,89 @@
+// The register-blocked matrix product for a constant B (weights): B packed
+// into column panels at compile time, an mr x nr tile of Y held in vector
+// registers across the whole K loop (the Goto/BLIS shape). One generator for
+// every ISA: the tile comes from the kernel function's target features.
+// Not yet: kc/mc blocking from the profile's cache sizes (a tile runs the
+// whole K; a task's rows are the mc block), packing A, and replacing B's
+// constant by the packed one (on vector targets the packed copy is a second
+// constant today; scalar tiles read B in place).
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "compiler/ir/graph.h"
+
+namespace nanoc::cpu {
+
+// The register tile: `rows` (mr) rows of `vectors` vectors of `width` f32
+// lanes (nr = vectors * width columns), chosen so that the accumulators, one
+// row of B's vectors and one broadcast A element fit the vector registers
+// (rows * vectors + vectors + 1 <= registers):
+//   AVX-512 (32 zmm)          12 x 32      AVX2/AVX/SSE (16 regs)  6 x 2W
+//   NEON, RVV at VLEN 128     8 x 12       no vectors (scalar FPU)  4 x 4
+// Every rows value divides kPackedRowQuantum, so only the last task of a
+// product has a partial tile.
+struct RegisterTile {
+  int64_t width = 1, vectors = 4, rows = 4;
+  int64_t columns() const { return width * vectors; }
+};
+constexpr int64_t kPackedRowQuantum = 24;
+
+// The tile for the target of `fn` (its "target-features" and
+// "prefer-vector-width" attributes; none: the scalar tile).
+RegisterTile registerTile(const llvm::Function& fn);
+
+// Rows of Y per task for the packed product: productRowsPerTask, or more
+// while the task's rows of A fit 256 KiB, rounded up to a multiple of
+// kPackedRowQuantum (whole tiles on every ISA), or M.
+int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N);
+
+// Whether an M x K x N product with this B takes the packed product: B a 2-D
+// f32 constant and M at least kPackedMinRows (fewer rows give too few
+// independent accumulators to hide the multiply-add latency; a batch-1
+// product streams B faster along its rows).
+constexpr int64_t kPackedMinRows = 4;
+bool usesPackedProduct(const Value* b, int64_t M);
+
+// B (op(B) = B or B^T, [K, N]) packed as an internal constant of `module`:
+// panel p holds columns [p * nr, p * nr + w) with w = min(nr, N - p * nr),
+// starts at element p * K * nr and is row-major [K][w], so the K loop reads
+// it contiguously and the array has exactly K * N elements.
+llvm::GlobalVariable* packB(llvm::Module& module, const Value& b, bool trans_b, int64_t K,
+                            int64_t N, int64_t nr, const std::string& name);
+
+struct PackedProduct {
+  llvm::Value* a = nullptr;  // A(i, k) = a[i * a_row_stride + k * a_k_stride]
+  int64_t a_row_stride = 0, a_k_stride = 0;
+  // packB's layout, or with b_in_place op(B) where it is:
+  // op(B)(k, j) = packed_b[k * b_k_stride + j * b_col_stride]. In place only
+  // at width 1 (scalar tiles: Cortex-M, RV64GC), where a second copy of the
+  // weights would cost flash and buys nothing.
+  llvm::Value* packed_b = nullptr;
+  bool b_in_place = false;
+  int64_t b_k_stride = 0, b_col_stride = 0;
+  llvm::Value* y = nullptr;  // row-major [M, N]
+  int64_t M = 0, K = 0, N = 0;
+  int64_t rows_per_task = 1;  // packedRowsPerTask
+  double alpha = 1.0;
+  // Y(i, j..j+lanes) = alpha * sum + init(i, j, lanes, type) (init empty:
+  // 0): `lanes` columns from j (lanes <= the tile's width) as `type`, the
+  // tile's vector type (f32 at width 1); lanes past `lanes` may hold anything
+  // (loadLanes reads only `lanes`).
+  std::function<llvm::Value*(llvm::Value* i, llvm::Value* j, int64_t lanes, llvm::Type* type)> init;
+};
+
+// `lanes` f32 from base[index] as `type` (a vector, or f32): a masked load
+// when lanes is less than the vector's width, the rest zero.
+llvm::Value* loadLanes(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
+                       llvm::Value* index, int64_t lanes);
+
+// Emits task `t`'s rows [t * rows_per_task, min(M, (t + 1) * rows_per_task))
+// of the product, every column.
+void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduct& p,
+                           llvm::Value* t);
+
+}  // namespace nanoc::cpu

@@ -1,91 +1,105 @@
-// One core's f32 FMA peak on x86 with AVX-512 (the figure SGEMM is measured
-// against in docs/BENCHMARKS.md): 12 independent FMA chains per vector width,
-// no memory operands; GFLOP/s = R * chains * lanes * 2 / seconds.
-//   cc -O2 -mavx512f -mfma -o /tmp/fma_peak tools/fma_peak.c && /tmp/fma_peak
+/* The f32 FMA peak of this machine, the figure tools/nanort_bench.py (and
+ * docs/BENCHMARKS.md's SGEMM rows) divide by: 16 independent FMA chains per
+ * thread, no memory operands, the best of 20 runs of ITERS steps;
+ * GFLOP/s = 2 * lanes * chains * ITERS * THREADS / seconds.
+ *   cc -O2 -march=native -pthread -o /tmp/fma_peak tools/fma_peak.c
+ *   /tmp/fma_peak WIDTH THREADS ITERS    (WIDTH 256 or 512; prints GFLOP/s of
+ *                                         all threads together, or
+ *                                         "unsupported" for 512 without AVX-512)
+ */
 #include <immintrin.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+
+#define CHAINS 16
+static long iters;
+static int width;
+static volatile float sink;
+
+#define STEP(i) acc##i = FMADD(acc##i, a, b);
+#define ALL                                                                                 \
+  STEP(0)                                                                                   \
+  STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7) STEP(8) STEP(9) STEP(10) STEP(11) \
+      STEP(12) STEP(13) STEP(14) STEP(15)
+#define DECL(T, SET)                                                                               \
+  T acc0 = SET(0.f), acc1 = SET(1.f), acc2 = SET(2.f), acc3 = SET(3.f), acc4 = SET(4.f),           \
+    acc5 = SET(5.f), acc6 = SET(6.f), acc7 = SET(7.f), acc8 = SET(8.f), acc9 = SET(9.f),           \
+    acc10 = SET(10.f), acc11 = SET(11.f), acc12 = SET(12.f), acc13 = SET(13.f), acc14 = SET(14.f), \
+    acc15 = SET(15.f);
+#define SUM(ADD)                                                                         \
+  ADD(ADD(ADD(ADD(acc0, acc1), ADD(acc2, acc3)), ADD(ADD(acc4, acc5), ADD(acc6, acc7))), \
+      ADD(ADD(ADD(acc8, acc9), ADD(acc10, acc11)), ADD(ADD(acc12, acc13), ADD(acc14, acc15))))
+
+#ifdef __AVX512F__
+static float run512(void) {
+#define FMADD _mm512_fmadd_ps
+  __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  DECL(__m512, _mm512_set1_ps)
+  for (long i = 0; i < iters; ++i) {
+    ALL
+  }
+  __m512 s = SUM(_mm512_add_ps);
+#undef FMADD
+  return _mm512_reduce_add_ps(s);
+}
+#endif
+
+static float run256(void) {
+#define FMADD _mm256_fmadd_ps
+  __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  DECL(__m256, _mm256_set1_ps)
+  for (long i = 0; i < iters; ++i) {
+    ALL
+  }
+  __m256 s = SUM(_mm256_add_ps);
+#undef FMADD
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  return out[0] + out[7];
+}
+
+static void* worker(void* arg) {
+  (void)arg;
+#ifdef __AVX512F__
+  if (width == 512) {
+    sink = run512();
+    return NULL;
+  }
+#endif
+  sink = run256();
+  return NULL;
+}
+
 static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
+  return t.tv_sec + 1e-9 * t.tv_nsec;
 }
-#define R 100000000L
-int main(void) {
-  {
-    __m512 a0 = _mm512_set1_ps(0.0f), a1 = _mm512_set1_ps(1.0f), a2 = _mm512_set1_ps(2.0f),
-           a3 = _mm512_set1_ps(3.0f), a4 = _mm512_set1_ps(4.0f), a5 = _mm512_set1_ps(5.0f),
-           a6 = _mm512_set1_ps(6.0f), a7 = _mm512_set1_ps(7.0f), a8 = _mm512_set1_ps(8.0f),
-           a9 = _mm512_set1_ps(9.0f), a10 = _mm512_set1_ps(10.0f), a11 = _mm512_set1_ps(11.0f);
-    __m512 x = _mm512_set1_ps(1.0000001f), y = _mm512_set1_ps(0.9999999f);
-    double t0 = now();
-    for (long r = 0; r < R; ++r) {
-      a0 = _mm512_fmadd_ps(a0, x, y);
-      a1 = _mm512_fmadd_ps(a1, x, y);
-      a2 = _mm512_fmadd_ps(a2, x, y);
-      a3 = _mm512_fmadd_ps(a3, x, y);
-      a4 = _mm512_fmadd_ps(a4, x, y);
-      a5 = _mm512_fmadd_ps(a5, x, y);
-      a6 = _mm512_fmadd_ps(a6, x, y);
-      a7 = _mm512_fmadd_ps(a7, x, y);
-      a8 = _mm512_fmadd_ps(a8, x, y);
-      a9 = _mm512_fmadd_ps(a9, x, y);
-      a10 = _mm512_fmadd_ps(a10, x, y);
-      a11 = _mm512_fmadd_ps(a11, x, y);
-    }
-    double dt = now() - t0;
-    __m512 s = a0;
-    s = _mm512_add_ps(s, a1);
-    s = _mm512_add_ps(s, a2);
-    s = _mm512_add_ps(s, a3);
-    s = _mm512_add_ps(s, a4);
-    s = _mm512_add_ps(s, a5);
-    s = _mm512_add_ps(s, a6);
-    s = _mm512_add_ps(s, a7);
-    s = _mm512_add_ps(s, a8);
-    s = _mm512_add_ps(s, a9);
-    s = _mm512_add_ps(s, a10);
-    s = _mm512_add_ps(s, a11);
-    float o[16];
-    _mm512_storeu_ps(o, s);
-    printf("__m512: %.1f GFLOP/s (%g)\n", R * 12.0 * 16 * 2 / dt / 1e9, o[0]);
+
+/* fma_peak WIDTH THREADS ITERS: prints GFLOP/s of all threads together. */
+int main(int argc, char** argv) {
+  if (argc != 4) return 2;
+  width = atoi(argv[1]);
+  int threads = atoi(argv[2]);
+  iters = atol(argv[3]);
+#ifndef __AVX512F__
+  if (width == 512) {
+    printf("unsupported\n");
+    return 0;
   }
-  {
-    __m256 a0 = _mm256_set1_ps(0.0f), a1 = _mm256_set1_ps(1.0f), a2 = _mm256_set1_ps(2.0f),
-           a3 = _mm256_set1_ps(3.0f), a4 = _mm256_set1_ps(4.0f), a5 = _mm256_set1_ps(5.0f),
-           a6 = _mm256_set1_ps(6.0f), a7 = _mm256_set1_ps(7.0f), a8 = _mm256_set1_ps(8.0f),
-           a9 = _mm256_set1_ps(9.0f), a10 = _mm256_set1_ps(10.0f), a11 = _mm256_set1_ps(11.0f);
-    __m256 x = _mm256_set1_ps(1.0000001f), y = _mm256_set1_ps(0.9999999f);
+#endif
+  pthread_t tid[64];
+  double best = 0;
+  for (int rep = 0; rep < 20; ++rep) {
     double t0 = now();
-    for (long r = 0; r < R; ++r) {
-      a0 = _mm256_fmadd_ps(a0, x, y);
-      a1 = _mm256_fmadd_ps(a1, x, y);
-      a2 = _mm256_fmadd_ps(a2, x, y);
-      a3 = _mm256_fmadd_ps(a3, x, y);
-      a4 = _mm256_fmadd_ps(a4, x, y);
-      a5 = _mm256_fmadd_ps(a5, x, y);
-      a6 = _mm256_fmadd_ps(a6, x, y);
-      a7 = _mm256_fmadd_ps(a7, x, y);
-      a8 = _mm256_fmadd_ps(a8, x, y);
-      a9 = _mm256_fmadd_ps(a9, x, y);
-      a10 = _mm256_fmadd_ps(a10, x, y);
-      a11 = _mm256_fmadd_ps(a11, x, y);
-    }
-    double dt = now() - t0;
-    __m256 s = a0;
-    s = _mm256_add_ps(s, a1);
-    s = _mm256_add_ps(s, a2);
-    s = _mm256_add_ps(s, a3);
-    s = _mm256_add_ps(s, a4);
-    s = _mm256_add_ps(s, a5);
-    s = _mm256_add_ps(s, a6);
-    s = _mm256_add_ps(s, a7);
-    s = _mm256_add_ps(s, a8);
-    s = _mm256_add_ps(s, a9);
-    s = _mm256_add_ps(s, a10);
-    s = _mm256_add_ps(s, a11);
-    float o[8];
-    _mm256_storeu_ps(o, s);
-    printf("__m256: %.1f GFLOP/s (%g)\n", R * 12.0 * 8 * 2 / dt / 1e9, o[0]);
+    for (int t = 0; t < threads; ++t) pthread_create(&tid[t], NULL, worker, NULL);
+    for (int t = 0; t < threads; ++t) pthread_join(tid[t], NULL);
+    double s = now() - t0;
+    double flops = 2.0 * (width / 32) * CHAINS * (double)iters * threads;
+    if (flops / s > best) best = flops / s;
   }
+  printf("%.2f\n", best / 1e9);
+  return 0;
 }

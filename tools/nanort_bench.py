@@ -67,93 +67,8 @@ import check_model  # noqa: E402  (inputs for exported models)
 DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0",
                   "mlp_b1", "mlp_b32"]
 
-FMA_SOURCE = r"""
-#include <immintrin.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-#define CHAINS 16
-static long iters;
-static int width;
-static volatile float sink;
-
-#define STEP(i) acc##i = FMADD(acc##i, a, b);
-#define ALL \
-  STEP(0) STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7) \
-  STEP(8) STEP(9) STEP(10) STEP(11) STEP(12) STEP(13) STEP(14) STEP(15)
-#define DECL(T, SET) \
-  T acc0 = SET(0.f), acc1 = SET(1.f), acc2 = SET(2.f), acc3 = SET(3.f), acc4 = SET(4.f), \
-    acc5 = SET(5.f), acc6 = SET(6.f), acc7 = SET(7.f), acc8 = SET(8.f), acc9 = SET(9.f), \
-    acc10 = SET(10.f), acc11 = SET(11.f), acc12 = SET(12.f), acc13 = SET(13.f), \
-    acc14 = SET(14.f), acc15 = SET(15.f);
-#define SUM(ADD) \
-  ADD(ADD(ADD(ADD(acc0, acc1), ADD(acc2, acc3)), ADD(ADD(acc4, acc5), ADD(acc6, acc7))), \
-      ADD(ADD(ADD(acc8, acc9), ADD(acc10, acc11)), ADD(ADD(acc12, acc13), ADD(acc14, acc15))))
-
-#ifdef __AVX512F__
-static float run512(void) {
-#define FMADD _mm512_fmadd_ps
-  __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  DECL(__m512, _mm512_set1_ps)
-  for (long i = 0; i < iters; ++i) { ALL }
-  __m512 s = SUM(_mm512_add_ps);
-#undef FMADD
-  return _mm512_reduce_add_ps(s);
-}
-#endif
-
-static float run256(void) {
-#define FMADD _mm256_fmadd_ps
-  __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  DECL(__m256, _mm256_set1_ps)
-  for (long i = 0; i < iters; ++i) { ALL }
-  __m256 s = SUM(_mm256_add_ps);
-#undef FMADD
-  float out[8];
-  _mm256_storeu_ps(out, s);
-  return out[0] + out[7];
-}
-
-static void* worker(void* arg) {
-  (void)arg;
-#ifdef __AVX512F__
-  if (width == 512) { sink = run512(); return NULL; }
-#endif
-  sink = run256();
-  return NULL;
-}
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-/* fma_peak WIDTH THREADS ITERS: prints GFLOP/s of all threads together. */
-int main(int argc, char** argv) {
-  if (argc != 4) return 2;
-  width = atoi(argv[1]);
-  int threads = atoi(argv[2]);
-  iters = atol(argv[3]);
-#ifndef __AVX512F__
-  if (width == 512) { printf("unsupported\n"); return 0; }
-#endif
-  pthread_t tid[64];
-  double best = 0;
-  for (int rep = 0; rep < 20; ++rep) {
-    double t0 = now();
-    for (int t = 0; t < threads; ++t) pthread_create(&tid[t], NULL, worker, NULL);
-    for (int t = 0; t < threads; ++t) pthread_join(tid[t], NULL);
-    double s = now() - t0;
-    double flops = 2.0 * (width / 32) * CHAINS * (double)iters * threads;
-    if (flops / s > best) best = flops / s;
-  }
-  printf("%.2f\n", best / 1e9);
-  return 0;
-}
-"""
+# The FMA loop, built at bench time for this CPU (-march=native).
+FMA_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fma_peak.c")
 
 
 # ---------------------------------------------------------------------------
@@ -191,12 +106,9 @@ def cpu_flags():
 
 def measure_fma_peak(work, thread_counts, iters):
     """{width: {threads: GFLOP/s}} for the vector widths this CPU has."""
-    src = os.path.join(work, "fma_peak.c")
     exe = os.path.join(work, "fma_peak")
-    with open(src, "w") as f:
-        f.write(FMA_SOURCE)
     cc = os.environ.get("CC", "cc")
-    subprocess.run([cc, "-O2", "-march=native", "-pthread", src, "-o", exe], check=True)
+    subprocess.run([cc, "-O2", "-march=native", "-pthread", FMA_SOURCE, "-o", exe], check=True)
     flags = cpu_flags()
     widths = [256] + ([512] if "avx512f" in flags else [])
     peaks = {}

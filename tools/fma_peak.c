@@ -18,11 +18,24 @@ static long iters;
 static int width;
 static volatile float sink;
 
-#define STEP(i) acc##i = FMADD(acc##i, a, b);
-#define ALL                                                                                 \
-  STEP(0)                                                                                   \
-  STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7) STEP(8) STEP(9) STEP(10) STEP(11) \
-      STEP(12) STEP(13) STEP(14) STEP(15)
+#define STEP(i) acc##i = FMADD(acc##i, a, b)
+#define ALL \
+  STEP(0);  \
+  STEP(1);  \
+  STEP(2);  \
+  STEP(3);  \
+  STEP(4);  \
+  STEP(5);  \
+  STEP(6);  \
+  STEP(7);  \
+  STEP(8);  \
+  STEP(9);  \
+  STEP(10); \
+  STEP(11); \
+  STEP(12); \
+  STEP(13); \
+  STEP(14); \
+  STEP(15)
 #define DECL(T, SET)                                                                               \
   T acc0 = SET(0.f), acc1 = SET(1.f), acc2 = SET(2.f), acc3 = SET(3.f), acc4 = SET(4.f),           \
     acc5 = SET(5.f), acc6 = SET(6.f), acc7 = SET(7.f), acc8 = SET(8.f), acc9 = SET(9.f),           \
@@ -38,7 +51,7 @@ static float run512(void) {
   __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
   DECL(__m512, _mm512_set1_ps)
   for (long i = 0; i < iters; ++i) {
-    ALL
+    ALL;
   }
   __m512 s = SUM(_mm512_add_ps);
 #undef FMADD
@@ -51,7 +64,7 @@ static float run256(void) {
   __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
   DECL(__m256, _mm256_set1_ps)
   for (long i = 0; i < iters; ++i) {
-    ALL
+    ALL;
   }
   __m256 s = SUM(_mm256_add_ps);
 #undef FMADD

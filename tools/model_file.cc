@@ -10,11 +10,13 @@
 #include <cstring>
 #include <filesystem>
 
+#include "elf_bytes.h"
+
 namespace nanort::tools {
 namespace {
 
-// ELF (System V gABI) fields, read byte by byte like program_image.cc does, so
-// a truncated or hostile file is only ever read inside its bounds.
+// ELF (System V gABI) fields, read byte by byte (elf_bytes.h), so a truncated
+// or hostile file is only ever read inside its bounds.
 constexpr uint8_t kElfClass64 = 2;
 constexpr uint8_t kElfData2Msb = 2;
 constexpr uint16_t kEtRel = 1;
@@ -23,22 +25,6 @@ constexpr uint32_t kShtDynsym = 11;
 constexpr uint8_t kStbGlobal = 1;
 constexpr uint8_t kStbWeak = 2;
 constexpr size_t kSym64Size = 24;
-
-uint64_t LE(const uint8_t* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-
-uint64_t BE(const uint8_t* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v = (v << 8) | p[i];
-  return v;
-}
-
-bool InRange(uint64_t offset, uint64_t length, uint64_t size) {
-  return offset <= size && length <= size - offset;
-}
 
 // The file's bytes, mapped read-only: a model's .so may hold hundreds of MB
 // of constants, of which only the headers and symbols are read.

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "elf_bytes.h"
 #include "flatbuffers/flatbuffers.h"
 #include "program_generated.h"
 
@@ -18,17 +19,6 @@ constexpr uint8_t kElfClass64 = 2;
 constexpr uint8_t kElfData2Lsb = 1;
 constexpr uint32_t kShtNobits = 8;
 constexpr uint16_t kShnXindex = 0xffff;
-
-uint64_t LE(const uint8_t* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-
-// True when [offset, offset + length) lies inside [0, size).
-bool InRange(uint64_t offset, uint64_t length, uint64_t size) {
-  return offset <= size && length <= size - offset;
-}
 
 struct SectionHeader {
   uint32_t name;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "chain_session_test.h"
 #include "nanort/nanort.h"
 #include "test_util.h"
 
@@ -16,7 +17,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 
-const int64_t kDims[] = {1, 4};
+constexpr const int64_t* kDims = kChainDims;
 
 // What the observer saw: "B0" for NANORT_THUNK_BEGIN of thunk 0, "E0" for its
 // end, and the output's first element at each call.
@@ -32,21 +33,16 @@ void Record(void* user_data, size_t thunk_index, nanort_thunk_event event) {
   trace->y0_seen.push_back(trace->y[0]);
 }
 
-class ObserverTest : public ::testing::Test {
+class ObserverTest : public ChainSessionTest {
  protected:
   void SetUp() override {
-    ASSERT_EQ(nanort_model_load(&chain_.def, nanort_allocator_system(), &model_, &status_),
-              NANORT_OK)
-        << status_.message;
+    LoadChain();
+    if (HasFatalFailure()) return;
     ASSERT_EQ(
         nanort_session_create(model_, nullptr, 0, nanort_allocator_system(), &session_, &status_),
         NANORT_OK)
         << status_.message;
     trace_.y = y_;
-  }
-  void TearDown() override {
-    nanort_session_release(session_);
-    nanort_model_release(model_);
   }
   // Sets the recording observer; skips the test in builds without observers.
   void Observe() {
@@ -55,17 +51,8 @@ class ObserverTest : public ::testing::Test {
     if (code == NANORT_UNAVAILABLE) GTEST_SKIP() << status_.message;
     ASSERT_EQ(code, NANORT_OK) << status_.message;
   }
-  nanort_status_code Run() {
-    const nanort_tensor x{x_, NANORT_F32, 2, kDims}, y{y_, NANORT_F32, 2, kDims};
-    return nanort_run(session_, &x, 1, &y, 1, &status_);
-  }
+  nanort_status_code Run() { return RunChain(); }
 
-  ChainModel chain_;
-  nanort_model* model_ = nullptr;
-  nanort_session* session_ = nullptr;
-  nanort_status status_;
-  float x_[4] = {1, 2, 3, 4};
-  float y_[4] = {-1, -1, -1, -1};
   Trace trace_;
 };
 

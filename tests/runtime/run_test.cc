@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain_session_test.h"
 #include "nanort/nanort.hpp"
 #include "test_util.h"
 
@@ -13,23 +14,15 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-const int64_t kDims[] = {1, 4};
+constexpr const int64_t* kDims = kChainDims;
 
 nanort_tensor F32Tensor(float* data, const int64_t* dims = kDims, uint32_t rank = 2) {
   return nanort_tensor{data, NANORT_F32, rank, dims};
 }
 
-class RunTest : public ::testing::Test {
+class RunTest : public ChainSessionTest {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(nanort_model_load(&chain_.def, nanort_allocator_system(), &model_, &status_),
-              NANORT_OK)
-        << status_.message;
-  }
-  void TearDown() override {
-    nanort_session_release(session_);
-    nanort_model_release(model_);
-  }
+  void SetUp() override { LoadChain(); }
   nanort_status_code CreateSession(void* arena = nullptr, size_t arena_size = 0) {
     return nanort_session_create(model_, arena, arena_size, nanort_allocator_system(), &session_,
                                  &status_);
@@ -37,13 +30,6 @@ class RunTest : public ::testing::Test {
   nanort_status_code Run(const nanort_tensor& x, const nanort_tensor& y) {
     return nanort_run(session_, &x, 1, &y, 1, &status_);
   }
-
-  ChainModel chain_;
-  nanort_model* model_ = nullptr;
-  nanort_session* session_ = nullptr;
-  nanort_status status_;
-  float x_[4] = {1, 2, 3, 4};
-  float y_[4] = {-1, -1, -1, -1};
 };
 
 TEST_F(RunTest, ComputesTheChainWithAnArenaItAllocates) {

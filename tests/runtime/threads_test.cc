@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "chain_session_test.h"
 #include "nanort/nanort.h"
 #include "test_util.h"
 
@@ -23,7 +24,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-const int64_t kDims[] = {1, 4};
+constexpr const int64_t* kDims = kChainDims;
 
 nanort_session_options Options(uint32_t num_threads) {
   nanort_session_options options;
@@ -72,18 +73,15 @@ void SpawningParallelFor(void*, size_t n, void (*fn)(void* ctx, size_t i), void*
   for (std::thread& t : threads) t.join();
 }
 
-class ThreadsTest : public ::testing::Test {
+class ThreadsTest : public ChainSessionTest {
  protected:
   void SetUp() override {
     chain_.kernels[1] = ChainEntry(&RecordingScale, /*scale=*/true);
     g_scale_calls = &scale_calls_;
-    ASSERT_EQ(nanort_model_load(&chain_.def, nanort_allocator_system(), &model_, &status_),
-              NANORT_OK)
-        << status_.message;
+    LoadChain();
   }
   void TearDown() override {
-    nanort_session_release(session_);
-    nanort_model_release(model_);
+    ChainSessionTest::TearDown();
     g_scale_calls = nullptr;
   }
   nanort_status_code Create(const nanort_session_options* options) {
@@ -92,17 +90,8 @@ class ThreadsTest : public ::testing::Test {
     return nanort_session_create_with_options(model_, nullptr, 0, nanort_allocator_system(),
                                               options, &session_, &status_);
   }
-  nanort_status_code Run() {
-    const nanort_tensor x{x_, NANORT_F32, 2, kDims}, y{y_, NANORT_F32, 2, kDims};
-    return nanort_run(session_, &x, 1, &y, 1, &status_);
-  }
+  nanort_status_code Run() { return RunChain(); }
 
-  ChainModel chain_;
-  nanort_model* model_ = nullptr;
-  nanort_session* session_ = nullptr;
-  nanort_status status_;
-  float x_[4] = {1, 2, 3, 4};
-  float y_[4] = {-1, -1, -1, -1};
   ScaleCalls scale_calls_;
 };
 

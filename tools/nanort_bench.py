@@ -53,15 +53,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper, shape_inference
+from onnx import shape_inference
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
 import check_model  # noqa: E402  (inputs for exported models)
+from bench_vs_ort import ort_median, sgemm  # noqa: E402  (this folder's side-by-side tool)
 
 # The zoo models benchmarked by default, in this order (tests/models/export_models.py).
 DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0",
@@ -186,32 +186,6 @@ def node_flops(model):
 
 # ---------------------------------------------------------------------------
 # Runners
-
-
-def sgemm_model(n):
-    rng = np.random.default_rng(1)
-    b = rng.standard_normal((n, n)).astype(np.float32)
-    g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["c"], name="sgemm")], "sgemm",
-                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [n, n])],
-                          [helper.make_tensor_value_info("c", TensorProto.FLOAT, [n, n])],
-                          [numpy_helper.from_array(b, "b")])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-
-
-def ort_median(path, feeds, threads, repeat, warmup):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    for _ in range(warmup):
-        sess.run(None, feeds)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter_ns()
-        sess.run(None, feeds)
-        times.append(time.perf_counter_ns() - t0)
-    return float(np.median(times)) / 1e3
 
 
 class Nanort:
@@ -369,7 +343,7 @@ def main():
         models.append((os.path.splitext(os.path.basename(path))[0], path))
     if args.sgemm:
         path = os.path.join(work, f"sgemm{args.sgemm}.onnx")
-        onnx.save(sgemm_model(args.sgemm), path)
+        onnx.save(sgemm(args.sgemm), path)
         models.append((f"sgemm{args.sgemm}", path))
     if args.only:
         models = [(n, p) for n, p in models if n in args.only]
@@ -421,7 +395,7 @@ def main():
             except subprocess.CalledProcessError as e:
                 n, n_err = None, (e.stderr or "").strip().splitlines()[-1:] or ["failed"]
                 failures += 1
-            o = ort_median(path, feeds, threads, args.repeat, args.warmup)
+            o = ort_median(path, feeds, args.repeat, threads=threads, warmup=args.warmup)
             i = iree.median(name, path, feeds, threads, args.repeat) if iree else None
             if n is None:
                 n_text = ("n/a (no --threads in this build)" if n_err is None

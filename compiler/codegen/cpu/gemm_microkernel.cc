@@ -158,6 +158,7 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
       llvm::Value* y = acc[r * vectors + v];
       if (alpha) y = b.CreateFMul(y, alpha);
       if (p.init) y = b.CreateFAdd(y, p.init(i, j, lanesOf(v), type));
+      if (p.epilogue) y = p.epilogue(i, j, lanesOf(v), y);
       storeLanes(b, y, p.y, b.CreateAdd(b.CreateMul(i, b.getInt64(p.N)), j), lanesOf(v));
     }
   }

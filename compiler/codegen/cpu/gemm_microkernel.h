@@ -74,6 +74,11 @@ struct PackedProduct {
   // tile's vector type (f32 at width 1); lanes past `lanes` may hold anything
   // (loadLanes reads only `lanes`).
   std::function<llvm::Value*(llvm::Value* i, llvm::Value* j, int64_t lanes, llvm::Type* type)> init;
+  // Applied to alpha * sum + init before the tile's one store (a fused
+  // activation or residual); empty: none. Same arguments as init, plus the
+  // value.
+  std::function<llvm::Value*(llvm::Value* i, llvm::Value* j, int64_t lanes, llvm::Value* value)>
+      epilogue;
 };
 
 // `lanes` f32 from base[index] as `type` (a vector, or f32): a masked load

@@ -105,6 +105,7 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   int64_t vectors = (w + tile.width - 1) / tile.width;
   auto lanesOf = [&](int64_t v) { return std::min(tile.width, w - v * tile.width); };
   llvm::Value* zero = llvm::Constant::getNullValue(type);
+  const int64_t b_stride = p.b_panel_stride > 0 ? p.b_panel_stride : w;
 
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -129,7 +130,7 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   b.SetInsertPoint(body);
   llvm::Value* b_row = p.b_in_place ? b.CreateAdd(b.CreateMul(k, b.getInt64(p.b_k_stride)),
                                                   b.CreateMul(j0, b.getInt64(p.b_col_stride)))
-                                    : b.CreateAdd(panel, b.CreateMul(k, b.getInt64(w)));
+                                    : b.CreateAdd(panel, b.CreateMul(k, b.getInt64(b_stride)));
   const int64_t b_lane_stride = p.b_in_place ? p.b_col_stride : 1;
   std::vector<llvm::Value*> bvec;
   for (int64_t v = 0; v < vectors; ++v)
@@ -166,14 +167,22 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
 
 }  // namespace
 
+int64_t PackedProduct::taskCount() const {
+  const int64_t cols = cols_per_task > 0 ? cols_per_task : std::max<int64_t>(1, N);
+  return ((M + rows_per_task - 1) / rows_per_task) * ((N + cols - 1) / cols);
+}
+
 void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduct& p,
                            llvm::Value* t) {
   const int64_t nr = tile.columns(), mr = tile.rows;
-  const int64_t tasks = (p.M + p.rows_per_task - 1) / p.rows_per_task;
-  // Every task but the last has a multiple of mr rows (packedRowsPerTask).
-  const int64_t last_rows = p.M - (tasks - 1) * p.rows_per_task;
+  const int64_t cols = p.cols_per_task > 0 ? p.cols_per_task : std::max<int64_t>(1, p.N);
+  const int64_t col_blocks = (p.N + cols - 1) / cols;
+  const int64_t row_blocks = (p.M + p.rows_per_task - 1) / p.rows_per_task;
+  // Every row block but the last has a multiple of mr rows (packedRowsPerTask).
+  const int64_t last_rows = p.M - (row_blocks - 1) * p.rows_per_task;
   const int64_t tail_rows = last_rows % mr;
-  llvm::Value* row_begin = b.CreateMul(t, b.getInt64(p.rows_per_task));
+  llvm::Value* rb = col_blocks == 1 ? t : b.CreateUDiv(t, b.getInt64(col_blocks));
+  llvm::Value* row_begin = b.CreateMul(rb, b.getInt64(p.rows_per_task));
   llvm::Value* row_end = b.CreateBinaryIntrinsic(
       llvm::Intrinsic::smin, b.CreateAdd(row_begin, b.getInt64(p.rows_per_task)), b.getInt64(p.M));
   llvm::Value* tiles = b.CreateUDiv(b.CreateSub(row_end, row_begin), b.getInt64(mr));
@@ -200,14 +209,44 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
     b.SetInsertPoint(done);
   };
   const int64_t full_panels = p.N / nr;
-  emitLoop(
-      b, 0, full_panels,
-      [&](llvm::Value* pi) {
-        panelColumn(b.CreateMul(pi, b.getInt64(nr)), b.CreateMul(pi, b.getInt64(p.K * nr)), nr);
-      },
-      "panel");
-  if (p.N % nr)
-    panelColumn(b.getInt64(full_panels * nr), b.getInt64(full_panels * p.K * nr), p.N % nr);
+  // Where column j0's panel row 0 starts in packed B.
+  auto panelStart = [&](llvm::Value* j0) -> llvm::Value* {
+    const int64_t S = p.b_panel_stride;
+    if (S <= 0 || S == nr) return b.CreateMul(j0, b.getInt64(p.K));
+    return b.CreateAdd(b.CreateMul(b.CreateUDiv(j0, b.getInt64(S)), b.getInt64(p.K * S)),
+                       b.CreateURem(j0, b.getInt64(S)));
+  };
+  auto fullPanel = [&](llvm::Value* pi) {
+    llvm::Value* j0 = b.CreateMul(pi, b.getInt64(nr));
+    panelColumn(j0, panelStart(j0), nr);
+  };
+  auto partialPanel = [&] {
+    llvm::Value* j0 = b.getInt64(full_panels * nr);
+    panelColumn(j0, panelStart(j0), p.N % nr);
+  };
+  if (col_blocks == 1) {
+    emitLoop(b, 0, full_panels, fullPanel, "panel");
+    if (p.N % nr) partialPanel();
+    return;
+  }
+  // This column block's full panels, then the partial panel if the block
+  // holds it (only the last one can).
+  const int64_t panels_per_block = cols / nr;
+  llvm::Value* cb = b.CreateURem(t, b.getInt64(col_blocks));
+  llvm::Value* first = b.CreateMul(cb, b.getInt64(panels_per_block));
+  llvm::Value* last = b.CreateBinaryIntrinsic(
+      llvm::Intrinsic::smin, b.CreateAdd(first, b.getInt64(panels_per_block)),
+      b.getInt64(full_panels));
+  emitLoop(b, first, last, fullPanel, "panel");
+  if (p.N % nr == 0) return;
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* partial = llvm::BasicBlock::Create(b.getContext(), "partial", fn);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "partial.done", fn);
+  b.CreateCondBr(b.CreateICmpEQ(cb, b.getInt64(col_blocks - 1)), partial, done);
+  b.SetInsertPoint(partial);
+  partialPanel();
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
 }
 
 }  // namespace nanoc::cpu

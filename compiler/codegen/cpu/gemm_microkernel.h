@@ -65,9 +65,18 @@ struct PackedProduct {
   llvm::Value* packed_b = nullptr;
   bool b_in_place = false;
   int64_t b_k_stride = 0, b_col_stride = 0;
+  // Not in place: 0 for packB's exact layout; S > 0 for panels of S columns
+  // (a multiple of the tile's nr) whose rows are S apart even in the last,
+  // partial panel: column j of row k at (j / S) * K * S + k * S + j % S
+  // (nanoc.Im2Col's layout, shared by every ISA variant of a program).
+  int64_t b_panel_stride = 0;
   llvm::Value* y = nullptr;  // row-major [M, N]
   int64_t M = 0, K = 0, N = 0;
   int64_t rows_per_task = 1;  // packedRowsPerTask
+  // Columns per task, a multiple of the tile's nr; 0: all N. Tasks are
+  // (row block, column block) pairs, column blocks fastest.
+  int64_t cols_per_task = 0;
+  int64_t taskCount() const;
   double alpha = 1.0;
   // Y(i, j..j+lanes) = alpha * sum + init(i, j, lanes, type) (init empty:
   // 0): `lanes` columns from j (lanes <= the tile's width) as `type`, the
@@ -86,8 +95,10 @@ struct PackedProduct {
 llvm::Value* loadLanes(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
                        llvm::Value* index, int64_t lanes);
 
-// Emits task `t`'s rows [t * rows_per_task, min(M, (t + 1) * rows_per_task))
-// of the product, every column.
+// Emits task `t` of p.taskCount(): rows [r * rows_per_task, min(M, (r + 1) *
+// rows_per_task)) and columns [c * cols_per_task, min(N, (c + 1) *
+// cols_per_task)) of the product, with (r, c) = (t / column blocks, t %
+// column blocks).
 void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduct& p,
                            llvm::Value* t);
 

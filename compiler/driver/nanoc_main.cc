@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 
+#include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/codegen/cpu/target_profiles.h"
 #include "compiler/emit/compile.h"
@@ -74,6 +75,8 @@ options:
                      arena its RAM (the profile's "memory" sizes)
   --no-fold          skip the constant folding pass (the ONNX importer still
                      folds the small constant subgraphs that shapes need)
+  --no-conv-gemm     keep every Conv a direct loop nest instead of patches
+                     (nanoc.Im2Col) fed to the GEMM micro-kernel
   --version          print nanoc's version, the program format and kernel ABI
                      it writes, and its LLVM version
   -h, --help         this text
@@ -213,7 +216,7 @@ nanoc::cpu::CpuTarget profileTarget(const std::string& name, const std::string& 
 int run(int argc, char** argv) {
   std::string model, name, out_dir = ".", target = "host", triple, cpu, features, emit = "files";
   std::string targets_dir = nanoc::cpu::defaultTargetsDir();
-  bool fold = true, list_targets = false, memory_check = true;
+  bool fold = true, list_targets = false, memory_check = true, conv_gemm = true;
   nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -264,6 +267,8 @@ int run(int argc, char** argv) {
       memory_check = false;
     else if (arg == "--no-fold")
       fold = false;
+    else if (arg == "--no-conv-gemm")
+      conv_gemm = false;
     else if (!arg.empty() && arg[0] == '-')
       throw nanoc::CompileError("unknown option '" + arg + "' (see nanoc --help)");
     else if (model.empty())
@@ -324,6 +329,7 @@ int run(int argc, char** argv) {
 
   nanoc::PipelineOptions pipeline;
   pipeline.fold_constants = fold;
+  pipeline.conv_gemm_panel = conv_gemm ? nanoc::cpu::convGemmPanel(targets) : 0;
   nanoc::runPipeline(*graph, pipeline);
   if (emit == "ir") {
     std::fputs(nanoc::printGraph(*graph).c_str(), stdout);

@@ -33,6 +33,7 @@ std::vector<OpSchema> dataMovementSchemas();   // data_movement.cc
 std::vector<OpSchema> normalizationSchemas();  // normalizations.cc
 std::vector<OpSchema> quantizationSchemas();   // quantization.cc
 std::vector<OpSchema> samplingSchemas();       // grid_sample.cc
+std::vector<OpSchema> convGemmSchemas();       // conv_gemm.cc
 
 namespace {
 
@@ -52,7 +53,7 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
     }
     for (std::vector<OpSchema> (*family)() :
          {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas,
-          quantizationSchemas, samplingSchemas})
+          quantizationSchemas, samplingSchemas, convGemmSchemas})
       for (OpSchema& schema : family()) {
         std::string name = schema.name;
         t.emplace(std::move(name), std::move(schema));

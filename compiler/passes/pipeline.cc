@@ -1,6 +1,7 @@
 #include "compiler/passes/pipeline.h"
 
 #include "compiler/passes/constant_folding.h"
+#include "compiler/passes/conv_to_gemm.h"
 #include "compiler/passes/dead_code_elimination.h"
 #include "compiler/passes/fold_batch_norm.h"
 #include "compiler/passes/legalize_outputs.h"
@@ -16,6 +17,7 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
     foldBatchNormIntoConv(graph);
   }
   eliminateDeadCode(graph);
+  convToGemm(graph, options.conv_gemm_panel);
   legalizeOutputs(graph);
   verifyGraph(graph);
 }

@@ -1,6 +1,8 @@
 // The compiler's pass pipeline, in one place.
 #pragma once
 
+#include <cstdint>
+
 #include "compiler/ir/graph.h"
 
 namespace nanoc {
@@ -8,6 +10,9 @@ namespace nanoc {
 struct PipelineOptions {
   // Constant folding, and folding BatchNormalization into a constant Conv.
   bool fold_constants = true;
+  // > 0: Convs become nanoc.ConvGemm on Im2Col panels of this many columns
+  // (conv_to_gemm.h; the driver derives it from the targets' register tiles).
+  int64_t conv_gemm_panel = 0;
 };
 
 // Shape inference, constant folding (with BatchNormalization into Conv),

@@ -37,6 +37,7 @@ LoweringList dataMovementLowerings();      // lower_data_movement.cc
 LoweringList normalizationLowerings();     // lower_normalizations.cc
 LoweringList quantizationLowerings();      // lower_quantization.cc
 LoweringList samplingLowerings();          // lower_grid_sample.cc
+LoweringList convGemmLowerings();          // lower_conv_gemm.cc
 
 const Lowering* findLowering(std::string_view op) {
   static const std::map<std::string, Lowering, std::less<>> table = [] {
@@ -59,7 +60,7 @@ const Lowering* findLowering(std::string_view op) {
     };
     for (LoweringList (*family)() :
          {elementwiseTableLowerings, reductionLowerings, dataMovementLowerings,
-          normalizationLowerings, quantizationLowerings, samplingLowerings})
+          normalizationLowerings, quantizationLowerings, samplingLowerings, convGemmLowerings})
       for (auto& [name, lowering] : family()) t.emplace(name, std::move(lowering));
     return t;
   }();

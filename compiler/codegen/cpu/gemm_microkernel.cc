@@ -7,6 +7,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -15,13 +16,9 @@
 
 namespace nanoc::cpu {
 
-RegisterTile registerTile(const llvm::Function& fn) {
-  llvm::SmallVector<llvm::StringRef, 64> features;
-  fn.getFnAttribute("target-features").getValueAsString().split(features, ',');
-  auto has = [&](llvm::StringRef f) { return llvm::is_contained(features, f); };
-  unsigned prefer = 0;
-  if (fn.hasFnAttribute("prefer-vector-width"))
-    fn.getFnAttribute("prefer-vector-width").getValueAsString().getAsInteger(10, prefer);
+namespace {
+
+RegisterTile tileFor(const std::function<bool(llvm::StringRef)>& has, unsigned prefer) {
   if (has("+avx512f")) {
     if (prefer != 0 && prefer < 512) return {8, 3, 8};  // 32 ymm: 8 x 24
     return {16, 2, 12};                                 // 32 zmm: 12 x 32
@@ -30,6 +27,35 @@ RegisterTile registerTile(const llvm::Function& fn) {
   if (has("+sse2")) return {4, 2, 6};
   if (has("+neon") || has("+v")) return {4, 3, 8};  // 32 q / v registers of 128 bits
   return {1, 4, 4};
+}
+
+}  // namespace
+
+RegisterTile registerTile(const llvm::Function& fn) {
+  llvm::SmallVector<llvm::StringRef, 64> features;
+  fn.getFnAttribute("target-features").getValueAsString().split(features, ',');
+  unsigned prefer = 0;
+  if (fn.hasFnAttribute("prefer-vector-width"))
+    fn.getFnAttribute("prefer-vector-width").getValueAsString().getAsInteger(10, prefer);
+  return tileFor([&](llvm::StringRef f) { return llvm::is_contained(features, f); }, prefer);
+}
+
+RegisterTile registerTile(const CpuTarget& target) {
+  return tileFor(
+      [&](llvm::StringRef f) {
+        return llvm::is_contained(target.features, f.drop_front().str());
+      },
+      target.vector_bits);
+}
+
+int64_t convGemmPanel(const std::vector<CpuTarget>& targets) {
+  int64_t panel = 0;
+  for (const CpuTarget& t : targets) {
+    RegisterTile tile = registerTile(t);
+    if (tile.width == 1) return 0;
+    panel = panel == 0 ? tile.columns() : std::lcm(panel, tile.columns());
+  }
+  return panel;
 }
 
 int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N) {

@@ -13,7 +13,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
+#include "compiler/codegen/cpu/target.h"
 #include "compiler/ir/graph.h"
 
 namespace nanoc::cpu {
@@ -35,6 +37,13 @@ constexpr int64_t kPackedRowQuantum = 24;
 // The tile for the target of `fn` (its "target-features" and
 // "prefer-vector-width" attributes; none: the scalar tile).
 RegisterTile registerTile(const llvm::Function& fn);
+// The same for a target, as compile.cc sets up its kernel functions.
+RegisterTile registerTile(const CpuTarget& target);
+
+// The Im2Col panel width for a program with these targets: the least common
+// multiple of their tiles' columns (each ISA variant reads a panel as whole
+// tiles), or 0 (keep the direct Conv) when one of them has no vector unit.
+int64_t convGemmPanel(const std::vector<CpuTarget>& targets);
 
 // Rows of Y per task for the packed product: productRowsPerTask, or more
 // while the task's rows of A fit 256 KiB, rounded up to a multiple of

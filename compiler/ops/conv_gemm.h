@@ -1,0 +1,49 @@
+// The two internal ops a 2-D Conv becomes on targets with vector units
+// (passes/conv_to_gemm.cc), so that it runs on the GEMM micro-kernel:
+//
+//   nanoc.Im2Col(X [N, C, H, W]) {kernel_shape, pads, strides, dilations, panel}
+//     -> COL [N, ceil(P / panel), C * kH * kW, panel]
+//   COL[n, p / panel, k, p % panel] = X[n, c, oh * sh - ph + i * dh, ow * sw - pw + j * dw]
+//   (0 in the padding), with P = OH * OW output pixels, p = oh * OW + ow and
+//   k = (c * kH + i) * kW + j; the columns of the last panel past P are 0.
+//   Each panel is a K x panel matrix: the packed B of the micro-kernel, built
+//   at run time, one layout for every ISA variant of the program (`panel` is a
+//   multiple of each variant's tile width).
+//
+//   nanoc.ConvGemm(B, W [M, C, kH, kW], bias [M]?) {panel, output_spatial = [OH, OW]}
+//     -> Y [N, M, OH, OW],  Y[n, m, p] = bias[m] + sum_k W[m, k] * B(n, k, p)
+//   where B is an Im2Col result (panel > 0) or, for a 1x1 convolution with
+//   unit strides and no padding, X itself (panel = 0: B(n, k, p) = X[n, k, p]).
+//   The fusion pass's attributes (fused_*) and residual input carry over from
+//   the Conv.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace nanoc {
+
+struct Im2ColShape {
+  int64_t n = 0, c = 0, h = 0, w = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pad_h = 0, pad_w = 0;  // begins (the ends only bound OH, OW)
+  int64_t oh = 0, ow = 0;
+  int64_t panel = 1;
+  int64_t pixels() const { return oh * ow; }
+  int64_t k() const { return c * kh * kw; }
+  int64_t panels() const { return (pixels() + panel - 1) / panel; }
+  std::vector<int64_t> outputDims() const { return {n, panels(), k(), panel}; }
+};
+Im2ColShape im2colShape(const Node& node);
+
+struct ConvGemmShape {
+  int64_t n = 0, m = 0, k = 0, oh = 0, ow = 0;
+  int64_t panel = 0;  // 0: B is X in place
+  bool has_bias = false;
+  int64_t pixels() const { return oh * ow; }
+};
+ConvGemmShape convGemmShape(const Node& node);
+
+}  // namespace nanoc

@@ -158,29 +158,7 @@ TEST(GemmLowering, HandComputedWithAlphaBetaAndTransposes) {
 
 // ------------------------------------------ MatMul and Gemm with constant B
 
-// B as a constant (weights): the register-tiled product over B packed at
-// compile time. Each tile is checked on this machine: the scalar 4 x 4 (no
-// target features), SSE2's 6 x 8, AVX2's 6 x 16, AVX-512's 12 x 32 and its
-// 8 x 24 at a preferred width of 256 (the last three where the CPU has them).
-std::vector<testing::KernelAttributes> tileTargets() {
-  std::vector<testing::KernelAttributes> targets = {{}};
-  CpuTarget host = hostTarget();
-  auto has = [&](const char* f) {
-    return std::find(host.features.begin(), host.features.end(), f) != host.features.end();
-  };
-  std::string cpu = host.cpu;
-  if (host.triple.rfind("x86_64", 0) != 0) return targets;
-  targets.push_back({{"target-cpu", "x86-64"}, {"target-features", "+sse,+sse2"}});
-  if (has("avx2") && has("fma"))
-    targets.push_back({{"target-cpu", "haswell"}, {"target-features", "+avx,+avx2,+fma"}});
-  if (has("avx512f")) {
-    std::string features = exactFeatureString(host);
-    targets.push_back({{"target-cpu", cpu}, {"target-features", features}});
-    targets.push_back(
-        {{"target-cpu", cpu}, {"target-features", features}, {"prefer-vector-width", "256"}});
-  }
-  return targets;
-}
+using testing::tileTargets;
 
 // Runs `op` with input 1 made a constant (its random data) on every tile.
 void expectConstantBMatchesReference(const std::string& op, std::vector<TensorType> inputs,

@@ -1,0 +1,147 @@
+// nanoc.Im2Col and nanoc.ConvGemm against their references on random inputs,
+// and the Conv they replace: the patches of every window shape (pads,
+// strides, dilations, a last panel past the pixels, two images), the product
+// on every register tile this machine runs, and conv_to_gemm's rewrite of a
+// Conv matching the Conv's own reference.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/passes/conv_to_gemm.h"
+
+namespace nanoc::cpu {
+namespace {
+
+using testing::expectLoweringMatchesReference;
+using testing::AlignedBuffer;
+using testing::tileTargets;
+using Attrs = std::map<std::string, Attr>;
+using Dims = std::vector<int64_t>;
+
+TensorType f32(Dims dims) { return {DType::F32, std::move(dims)}; }
+
+Attrs window(Dims kernel, Dims pads, Dims strides, Dims dilations) {
+  return {{"kernel_shape", kernel}, {"pads", pads}, {"strides", strides}, {"dilations", dilations}};
+}
+
+TEST(Im2ColLowering, EveryWindowShapeAndPanel) {
+  uint64_t seed = 1;
+  struct Case {
+    Dims x;
+    Attrs attrs;
+  };
+  std::vector<Case> cases = {
+      {{1, 3, 9, 10}, window({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1})},
+      {{2, 2, 8, 7}, window({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1})},
+      {{1, 4, 11, 6}, window({3, 2}, {0, 2, 1, 0}, {1, 2}, {2, 1})},
+      {{1, 3, 15, 15}, window({7, 7}, {3, 3, 3, 3}, {2, 2}, {1, 1})},
+      {{1, 2, 5, 5}, window({5, 5}, {2, 2, 2, 2}, {1, 1}, {1, 1})},
+      {{1, 1, 3, 40}, window({1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1})},
+  };
+  for (int64_t panel : {12, 16, 32, 96})
+    for (Case c : cases) {
+      c.attrs["panel"] = panel;
+      SCOPED_TRACE("panel " + std::to_string(panel));
+      expectLoweringMatchesReference("nanoc.Im2Col", {f32(c.x)}, c.attrs, seed++);
+    }
+}
+
+// B and W random, W a constant (the lowering reads it as A in place), on each
+// tile; panel 96 is a multiple of every tile's columns.
+void expectConvGemmMatches(Dims b, Dims w, bool bias, int64_t panel, Dims spatial, uint64_t seed) {
+  std::vector<TensorType> inputs = {f32(b), f32(w)};
+  if (bias) inputs.push_back(f32({w[0]}));
+  std::string what = testing::describe("nanoc.ConvGemm", inputs);
+  SCOPED_TRACE(what);
+  auto g = testing::makeSingleNodeGraph("nanoc.ConvGemm", inputs,
+                                        {{"panel", panel}, {"output_spatial", spatial}});
+  std::mt19937_64 rng(seed);
+  std::vector<AlignedBuffer> data;
+  for (const TensorType& type : inputs) {
+    data.emplace_back(type.bytes());
+    testing::fillRandom(data.back(), type, rng);
+  }
+  g->node->inputs[1]->data =
+      std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
+  for (const testing::KernelAttributes& target : tileTargets()) {
+    SCOPED_TRACE("target-features " + (target.empty() ? "none" : target[1].second.substr(0, 40)));
+    expectLoweringMatchesReference(*g->node, data, what, target);
+  }
+}
+
+TEST(ConvGemmLowering, PanelsOnEveryTile) {
+  // Channels around the tile heights (4, 6, 8, 12), pixels around the panel.
+  uint64_t seed = 100;
+  for (int64_t m : {1, 5, 13, 64})
+    for (int64_t pixels : {7, 96, 100}) {
+      int64_t k = 27, panels = (pixels + 95) / 96;
+      expectConvGemmMatches({1, panels, k, 96}, {m, 3, 3, 3}, m % 2 == 1, 96, {1, pixels},
+                            seed++);
+    }
+  expectConvGemmMatches({2, 2, 18, 96}, {24, 2, 3, 3}, true, 96, {10, 11}, seed++);
+}
+
+TEST(ConvGemmLowering, PointwiseReadsXInPlace) {
+  uint64_t seed = 200;
+  for (int64_t m : {3, 12, 40})
+    for (Dims hw : {Dims{1, 1}, Dims{7, 7}, Dims{5, 41}})
+      expectConvGemmMatches({1, 16, hw[0], hw[1]}, {m, 16, 1, 1}, true, 0, hw, seed++);
+  expectConvGemmMatches({2, 8, 6, 6}, {9, 8, 1, 1}, false, 0, {6, 6}, seed++);
+}
+
+// The rewritten graph against the Conv's reference, run node by node on the
+// host's widest tile.
+TEST(ConvToGemm, RewrittenConvMatchesConv) {
+  uint64_t seed = 300;
+  struct Case {
+    Dims x, w;
+    Attrs attrs;
+  };
+  std::vector<Case> cases = {
+      {{1, 3, 12, 13}, {8, 3, 3, 3}, window({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1})},
+      {{2, 5, 9, 9}, {13, 5, 3, 3}, window({3, 3}, {0, 1, 2, 1}, {2, 2}, {1, 2})},
+      {{1, 6, 7, 7}, {10, 6, 1, 1}, window({1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1})},
+      {{1, 6, 7, 7}, {10, 6, 1, 1}, window({1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1})},
+  };
+  const std::vector<testing::KernelAttributes> targets = tileTargets();
+  const testing::KernelAttributes& widest = targets.back();
+  for (Case& c : cases) {
+    c.attrs["group"] = int64_t{1};
+    std::vector<TensorType> inputs = {f32(c.x), f32(c.w), f32({c.w[0]})};
+    SCOPED_TRACE(testing::describe("Conv", inputs));
+    auto g = testing::makeSingleNodeGraph("Conv", inputs, c.attrs);
+    std::mt19937_64 rng(seed++);
+    std::vector<AlignedBuffer> data;
+    for (const TensorType& type : inputs) {
+      data.emplace_back(type.bytes());
+      testing::fillRandom(data.back(), type, rng);
+    }
+    g->node->inputs[1]->data =
+        std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
+    AlignedBuffer want(g->node->outputs[0]->type.bytes());
+    findOp("Conv")->reference(*g->node, {data[0].data(), data[1].data(), data[2].data()},
+                              {want.data()});
+    ASSERT_EQ(convToGemm(g->graph, 96), 1);
+    // Node by node, in order, each kernel on the host's widest tile.
+    std::map<const Value*, const AlignedBuffer*> buffers = {
+        {g->graph.inputs[0], &data[0]}, {g->graph.inputs[1], &data[1]}, {g->graph.inputs[2], &data[2]}};
+    std::vector<std::unique_ptr<AlignedBuffer>> owned;
+    for (const auto& node : g->graph.nodes) {
+      testing::JitKernel kernel = testing::compileKernel(*node, widest);
+      std::vector<void*> args;
+      for (const Value* in : node->inputs) args.push_back(buffers.at(in)->data());
+      owned.push_back(std::make_unique<AlignedBuffer>(node->outputs[0]->type.bytes()));
+      args.push_back(owned.back()->data());
+      buffers[node->outputs[0]] = owned.back().get();
+      testing::runKernel(kernel, args);
+    }
+    EXPECT_EQ(g->graph.nodes.back()->op, "nanoc.ConvGemm");
+    testing::expectOutputMatches(g->node->outputs[0]->type, *owned.back(), want, "rewritten Conv");
+  }
+}
+
+}  // namespace
+}  // namespace nanoc::cpu

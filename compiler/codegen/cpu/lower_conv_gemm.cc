@@ -57,10 +57,78 @@ Lowering makeIm2ColLowering() {
               return std::make_pair(ceilDiv(b.CreateSub(i64(s.pad_w), off)),
                                     smin(ceilDiv(b.CreateSub(i64(s.w + s.pad_w), off)), i64(s.ow)));
             };
-            auto fill = [&](llvm::Value* dst, llvm::Value* from, llvm::Value* to) {
+            // col[dst + q] for q in [from, to): x[src + q * sw], or 0 when
+            // src is null. V lanes at a time where the target has vectors (a
+            // vector loop, then one masked step for the rest; stride 2 loads
+            // 2V lanes and keeps the even ones), else one by one.
+            const int64_t V = registerTile(*kb.fn).width;
+            const bool vector_copy = V > 1 && (s.sw == 1 || s.sw == 2);
+            llvm::Type* vtype = V > 1 ? llvm::FixedVectorType::get(b.getFloatTy(), V) : nullptr;
+            auto laneMask = [&](int64_t lanes, llvm::Value* count) {
+              std::vector<llvm::Constant*> index;
+              for (int64_t l = 0; l < lanes; ++l) index.push_back(b.getInt64(l));
+              return b.CreateICmpSLT(llvm::ConstantVector::get(index),
+                                     b.CreateVectorSplat(lanes, count));
+            };
+            auto vectorAt = [&](llvm::Value* src, llvm::Value* q, llvm::Value* count) {
+              if (!src) return static_cast<llvm::Value*>(llvm::Constant::getNullValue(vtype));
+              const int64_t lanes = V * s.sw;
+              llvm::Type* ltype = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
+              llvm::Value* ptr = f32Ptr(b, x, b.CreateAdd(src, b.CreateMul(q, i64(s.sw))));
+              // Stride 2 reads lanes [0, 2 * count - 1): never the odd lane
+              // past the last one kept, which may lie past X's end.
+              if (s.sw == 2 && !count) count = i64(V);
+              llvm::Value* v = nullptr;
+              if (count)
+                v = b.CreateMaskedLoad(
+                    ltype, ptr, llvm::Align(4),
+                    laneMask(lanes,
+                             s.sw == 1 ? count : b.CreateSub(b.CreateMul(count, i64(2)), i64(1))),
+                    llvm::Constant::getNullValue(ltype));
+              else
+                v = b.CreateAlignedLoad(ltype, ptr, llvm::Align(4));
+              if (s.sw == 1) return v;
+              std::vector<int> even;
+              for (int64_t l = 0; l < V; ++l) even.push_back(static_cast<int>(2 * l));
+              return b.CreateShuffleVector(v, even);
+            };
+            auto run = [&](llvm::Value* dst, llvm::Value* from, llvm::Value* to,
+                           llvm::Value* src) {
+              if (!vector_copy) {
+                emitLoop(
+                    b, from, to,
+                    [&](llvm::Value* q) {
+                      llvm::Value* v =
+                          src ? loadF32(b, x, b.CreateAdd(src, b.CreateMul(q, i64(s.sw)))) : zero;
+                      storeF32(b, v, col, b.CreateAdd(dst, q));
+                    },
+                    "q");
+                return;
+              }
+              llvm::Value* count = smax(b.CreateSub(to, from), i64(0));
+              llvm::Value* chunks = b.CreateUDiv(count, i64(V));
               emitLoop(
-                  b, from, to, [&](llvm::Value* q) { storeF32(b, zero, col, b.CreateAdd(dst, q)); },
-                  "z");
+                  b, i64(0), chunks,
+                  [&](llvm::Value* ci) {
+                    llvm::Value* q = b.CreateAdd(from, b.CreateMul(ci, i64(V)));
+                    b.CreateAlignedStore(vectorAt(src, q, nullptr),
+                                         f32Ptr(b, col, b.CreateAdd(dst, q)), llvm::Align(4));
+                  },
+                  "chunk");
+              llvm::Value* rest = b.CreateSub(count, b.CreateMul(chunks, i64(V)));
+              llvm::Function* fn = b.GetInsertBlock()->getParent();
+              llvm::BasicBlock* tail = llvm::BasicBlock::Create(b.getContext(), "rest", fn);
+              llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "rest.done", fn);
+              b.CreateCondBr(b.CreateICmpSGT(rest, i64(0)), tail, done);
+              b.SetInsertPoint(tail);
+              llvm::Value* q = b.CreateAdd(from, b.CreateMul(chunks, i64(V)));
+              b.CreateMaskedStore(vectorAt(src, q, rest), f32Ptr(b, col, b.CreateAdd(dst, q)),
+                                  llvm::Align(4), laneMask(V, rest));
+              b.CreateBr(done);
+              b.SetInsertPoint(done);
+            };
+            auto fill = [&](llvm::Value* dst, llvm::Value* from, llvm::Value* to) {
+              run(dst, from, to, nullptr);
             };
             emitLoop(
                 b, kb.task_begin, kb.task_end,
@@ -125,16 +193,7 @@ Lowering makeIm2ColLowering() {
                                                     x_row, b.CreateSub(b.CreateMul(j, i64(s.dw)),
                                                                        i64(s.pad_w)));
                                                 fill(dst, ow_a, lo);
-                                                emitLoop(
-                                                    b, lo, hi,
-                                                    [&](llvm::Value* ow) {
-                                                      llvm::Value* v = loadF32(
-                                                          b, x,
-                                                          b.CreateAdd(
-                                                              src, b.CreateMul(ow, i64(s.sw))));
-                                                      storeF32(b, v, col, b.CreateAdd(dst, ow));
-                                                    },
-                                                    "ow");
+                                                run(dst, lo, hi, src);
                                                 fill(dst, hi, ow_b);
                                               },
                                               "j");

@@ -45,7 +45,16 @@ TEST(Im2ColLowering, EveryWindowShapeAndPanel) {
     for (Case c : cases) {
       c.attrs["panel"] = panel;
       SCOPED_TRACE("panel " + std::to_string(panel));
-      expectLoweringMatchesReference("nanoc.Im2Col", {f32(c.x)}, c.attrs, seed++);
+      std::vector<TensorType> inputs = {f32(c.x)};
+      auto g = testing::makeSingleNodeGraph("nanoc.Im2Col", inputs, c.attrs);
+      std::mt19937_64 rng(seed++);
+      std::vector<AlignedBuffer> data;
+      data.emplace_back(inputs[0].bytes());
+      testing::fillRandom(data.back(), inputs[0], rng);
+      // The copies run V lanes at a time on vector tiles: every width.
+      for (const testing::KernelAttributes& target : tileTargets())
+        expectLoweringMatchesReference(*g->node, data, testing::describe("nanoc.Im2Col", inputs),
+                                       target);
     }
 }
 

@@ -61,7 +61,8 @@ ConvGemmShape convGemmShape(const Node& node) {
   }
   if (node.inputs.size() > 2 && node.inputs[2]) {
     if (node.inputs[2]->type.dims != std::vector<int64_t>{s.m})
-      failNode(node, "bias must be [" + std::to_string(s.m) + "], got " + node.inputs[2]->type.str());
+      failNode(node,
+               "bias must be [" + std::to_string(s.m) + "], got " + node.inputs[2]->type.str());
     s.has_bias = true;
   }
   return s;

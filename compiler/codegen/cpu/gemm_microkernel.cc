@@ -42,9 +42,7 @@ RegisterTile registerTile(const llvm::Function& fn) {
 
 RegisterTile registerTile(const CpuTarget& target) {
   return tileFor(
-      [&](llvm::StringRef f) {
-        return llvm::is_contained(target.features, f.drop_front().str());
-      },
+      [&](llvm::StringRef f) { return llvm::is_contained(target.features, f.drop_front().str()); },
       target.vector_bits);
 }
 
@@ -260,9 +258,9 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
   const int64_t panels_per_block = cols / nr;
   llvm::Value* cb = b.CreateURem(t, b.getInt64(col_blocks));
   llvm::Value* first = b.CreateMul(cb, b.getInt64(panels_per_block));
-  llvm::Value* last = b.CreateBinaryIntrinsic(
-      llvm::Intrinsic::smin, b.CreateAdd(first, b.getInt64(panels_per_block)),
-      b.getInt64(full_panels));
+  llvm::Value* last = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                              b.CreateAdd(first, b.getInt64(panels_per_block)),
+                                              b.getInt64(full_panels));
   emitLoop(b, first, last, fullPanel, "panel");
   if (p.N % nr == 0) return;
   llvm::Function* fn = b.GetInsertBlock()->getParent();

@@ -15,8 +15,8 @@
 namespace nanoc::cpu {
 namespace {
 
-using testing::expectLoweringMatchesReference;
 using testing::AlignedBuffer;
+using testing::expectLoweringMatchesReference;
 using testing::tileTargets;
 using Attrs = std::map<std::string, Attr>;
 using Dims = std::vector<int64_t>;
@@ -87,8 +87,7 @@ TEST(ConvGemmLowering, PanelsOnEveryTile) {
   for (int64_t m : {1, 5, 13, 64})
     for (int64_t pixels : {7, 96, 100}) {
       int64_t k = 27, panels = (pixels + 95) / 96;
-      expectConvGemmMatches({1, panels, k, 96}, {m, 3, 3, 3}, m % 2 == 1, 96, {1, pixels},
-                            seed++);
+      expectConvGemmMatches({1, panels, k, 96}, {m, 3, 3, 3}, m % 2 == 1, 96, {1, pixels}, seed++);
     }
   expectConvGemmMatches({2, 2, 18, 96}, {24, 2, 3, 3}, true, 96, {10, 11}, seed++);
 }
@@ -135,8 +134,9 @@ TEST(ConvToGemm, RewrittenConvMatchesConv) {
                               {want.data()});
     ASSERT_EQ(convToGemm(g->graph, 96), 1);
     // Node by node, in order, each kernel on the host's widest tile.
-    std::map<const Value*, const AlignedBuffer*> buffers = {
-        {g->graph.inputs[0], &data[0]}, {g->graph.inputs[1], &data[1]}, {g->graph.inputs[2], &data[2]}};
+    std::map<const Value*, const AlignedBuffer*> buffers = {{g->graph.inputs[0], &data[0]},
+                                                            {g->graph.inputs[1], &data[1]},
+                                                            {g->graph.inputs[2], &data[2]}};
     std::vector<std::unique_ptr<AlignedBuffer>> owned;
     for (const auto& node : g->graph.nodes) {
       testing::JitKernel kernel = testing::compileKernel(*node, widest);

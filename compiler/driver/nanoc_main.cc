@@ -341,7 +341,7 @@ int run(int argc, char** argv) {
   if (memory_check)
     for (const nanoc::cpu::TargetProfile& p : profiles)
       nanoc::cpu::checkModelFits(p, compiled.plan.constants_size + compiled.program.size(),
-                                 compiled.plan.arena_size);
+                                 compiled.plan.sessionArenaSize());
   if (emit == "plan") {
     std::fputs(nanoc::printPlan(*graph, compiled.plan).c_str(), stdout);
     return 0;

@@ -130,7 +130,7 @@ std::string emitCHeader(const std::string& name, const Graph& graph, const Arena
   os << "extern const nanort_model_def " << name << "_model;\n\n";
   os << "#ifdef __cplusplus\n}\n#endif\n\n";
   os << "/* Bytes of arena a session needs, and its alignment. */\n";
-  os << "#define " << up << "_ARENA_SIZE " << plan.arena_size << "u\n";
+  os << "#define " << up << "_ARENA_SIZE " << plan.sessionArenaSize() << "u\n";
   os << "#define " << up << "_ARENA_ALIGNMENT " << ArenaPlan::kAlignment << "u\n\n";
   os << "#define " << up << "_NUM_INPUTS " << graph.inputs.size() << "u\n";
   os << "#define " << up << "_NUM_OUTPUTS " << graph.outputs.size() << "u\n\n";

@@ -80,6 +80,9 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
     for (const Value* o : thunk.node->outputs) s.arg_bytes.push_back(out.plan.at(o).size);
     s.num_outputs = static_cast<uint32_t>(thunk.node->outputs.size());
     s.task_count = thunk.task_count;
+    const cpu::Lowering* lowering = cpu::findLowering(thunk.node->op);
+    if (lowering->scratch_bytes) s.scratch_bytes = lowering->scratch_bytes(*thunk.node);
+    out.plan.scratch_size = std::max(out.plan.scratch_size, (s.scratch_bytes + 63) / 64 * 64);
     signatures.push_back(std::move(s));
   }
   out.program = buildProgram(graph, out.plan, spec);

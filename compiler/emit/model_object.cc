@@ -56,8 +56,9 @@ void addModelDefinition(llvm::Module& module, const std::string& name,
   }
 
   // struct nanort_kernel (nanort.h): fn, arg_bytes, task_count, num_args,
-  // num_outputs.
-  auto* kernel_type = llvm::StructType::create(ctx, {ptr, ptr, i64, i32, i32}, "nanort_kernel");
+  // num_outputs, scratch_bytes.
+  auto* kernel_type =
+      llvm::StructType::create(ctx, {ptr, ptr, i64, i32, i32, i64}, "nanort_kernel");
   llvm::Constant* kernels_ptr = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx));
   if (!kernels.empty()) {
     if (signatures.empty() || kernels.size() % signatures.size() != 0)
@@ -76,7 +77,8 @@ void addModelDefinition(llvm::Module& module, const std::string& name,
       entries.push_back(llvm::ConstantStruct::get(
           kernel_type, {kernels[i], bytes_ptr, llvm::ConstantInt::get(i64, s.task_count),
                         llvm::ConstantInt::get(i32, s.arg_bytes.size()),
-                        llvm::ConstantInt::get(i32, s.num_outputs)}));
+                        llvm::ConstantInt::get(i32, s.num_outputs),
+                        llvm::ConstantInt::get(i64, s.scratch_bytes)}));
     }
     auto* type = llvm::ArrayType::get(kernel_type, entries.size());
     auto* table =

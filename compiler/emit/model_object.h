@@ -21,6 +21,7 @@ struct KernelSignature {
   std::vector<uint64_t> arg_bytes;  // bytes of each argument's buffer, inputs first
   uint32_t num_outputs = 0;         // the last arguments
   uint64_t task_count = 1;
+  uint64_t scratch_bytes = 0;  // of the worker's scratch (nanort_kernel_args)
 };
 
 // Adds NAME_constants (64-byte aligned read-only data, used in place at run),

@@ -58,8 +58,15 @@ class GreedyBySizePlanner : public ArenaPlanner {
 struct ArenaPlan {
   static constexpr uint32_t kAlignment = 64;  // every arena and constant slice
   uint64_t arena_size = 0;                    // exact: the end of the highest arena slice
-  uint64_t constants_size = 0;                // bytes of the constants blob
-  std::vector<uint8_t> constants;             // the blob: every constant at its slice
+  // One worker's scratch (the most any kernel uses, 64-byte rounded): nanort
+  // appends it to the arena at the next 64-byte boundary (nanort_kernel_args).
+  uint64_t scratch_size = 0;
+  // What a session's arena must hold: the slices, then worker 0's scratch.
+  uint64_t sessionArenaSize() const {
+    return scratch_size == 0 ? arena_size : (arena_size + 63) / 64 * 64 + scratch_size;
+  }
+  uint64_t constants_size = 0;     // bytes of the constants blob
+  std::vector<uint8_t> constants;  // the blob: every constant at its slice
   // Every value that a thunk or the entry signature refers to.
   std::map<const Value*, BufferSlice> slices;
   // Reshape nodes whose output is a view of their input (no thunk at run).

@@ -28,6 +28,11 @@ struct nanort_model {
   size_t arena_size;
   size_t arena_rounded_size;
   uint32_t arena_alignment;
+  // Per-worker scratch (nanort_kernel_args::scratch), 64-byte rounded, and
+  // where worker 0's starts in the arena (arena_size = scratch_offset +
+  // scratch_size when it is not 0).
+  size_t scratch_offset;
+  size_t scratch_size;
 
   // Entry signature; names point into the program, dims into this model's
   // allocation (the flatbuffer's int64 vectors need not be 8-byte aligned).

@@ -173,7 +173,7 @@ class DefinednessTracker {
 // nanort_kernel's signature fields (arg_bytes to the end), which the verifier
 // compares across variants as one block of bytes.
 constexpr size_t kSignatureBytes = sizeof(nanort_kernel) - offsetof(nanort_kernel, arg_bytes);
-static_assert(kSignatureBytes == sizeof(void*) + 16, "nanort_kernel has no padding");
+static_assert(kSignatureBytes == sizeof(void*) + 24, "nanort_kernel has no padding");
 
 // Whether `entry` (a kernel of some variant) is bound and holds `first`'s
 // signature (the same kernel of variant 0), which is well formed.

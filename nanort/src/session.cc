@@ -54,6 +54,9 @@ struct nanort_session {
   uint32_t num_chunks;                  // num_threads
   nanort::ThreadPool* own_pool;         // NULL with the caller's pool
   void (*destroy_pool)(nanort::ThreadPool* pool);
+  // Chunks 1..num_chunks-1's scratch, model->scratch_size bytes each, from
+  // the allocator (chunk 0 uses the arena's); NULL when the model has none.
+  uint8_t* chunk_scratch;
 #endif
 };
 
@@ -169,14 +172,23 @@ struct SplitKernel {
   const ExecutableThunk* thunk;
   uint64_t per_chunk;
   uint64_t extra;
+  uint8_t* chunk_scratch;  // the session's
+  size_t scratch_size;
 };
 
+// Chunk i > 0 gets scratch of its own: chunks of one kernel may run at once.
 void RunChunk(void* ctx, size_t i) {
   const SplitKernel& split = *static_cast<const SplitKernel*>(ctx);
   const uint64_t chunk = i;
   const uint64_t begin = chunk * split.per_chunk + (chunk < split.extra ? chunk : split.extra);
   const uint64_t end = begin + split.per_chunk + (chunk < split.extra ? 1 : 0);
-  split.thunk->kernel(&split.thunk->args, begin, end);
+  if (chunk == 0 || split.chunk_scratch == nullptr) {
+    split.thunk->kernel(&split.thunk->args, begin, end);
+    return;
+  }
+  nanort_kernel_args args = split.thunk->args;
+  args.scratch = split.chunk_scratch + (chunk - 1) * split.scratch_size;
+  split.thunk->kernel(&args, begin, end);
 }
 
 // Copies and one-task kernels run on the calling thread; a kernel of more
@@ -189,7 +201,8 @@ void RunThunkSplit(const nanort_session& session, const ExecutableThunk& thunk) 
     return;
   }
   const uint64_t chunks = thunk.count < session.num_chunks ? thunk.count : session.num_chunks;
-  const SplitKernel split{&thunk, thunk.count / chunks, thunk.count % chunks};
+  const SplitKernel split{&thunk, thunk.count / chunks, thunk.count % chunks, session.chunk_scratch,
+                          session.model->scratch_size};
   session.parallel_for(session.pool_user_data, static_cast<size_t>(chunks), RunChunk,
                        const_cast<SplitKernel*>(&split));
 }
@@ -296,6 +309,8 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
       for (uint32_t a = 0; a < num_args; ++a) bind(args->Get(a));
       exec.kernel = model->def.kernels[kernel->kernel()].fn;
       exec.args.num_buffers = num_args;
+      exec.args.scratch =
+          model->scratch_size != 0 ? session->arena + model->scratch_offset : nullptr;
       exec.count = kernel->task_count();
     } else {
       const fb::CopyThunk& copy = *thunk.kind_as_CopyThunk();
@@ -317,7 +332,8 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
 // library's threads).
 void nanort::SessionEnableSplit(nanort_session* session, nanort_parallel_for_fn parallel_for,
                                 void* pool_user_data, uint32_t num_chunks, ThreadPool* own_pool,
-                                void (*destroy_pool)(ThreadPool* pool)) {
+                                void (*destroy_pool)(ThreadPool* pool), uint8_t* chunk_scratch) {
+  session->chunk_scratch = chunk_scratch;
   session->parallel_for = parallel_for;
   session->pool_user_data = pool_user_data;
   session->own_pool = own_pool;
@@ -332,6 +348,7 @@ extern "C" void nanort_session_release(nanort_session* session) {
   const nanort_allocator allocator = session->allocator;
 #if NANORT_WITH_THREADS
   if (session->own_pool != nullptr) session->destroy_pool(session->own_pool);
+  if (session->chunk_scratch != nullptr) allocator.free(allocator.self, session->chunk_scratch);
 #endif
   if (session->owned_arena != nullptr) allocator.free(allocator.self, session->owned_arena);
   allocator.free(allocator.self, session);

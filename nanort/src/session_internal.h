@@ -14,10 +14,12 @@ namespace nanort {
 #if NANORT_WITH_THREADS
 // Makes `session`'s runs split each kernel's tasks into num_chunks chunks
 // over parallel_for(pool_user_data, ...). own_pool, when not NULL, is
-// released with destroy_pool when the session is.
+// released with destroy_pool when the session is, and chunk_scratch (chunks
+// 1.. num_chunks - 1's scratch, from the session's allocator; NULL when the
+// model needs none) is freed with the session's allocator.
 void SessionEnableSplit(nanort_session* session, nanort_parallel_for_fn parallel_for,
                         void* pool_user_data, uint32_t num_chunks, ThreadPool* own_pool,
-                        void (*destroy_pool)(ThreadPool* pool));
+                        void (*destroy_pool)(ThreadPool* pool), uint8_t* chunk_scratch);
 #endif
 
 }  // namespace nanort

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "model.h"
 #include "session_internal.h"
 #include "status.h"
 
@@ -51,20 +52,38 @@ extern "C" nanort_status_code nanort_session_create_with_options(
 #if NANORT_WITH_THREADS
   if (split) {
     nanort_session* session = *out_session;
+    // Every chunk but the first (the arena's) gets scratch of its own, once.
+    uint8_t* chunk_scratch = nullptr;
+    const size_t scratch = model->scratch_size;
+    if (scratch != 0) {
+      const size_t others = known.num_threads - 1;
+      chunk_scratch =
+          others <= SIZE_MAX / scratch
+              ? static_cast<uint8_t*>(allocator.alloc(allocator.self, others * scratch, 64))
+              : nullptr;
+      if (chunk_scratch == nullptr) {
+        nanort_session_release(session);
+        *out_session = nullptr;
+        return NANORT_FAIL(status, NANORT_OUT_OF_MEMORY,
+                           "allocator returned NULL for %zu threads' scratch of %zu bytes each",
+                           others, scratch);
+      }
+    }
     if (known.parallel_for != nullptr) {
       SessionEnableSplit(session, known.parallel_for, known.pool_user_data, known.num_threads,
-                         nullptr, nullptr);
+                         nullptr, nullptr, chunk_scratch);
     } else {
       ThreadPool* pool = nullptr;
       const nanort_status_code code =
           ThreadPoolCreate(known.num_threads - 1, allocator, &pool, status);
       if (code != NANORT_OK) {
+        if (chunk_scratch != nullptr) allocator.free(allocator.self, chunk_scratch);
         nanort_session_release(session);
         *out_session = nullptr;
         return code;
       }
       SessionEnableSplit(session, ThreadPoolParallelFor, pool, known.num_threads, pool,
-                         ThreadPoolDestroy);
+                         ThreadPoolDestroy, chunk_scratch);
     }
   }
 #endif

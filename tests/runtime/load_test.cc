@@ -78,7 +78,7 @@ TEST(ModelLoad, RefusesANewerKernelAbiInTheDef) {
   chain.def.kernel_abi = NANORT_KERNEL_ABI_VERSION + 1;
   const LoadResult result = LoadDef(chain.def);
   EXPECT_EQ(result.code, NANORT_UNSUPPORTED_VERSION);
-  EXPECT_THAT(result.message, HasSubstr("kernel ABI 3"));
+  EXPECT_THAT(result.message, HasSubstr("kernel ABI 4"));
 }
 
 TEST(ModelLoad, RefusesAnObjectOfKernelAbi1WhoseKernelTableHasNoSignatures) {
@@ -86,7 +86,7 @@ TEST(ModelLoad, RefusesAnObjectOfKernelAbi1WhoseKernelTableHasNoSignatures) {
   chain.def.kernel_abi = 1;
   const LoadResult result = LoadDef(chain.def);
   EXPECT_EQ(result.code, NANORT_UNSUPPORTED_VERSION);
-  EXPECT_EQ(result.message, "model was compiled for kernel ABI 1, this runtime calls ABI 2");
+  EXPECT_EQ(result.message, "model was compiled for kernel ABI 1, this runtime calls ABI 3");
 }
 
 TEST(ModelLoad, RefusesAKernelIndexOutOfRange) {
@@ -111,6 +111,16 @@ TEST(ModelLoad, RefusesANullKernel) {
   const LoadResult result = LoadDef(chain.def);
   EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
   EXPECT_THAT(result.message, HasSubstr("kernel 1 of variant 0 is NULL"));
+}
+
+TEST(ModelLoad, RefusesScratchOverOneGiB) {
+  ChainModel chain;
+  chain.kernels[0].scratch_bytes = (uint64_t{1} << 30) + 1;
+  const LoadResult result = LoadDef(chain.def);
+  EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
+  EXPECT_THAT(result.message, HasSubstr("scratch, over 1 GiB"));
+  chain.kernels[0].scratch_bytes = UINT64_MAX;
+  EXPECT_EQ(LoadDef(chain.def).code, NANORT_INVALID_PROGRAM);
 }
 
 TEST(ModelLoad, RefusesAnArenaSliceOutOfRange) {

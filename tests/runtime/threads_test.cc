@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -181,6 +182,84 @@ TEST_F(ThreadsTest, CallersParallelForMayRunChunksOnItsOwnThreads) {
   ASSERT_EQ(Run(), NANORT_OK) << status_.message;
   EXPECT_THAT(y_, ElementsAre(5.5f, 11.0f, 16.5f, 22.0f));
   EXPECT_EQ(scale_calls_.threads.size(), 4u);
+}
+
+// What a scratch-using kernel saw: the scratch of each call, which it fills
+// (a chunk sharing another's scratch would race; the recording makes it
+// visible as one pointer for two task ranges).
+struct ScratchCalls {
+  std::mutex mutex;
+  std::vector<std::pair<uint64_t, uint8_t*>> scratch;  // (task_begin, scratch)
+};
+ScratchCalls* g_scratch_calls = nullptr;
+constexpr uint64_t kScratchBytes = 200;
+
+void ScratchScale(const nanort_kernel_args* args, uint64_t task_begin, uint64_t task_end) {
+  uint8_t* scratch = static_cast<uint8_t*>(args->scratch);
+  memset(scratch, 0x5a, kScratchBytes);
+  {
+    std::lock_guard<std::mutex> lock(g_scratch_calls->mutex);
+    g_scratch_calls->scratch.emplace_back(task_begin, scratch);
+  }
+  ScaleF32(args, task_begin, task_end);
+}
+
+class ScratchTest : public ChainSessionTest {
+ protected:
+  void SetUp() override {
+    chain_.kernels[1] = ChainEntry(&ScratchScale, /*scale=*/true);
+    chain_.kernels[1].scratch_bytes = kScratchBytes;
+    g_scratch_calls = &calls_;
+    LoadChain();
+  }
+  void TearDown() override {
+    ChainSessionTest::TearDown();
+    g_scratch_calls = nullptr;
+  }
+  ScratchCalls calls_;
+};
+
+TEST_F(ScratchTest, TheArenaHoldsTheCallingThreadsScratch) {
+  // 80 bytes of buffers, then 200 bytes of scratch, both 64-byte rounded.
+  EXPECT_EQ(nanort_model_arena_size(model_), 128u + 256u);
+  alignas(64) static uint8_t arena[384];
+  ASSERT_EQ(nanort_session_create(model_, arena, sizeof(arena), nanort_allocator_system(),
+                                  &session_, &status_),
+            NANORT_OK)
+      << status_.message;
+  ASSERT_EQ(RunChain(), NANORT_OK) << status_.message;
+  EXPECT_THAT(y_, ElementsAre(5.5f, 11.0f, 16.5f, 22.0f));
+  ASSERT_EQ(calls_.scratch.size(), 1u);
+  EXPECT_EQ(calls_.scratch[0].second, arena + 128);
+  nanort_session_release(session_);
+  session_ = nullptr;
+  EXPECT_EQ(
+      nanort_session_create(model_, arena, 383, nanort_allocator_system(), &session_, &status_),
+      NANORT_ARENA_TOO_SMALL);
+}
+
+TEST_F(ScratchTest, EveryChunkGetsScratchOfItsOwn) {
+  const nanort_session_options options = Options(4);
+  ASSERT_EQ(nanort_session_create_with_options(model_, nullptr, 0, nanort_allocator_system(),
+                                               &options, &session_, &status_),
+            NANORT_OK)
+      << status_.message;
+  for (int run = 0; run < 20; ++run) {
+    memset(y_, 0xff, sizeof(y_));
+    ASSERT_EQ(RunChain(), NANORT_OK) << status_.message;
+    EXPECT_THAT(y_, ElementsAre(5.5f, 11.0f, 16.5f, 22.0f));
+  }
+  std::set<uint8_t*> distinct;
+  std::map<uint64_t, std::set<uint8_t*>> by_chunk;
+  for (const auto& [begin, scratch] : calls_.scratch) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(scratch) % 64, 0u);
+    distinct.insert(scratch);
+    by_chunk[begin].insert(scratch);
+  }
+  // 4 tasks, 4 chunks: each chunk always gets the same scratch, no two the same.
+  EXPECT_EQ(by_chunk.size(), 4u);
+  EXPECT_EQ(distinct.size(), 4u);
+  for (const auto& [begin, pointers] : by_chunk) EXPECT_EQ(pointers.size(), 1u) << begin;
 }
 
 TEST_F(ThreadsTest, CallersParallelForIsNotCalledForOneThread) {

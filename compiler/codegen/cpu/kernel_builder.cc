@@ -66,7 +66,11 @@ llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::st
       llvm::Intrinsic::umin, {i64}, {fn->getArg(2), task_count}, nullptr, "task_end.clamped");
   llvm::Value* task_begin = b.CreateIntrinsic(
       llvm::Intrinsic::umin, {i64}, {fn->getArg(1), task_end}, nullptr, "task_begin.clamped");
-  KernelBuilder kb{module, fn, b, node, task_begin, task_end, {}, {}};
+  KernelBuilder kb{module, fn, b, node, task_begin, task_end, nullptr, {}, {}};
+  // nanort_kernel_args::scratch, after buffers and num_buffers.
+  if (lowering->scratch_bytes && lowering->scratch_bytes(node) != 0)
+    kb.scratch =
+        b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), args, 16), "scratch");
   uint64_t slot = 0;
   auto loadSlot = [&](const Value& value) {
     llvm::Value* p =

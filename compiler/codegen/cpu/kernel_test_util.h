@@ -128,6 +128,7 @@ struct JitKernel {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   nanort_kernel_fn fn = nullptr;
   uint64_t task_count = 0;
+  uint64_t scratch_bytes = 0;  // Lowering::scratch_bytes
 };
 
 inline JitKernel compileKernel(const Node& node, const KernelAttributes& attributes = {}) {
@@ -137,6 +138,7 @@ inline JitKernel compileKernel(const Node& node, const KernelAttributes& attribu
   if (!lowering) throw CompileError("test: no lowering for " + node.op);
   JitKernel kernel;
   kernel.task_count = lowering->task_count(node);
+  if (lowering->scratch_bytes) kernel.scratch_bytes = lowering->scratch_bytes(node);
 
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto module = buildKernelModule(node, *ctx, "kernel", attributes);
@@ -158,13 +160,20 @@ inline JitKernel compileKernel(const Node& node, const KernelAttributes& attribu
 }
 
 // Runs the kernel over all its tasks in uneven chunks, last chunk first.
+// Its scratch holds NaNs at each call (a kernel must not read what it did
+// not write in the same call).
 inline void runKernel(const JitKernel& kernel, const std::vector<void*>& buffers) {
   uint64_t n = kernel.task_count;
   std::vector<uint64_t> cuts = {0, std::min<uint64_t>(1, n),
                                 std::max<uint64_t>(std::min<uint64_t>(1, n), n / 2), n};
-  nanort_kernel_args args{buffers.data(), buffers.size()};
+  AlignedBuffer scratch(static_cast<size_t>(kernel.scratch_bytes));
+  nanort_kernel_args args{buffers.data(), buffers.size(),
+                          kernel.scratch_bytes ? scratch.data() : nullptr};
   for (size_t c = cuts.size() - 1; c > 0; --c)
-    if (cuts[c - 1] < cuts[c]) kernel.fn(&args, cuts[c - 1], cuts[c]);
+    if (cuts[c - 1] < cuts[c]) {
+      std::memset(scratch.data(), 0xff, scratch.size());
+      kernel.fn(&args, cuts[c - 1], cuts[c]);
+    }
 }
 
 // Compares one output: floats by tolerance relative to the reference's

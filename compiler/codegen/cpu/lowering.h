@@ -37,6 +37,9 @@ struct KernelBuilder {
   // be assumed: inputs and outputs are the caller's pointers.
   llvm::Value* input(size_t i) const;
   llvm::Value* output(size_t i) const;
+  // This worker's scratch: Lowering::scratch_bytes bytes, 64-byte aligned,
+  // its contents undefined at each call (nanort_kernel_args::scratch).
+  llvm::Value* scratch = nullptr;
 
   // Set up by emitKernel.
   std::vector<llvm::Value*> input_ptrs, output_ptrs;
@@ -49,6 +52,9 @@ struct Lowering {
   // Emits the body computing tasks [task_begin, task_end). Must leave the
   // builder in a block without a terminator; emitKernel adds `ret void`.
   std::function<void(KernelBuilder&)> emit;
+  // Bytes of per-worker scratch the kernel uses (KernelBuilder::scratch);
+  // empty: none. Every ISA variant gets the same.
+  std::function<uint64_t(const Node&)> scratch_bytes;
 };
 
 // Finds the lowering for an op name, nullptr if it has none (Reshape and

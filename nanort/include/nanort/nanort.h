@@ -32,7 +32,7 @@ extern "C" {
 /* Calling convention of compiled kernels and layout of the object's kernel
  * table (nanort_kernel_fn, nanort_kernel below). 2: every table entry carries
  * its kernel's signature; an object of ABI 1 (no signatures) is refused. */
-#define NANORT_KERNEL_ABI_VERSION 2u
+#define NANORT_KERNEL_ABI_VERSION 3u
 
 /* ---- status ------------------------------------------------------------ */
 
@@ -116,6 +116,12 @@ nanort_allocator nanort_allocator_system(void);
 typedef struct nanort_kernel_args {
   void* const* buffers;
   uint64_t num_buffers;
+  /* This worker's scratch, 64-byte aligned, of the model's per-worker
+   * scratch bytes (the most any of its kernels declares in scratch_bytes):
+   * worker 0's follows the program's buffers in the arena, every further
+   * thread's comes from the allocator at session creation. Two calls that
+   * may run at once never get the same scratch. NULL: the model needs none. */
+  void* scratch;
 } nanort_kernel_args;
 
 /* Every compiled CPU kernel. It computes the tasks [task_begin, task_end) of
@@ -136,7 +142,8 @@ typedef struct nanort_kernel {
   const uint64_t* arg_bytes; /* num_args entries: the bytes of each argument's buffer */
   uint64_t task_count;       /* the size of its parallel iteration space */
   uint32_t num_args;
-  uint32_t num_outputs; /* the last num_outputs arguments are written */
+  uint32_t num_outputs;   /* the last num_outputs arguments are written */
+  uint64_t scratch_bytes; /* of args->scratch it uses (0: none), at most 1 GiB */
 } nanort_kernel;
 
 /* The one symbol a compiled model exports: `NAME_model`, declared in NAME.h.
@@ -200,7 +207,8 @@ nanort_status_code nanort_model_output_info(const nanort_model* model, size_t in
  * that this CPU supports, chosen at load. Owned by the model. */
 const char* nanort_model_cpu(const nanort_model* model);
 
-/* Arena bytes and alignment a session needs (both also in NAME.h). */
+/* Arena bytes and alignment a session needs (both also in NAME.h): the
+ * program's buffers, then one worker's scratch (nanort_kernel_args). */
 uint64_t nanort_model_arena_size(const nanort_model* model);
 uint32_t nanort_model_arena_alignment(const nanort_model* model);
 
@@ -279,9 +287,10 @@ typedef struct nanort_session_options {
  * session's tables and, with nanort's own pool, the pool's state come from
  * `allocator` here; run allocates nothing and its only synchronisation is the
  * wake-up of the workers and the wait for them at the end of each split
- * kernel. No kernel needs per-thread scratch yet; when one does, the kernel
- * arguments will carry the worker's index and the arena plan a slice per
- * thread (a kernel ABI version bump), sized from num_threads here. */
+ * kernel. The arena holds the calling thread's scratch; with num_threads > 1
+ * and a model whose kernels use scratch, the other num_threads - 1 threads'
+ * scratch (num_threads - 1 times the per-worker bytes) also comes from
+ * `allocator` here, once. */
 nanort_status_code nanort_session_create_with_options(const nanort_model* model, void* arena,
                                                       size_t arena_size, nanort_allocator allocator,
                                                       const nanort_session_options* options,

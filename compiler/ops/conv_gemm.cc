@@ -49,7 +49,17 @@ ConvGemmShape convGemmShape(const Node& node) {
   const std::vector<int64_t>& spatial = intsAttr(node, "output_spatial", 2, 0);
   s.oh = spatial[0], s.ow = spatial[1];
   s.n = bd[0], s.m = wd[0], s.k = product(wd, 1, 4);
-  if (s.panel == 0) {
+  if (node.has("kernel_shape")) {
+    s.packs = true;
+    s.window = im2colShape(node);
+    const Im2ColShape& x = s.window;
+    if (wd[1] != x.c || wd[2] != x.kh || wd[3] != x.kw)
+      failNode(node, "W " + dimsStr(wd) + " must be [M, " + std::to_string(x.c) + ", " +
+                         std::to_string(x.kh) + ", " + std::to_string(x.kw) + "]");
+    if (s.oh != x.oh || s.ow != x.ow)
+      failNode(node, "output_spatial must be [" + std::to_string(x.oh) + ", " +
+                         std::to_string(x.ow) + "]");
+  } else if (s.panel == 0) {
     if (bd[1] != s.k || bd[2] != s.oh || bd[3] != s.ow)
       failNode(node, "B " + dimsStr(bd) + " must be X [N, " + std::to_string(s.k) + ", " +
                          std::to_string(s.oh) + ", " + std::to_string(s.ow) + "]");
@@ -116,7 +126,15 @@ OpSchema makeConvGemmSchema() {
     float* y = static_cast<float*>(out[0]);
     const int64_t P = s.pixels(), K = s.k;
     const int64_t panels = s.panel ? (P + s.panel - 1) / s.panel : 0;
+    const Im2ColShape& x = s.window;
     auto at = [&](int64_t n, int64_t k, int64_t p) {
+      if (s.packs) {
+        int64_t c = k / (x.kh * x.kw), i = k / x.kw % x.kh, j = k % x.kw;
+        int64_t ih = p / x.ow * x.sh - x.pad_h + i * x.dh;
+        int64_t iw = p % x.ow * x.sw - x.pad_w + j * x.dw;
+        if (ih < 0 || ih >= x.h || iw < 0 || iw >= x.w) return 0.0f;
+        return bm[((n * x.c + c) * x.h + ih) * x.w + iw];
+      }
       if (s.panel == 0) return bm[(n * K + k) * P + p];
       return bm[((n * panels + p / s.panel) * K + k) * s.panel + p % s.panel];
     };

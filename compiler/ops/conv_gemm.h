@@ -14,6 +14,12 @@
 //     -> Y [N, M, OH, OW],  Y[n, m, p] = bias[m] + sum_k W[m, k] * B(n, k, p)
 //   where B is an Im2Col result (panel > 0) or, for a 1x1 convolution with
 //   unit strides and no padding, X itself (panel = 0: B(n, k, p) = X[n, k, p]).
+//
+//   nanoc.ConvGemm(X [N, C, H, W], W, bias?) {kernel_shape, pads, strides,
+//   dilations, panel, output_spatial}: the same product with B = Im2Col(X),
+//   whose panels the kernel packs itself, a task's columns at a time, into
+//   its worker's scratch (never a whole patch matrix in the arena). `panel`
+//   is then the unit of a task's columns (a multiple of every variant's nr).
 //   The fusion pass's attributes (fused_*) and residual input carry over from
 //   the Conv.
 #pragma once
@@ -42,6 +48,9 @@ struct ConvGemmShape {
   int64_t n = 0, m = 0, k = 0, oh = 0, ow = 0;
   int64_t panel = 0;  // 0: B is X in place
   bool has_bias = false;
+  // Input 0 is X and the kernel packs B from it (`window` describes how).
+  bool packs = false;
+  Im2ColShape window;
   int64_t pixels() const { return oh * ow; }
 };
 ConvGemmShape convGemmShape(const Node& node);

@@ -10,9 +10,9 @@
 namespace nanoc {
 namespace {
 
-// Patch matrices beyond this many bytes keep the direct Conv (the arena
-// would hold them whole).
-constexpr int64_t kMaxPatchBytes = int64_t{256} << 20;
+// Convs whose panel of patches (K x panel floats) is larger keep the direct
+// loop: a worker's scratch holds at least one.
+constexpr int64_t kMaxPanelBytes = int64_t{64} << 20;
 
 bool rewritable(const Node& conv, const ConvShape& s) {
   const Value* w = conv.inputs[1];
@@ -37,9 +37,7 @@ int convToGemm(Graph& graph, int64_t panel) {
     if (conv->op != "Conv") continue;
     ConvShape s = convShape(*conv);
     if (!rewritable(*conv, s)) continue;
-    const int64_t pixels = s.out[0] * s.out[1];
     const int64_t k = s.c * s.kernel[0] * s.kernel[1];
-    const int64_t panels = (pixels + panel - 1) / panel;
     std::map<std::string, Attr> attrs;
     for (const auto& [key, value] : conv->attrs)
       if (key.rfind("fused_", 0) == 0) attrs.emplace(key, value);
@@ -47,25 +45,14 @@ int convToGemm(Graph& graph, int64_t panel) {
     if (isPointwise(s)) {
       attrs["panel"] = int64_t{0};
     } else {
-      if (s.n * panels * k * panel * 4 > kMaxPatchBytes) continue;
-      auto im2col = std::make_unique<Node>();
-      im2col->op = "nanoc.Im2Col";
-      im2col->name = graph.uniqueNodeName(conv->name + ".im2col");
-      im2col->inputs = {conv->inputs[0]};
-      im2col->attrs = {{"kernel_shape", s.kernel},
-                       {"pads", s.pads},
-                       {"strides", s.strides},
-                       {"dilations", s.dilations},
-                       {"panel", panel}};
-      Value* col = graph.newValue(conv->outputs[0]->name + "_patches");
-      col->type = {DType::F32, {s.n, panels, k, panel}};
-      col->typed = true;
-      col->producer = im2col.get();
-      im2col->outputs = {col};
-      conv->inputs[0] = col;
+      // The kernel packs Im2Col panels per task into its worker's scratch:
+      // at least K x panel floats.
+      if (k * panel * 4 > kMaxPanelBytes) continue;
+      attrs["kernel_shape"] = s.kernel;
+      attrs["pads"] = s.pads;
+      attrs["strides"] = s.strides;
+      attrs["dilations"] = s.dilations;
       attrs["panel"] = panel;
-      graph.nodes.insert(graph.nodes.begin() + static_cast<std::ptrdiff_t>(at), std::move(im2col));
-      ++at;
     }
     conv->op = "nanoc.ConvGemm";
     conv->attrs = std::move(attrs);

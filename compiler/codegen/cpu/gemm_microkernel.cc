@@ -236,6 +236,7 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
   // Where column j0's panel row 0 starts in packed B.
   auto panelStart = [&](llvm::Value* j0) -> llvm::Value* {
     const int64_t S = p.b_panel_stride;
+    if (S > 0 && p.b_column_origin) j0 = b.CreateSub(j0, p.b_column_origin);
     if (S <= 0 || S == nr) return b.CreateMul(j0, b.getInt64(p.K));
     return b.CreateAdd(b.CreateMul(b.CreateUDiv(j0, b.getInt64(S)), b.getInt64(p.K * S)),
                        b.CreateURem(j0, b.getInt64(S)));

@@ -79,6 +79,9 @@ struct PackedProduct {
   // partial panel: column j of row k at (j / S) * K * S + k * S + j % S
   // (nanoc.Im2Col's layout, shared by every ISA variant of a program).
   int64_t b_panel_stride = 0;
+  // With b_panel_stride: the first column packed_b holds (a multiple of S),
+  // for panels packed a task's columns at a time; nullptr: column 0.
+  llvm::Value* b_column_origin = nullptr;
   llvm::Value* y = nullptr;  // row-major [M, N]
   int64_t M = 0, K = 0, N = 0;
   int64_t rows_per_task = 1;  // packedRowsPerTask

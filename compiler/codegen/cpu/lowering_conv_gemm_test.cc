@@ -100,6 +100,56 @@ TEST(ConvGemmLowering, PointwiseReadsXInPlace) {
   expectConvGemmMatches({2, 8, 6, 6}, {9, 8, 1, 1}, false, 0, {6, 6}, seed++);
 }
 
+// ConvGemm on X, packing its panels into scratch a task at a time, on each
+// tile: windows with padding, strides and dilations; enough rows and columns
+// for several row and column blocks (a task's panels at an offset in X).
+TEST(ConvGemmLowering, PacksItsPanelsOnEveryTile) {
+  struct Case {
+    Dims x, w;
+    Attrs attrs;
+    bool bias;
+  };
+  std::vector<Case> cases = {
+      {{1, 3, 12, 13}, {8, 3, 3, 3}, window({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}), true},
+      {{2, 5, 9, 9}, {13, 5, 3, 3}, window({3, 3}, {0, 1, 2, 1}, {2, 2}, {1, 2}), false},
+      {{1, 4, 11, 10}, {7, 4, 3, 3}, window({3, 3}, {2, 2, 2, 2}, {1, 1}, {2, 2}), true},
+      {{1, 6, 7, 7}, {10, 6, 1, 1}, window({1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1}), true},
+      {{1, 3, 23, 23}, {16, 3, 7, 7}, window({7, 7}, {3, 3, 3, 3}, {2, 2}, {1, 1}), true},
+      // K = 576 over 784 pixels: several column blocks.
+      {{1, 64, 28, 28}, {24, 64, 3, 3}, window({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}), true},
+      // 7 x 7 pixels, 200 rows: few column blocks, so rows split in two.
+      {{2, 32, 7, 7}, {200, 32, 3, 3}, window({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}), true},
+  };
+  uint64_t seed = 250;
+  for (Case& c : cases) {
+    std::vector<TensorType> inputs = {f32(c.x), f32(c.w)};
+    if (c.bias) inputs.push_back(f32({c.w[0]}));
+    std::string what = testing::describe("nanoc.ConvGemm", inputs);
+    SCOPED_TRACE(what);
+    Attrs attrs = c.attrs;
+    attrs["panel"] = int64_t{96};
+    Attrs conv = c.attrs;
+    conv["group"] = int64_t{1};
+    auto probe = testing::makeSingleNodeGraph("Conv", inputs, conv);
+    const Dims& y = probe->node->outputs[0]->type.dims;
+    attrs["output_spatial"] = Dims{y[2], y[3]};
+    auto g = testing::makeSingleNodeGraph("nanoc.ConvGemm", inputs, attrs);
+    ASSERT_GT(findLowering("nanoc.ConvGemm")->scratch_bytes(*g->node), 0u);
+    std::mt19937_64 rng(seed++);
+    std::vector<AlignedBuffer> data;
+    for (const TensorType& type : inputs) {
+      data.emplace_back(type.bytes());
+      testing::fillRandom(data.back(), type, rng);
+    }
+    g->node->inputs[1]->data =
+        std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
+    for (const testing::KernelAttributes& target : tileTargets()) {
+      SCOPED_TRACE("target-features " + (target.empty() ? "none" : target[1].second.substr(0, 40)));
+      expectLoweringMatchesReference(*g->node, data, what, target);
+    }
+  }
+}
+
 // The rewritten graph against the Conv's reference, run node by node on the
 // host's widest tile.
 TEST(ConvToGemm, RewrittenConvMatchesConv) {

@@ -372,11 +372,12 @@ def write_report(path, results, missing, dominates):
         "Aims (issue #3): nanort's core under 16 KB on x86-64 and under 8 KB on",
         "Cortex-M4, with short messages, the configuration firmware ships",
         "(samples/firmware builds it so and checks its messages on the board). The",
-        "x86-64 aim is met; Cortex-M4 is 27 bytes over since format 1.2's fourteen",
+        "x86-64 aim is met; Cortex-M4 was 27 bytes over since format 1.2's fourteen",
         "new dtypes (f64 to the float8 and sub-byte types) added their names to",
-        "nanort_dtype_name.",
+        "nanort_dtype_name, and kernel ABI 3's per-worker scratch (the verifier",
+        "sizes it, the session points every kernel thunk at it) added 172 more.",
         "CTest's size.report fails when either grows past its budget (16,384 and",
-        "8,256 bytes), or the full-message x86-64 core past 20,512.",
+        "8,416 bytes), or the full-message x86-64 core past 20,800.",
         "",
     ]
     path.parent.mkdir(parents=True, exist_ok=True)

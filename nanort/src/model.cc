@@ -121,19 +121,6 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
     return code;
   }
 
-  // Per-worker scratch: the most any kernel of the chosen variant uses.
-  uint64_t scratch = 0;
-  const nanort_kernel* kernels =
-      def->kernels + static_cast<size_t>(variant) * flatbuffers::VectorLength(program->kernels());
-  for (uint32_t k = 0; k < flatbuffers::VectorLength(program->kernels()); ++k)
-    if (kernels[k].scratch_bytes > scratch) scratch = kernels[k].scratch_bytes;
-  if (scratch > (uint64_t{1} << 30)) {
-    if (owned_program != nullptr) allocator.free(allocator.self, owned_program);
-    return NANORT_FAIL(status, NANORT_INVALID_PROGRAM,
-                       "a kernel declares %llu bytes of scratch, over 1 GiB",
-                       static_cast<unsigned long long>(scratch));
-  }
-
   const fb::Entry* entry = program->entries()->Get(0);
   const size_t num_inputs = CountTensors(entry->inputs());
   const size_t num_outputs = CountTensors(entry->outputs());
@@ -169,15 +156,9 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
   model->arena_size = static_cast<size_t>(program->arena_size());
   model->arena_alignment = program->arena_alignment();
   model->arena_rounded_size = totals.arena_rounded_size;
-  // The variant's kernels are trusted (the object, not the program): their
-  // scratch is appended to the program's arena, 64-byte aligned.
-  if (scratch != 0) {
-    model->scratch_offset = (model->arena_size + 63) & ~size_t{63};
-    model->scratch_size = (static_cast<size_t>(scratch) + 63) & ~size_t{63};
-    model->arena_size = model->scratch_offset + model->scratch_size;
-    const size_t align = model->arena_alignment;
-    model->arena_rounded_size = (model->arena_size + align - 1) & ~(align - 1);
-  }
+  model->scratch_offset = totals.scratch_offset;
+  model->scratch_size = totals.scratch_size;
+  if (totals.scratch_size != 0) model->arena_size = totals.scratch_offset + totals.scratch_size;
   model->inputs = reinterpret_cast<nanort_tensor_info*>(base + infos_at);
   model->num_inputs = num_inputs;
   model->outputs = model->inputs + num_inputs;

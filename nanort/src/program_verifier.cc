@@ -176,10 +176,12 @@ constexpr size_t kSignatureBytes = sizeof(nanort_kernel) - offsetof(nanort_kerne
 static_assert(kSignatureBytes == sizeof(void*) + 24, "nanort_kernel has no padding");
 
 // Whether `entry` (a kernel of some variant) is bound and holds `first`'s
-// signature (the same kernel of variant 0), which is well formed.
+// signature (the same kernel of variant 0), which is well formed: scratch
+// within kMaxScratchBytes among the rest.
 bool IsSignatureOf(const nanort_kernel& entry, const nanort_kernel& first) {
   return entry.fn != nullptr && first.num_outputs <= first.num_args &&
          (first.num_args == 0 || first.arg_bytes != nullptr) &&
+         first.scratch_bytes <= kMaxScratchBytes &&
          BytesEqual(&entry.arg_bytes, &first.arg_bytes, kSignatureBytes);
 }
 
@@ -334,7 +336,7 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
 }
 
 nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_def& def,
-                                nanort_status* status) {
+                                size_t* scratch, nanort_status* status) {
   const auto* kernels = program.kernels();
   // Format 1.1: the object binds every kernel once per CPU variant.
   const uoffset_t variants = SizeOf(program.variants()) > 1 ? SizeOf(program.variants()) : 1;
@@ -359,10 +361,14 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
                         IsSignatureOf(def.kernels[v * SizeOf(kernels) + k], def.kernels[k]);
       NANORT_CHECK_OR_RETURN(same, status, NANORT_INVALID_PROGRAM,
                              "kernel %" PRIu32 " of variant %" PRIu32
-                             " is NULL or differs from variant 0's in the "
-                             "object file's kernel table",
+                             " is NULL, differs from variant 0's or declares over 1 GiB of "
+                             "scratch in the object file's kernel table",
                              k, v);
     }
+    // Every variant declares the same scratch (it is part of the signature),
+    // at most kMaxScratchBytes: it fits size_t.
+    const size_t bytes = static_cast<size_t>(def.kernels[k].scratch_bytes);
+    if (bytes > *scratch) *scratch = bytes;
   }
   return NANORT_OK;
 }
@@ -576,7 +582,17 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
                          SizeOf(entries));
   const fb::Entry& entry = *entries->Get(0);
 
-  NANORT_RETURN_IF_ERROR(CheckKernels(program, def, status));
+  size_t scratch = 0;
+  NANORT_RETURN_IF_ERROR(CheckKernels(program, def, &scratch, status));
+  if (scratch != 0) {
+    // Worker 0's scratch follows the buffers, 64-byte aligned: at most
+    // SIZE_MAX / 2 + 2 * 4096 + 1 GiB bytes in all, which size_t holds.
+    const size_t align = program.arena_alignment();
+    totals->scratch_offset = (totals->arena_rounded_size + 63) & ~size_t{63};
+    totals->scratch_size = (scratch + 63) & ~size_t{63};
+    totals->arena_rounded_size =
+        (totals->scratch_offset + totals->scratch_size + align - 1) & ~(align - 1);
+  }
   NANORT_RETURN_IF_ERROR(
       CheckTensors(program, entry.inputs(), fb::BufferKind::Input, "input", totals, status));
   NANORT_RETURN_IF_ERROR(

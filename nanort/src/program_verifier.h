@@ -37,8 +37,15 @@ struct ProgramTotals {
   size_t dims = 0;                // dims of the entry's inputs and outputs together
   size_t slots = 0;               // thunk arguments, two per copy thunk
   size_t patches = 0;             // those of them in an input or output tensor
-  size_t arena_rounded_size = 0;  // the arena rounded up to its alignment
+  size_t arena_rounded_size = 0;  // the arena (with scratch) rounded up to its alignment
+  // Per-worker scratch (the most any kernel declares, 64-byte rounded) and
+  // where worker 0's starts in the arena, after the program's buffers.
+  size_t scratch_offset = 0;
+  size_t scratch_size = 0;
 };
+
+// The most scratch a kernel may declare (nanort_kernel::scratch_bytes).
+constexpr uint64_t kMaxScratchBytes = uint64_t{1} << 30;
 
 // Checks the invariants of a framing-verified program against the def it came
 // with. `allocator` provides scratch memory for the definedness analysis; it

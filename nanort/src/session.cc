@@ -309,8 +309,7 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
       for (uint32_t a = 0; a < num_args; ++a) bind(args->Get(a));
       exec.kernel = model->def.kernels[kernel->kernel()].fn;
       exec.args.num_buffers = num_args;
-      exec.args.scratch =
-          model->scratch_size != 0 ? session->arena + model->scratch_offset : nullptr;
+      exec.args.scratch = session->arena + model->scratch_offset;
       exec.count = kernel->task_count();
     } else {
       const fb::CopyThunk& copy = *thunk.kind_as_CopyThunk();

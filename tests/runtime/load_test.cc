@@ -118,7 +118,9 @@ TEST(ModelLoad, RefusesScratchOverOneGiB) {
   chain.kernels[0].scratch_bytes = (uint64_t{1} << 30) + 1;
   const LoadResult result = LoadDef(chain.def);
   EXPECT_EQ(result.code, NANORT_INVALID_PROGRAM);
-  EXPECT_THAT(result.message, HasSubstr("scratch, over 1 GiB"));
+  EXPECT_THAT(result.message,
+              HasSubstr("kernel 0 of variant 0 is NULL, differs from variant 0's or "
+                        "declares over 1 GiB of scratch"));
   chain.kernels[0].scratch_bytes = UINT64_MAX;
   EXPECT_EQ(LoadDef(chain.def).code, NANORT_INVALID_PROGRAM);
 }

@@ -111,7 +111,7 @@ TEST(ModelVariants, RefusesAKernelTableThatIsNotVariantsTimesKernels) {
 }
 
 TEST(ModelVariants, RefusesAKernelTableWhoseVariantsDisagreeOnASignature) {
-  for (int field = 0; field < 4; ++field) {
+  for (int field = 0; field < 5; ++field) {
     VariantModel m({{"base", {}}, {"better", {PresentFeature()}}});
     nanort_kernel& scale_v1 = m.table[3];
     static const uint64_t kOtherBytes[] = {16, 4, 16};  // equal sizes, another array
@@ -119,13 +119,14 @@ TEST(ModelVariants, RefusesAKernelTableWhoseVariantsDisagreeOnASignature) {
     if (field == 1) scale_v1.num_outputs = 2;
     if (field == 2) scale_v1.arg_bytes = kOtherBytes;
     if (field == 3) scale_v1.fn = nullptr;
+    if (field == 4) scale_v1.scratch_bytes = 64;
     float y0 = 0;
     std::string cpu;
     nanort_status status;
     EXPECT_EQ(LoadAndRun(m.chain->def, &y0, &cpu, &status), NANORT_INVALID_PROGRAM) << field;
     EXPECT_STREQ(status.message,
-                 "kernel 1 of variant 1 is NULL or differs from variant 0's in the object file's "
-                 "kernel table");
+                 "kernel 1 of variant 1 is NULL, differs from variant 0's or declares over 1 GiB "
+                 "of scratch in the object file's kernel table");
   }
 }
 

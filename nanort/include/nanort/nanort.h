@@ -120,7 +120,8 @@ typedef struct nanort_kernel_args {
    * scratch bytes (the most any of its kernels declares in scratch_bytes):
    * worker 0's follows the program's buffers in the arena, every further
    * thread's comes from the allocator at session creation. Two calls that
-   * may run at once never get the same scratch. NULL: the model needs none. */
+   * may run at once never get the same scratch. A kernel that declares no
+   * scratch must not use it. */
   void* scratch;
 } nanort_kernel_args;
 

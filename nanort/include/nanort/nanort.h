@@ -31,7 +31,8 @@ extern "C" {
 #define NANORT_FORMAT_MINOR 2u
 /* Calling convention of compiled kernels and layout of the object's kernel
  * table (nanort_kernel_fn, nanort_kernel below). 2: every table entry carries
- * its kernel's signature; an object of ABI 1 (no signatures) is refused. */
+ * its kernel's signature; 3: kernels get per-worker scratch (scratch_bytes,
+ * nanort_kernel_args::scratch). An object of another ABI is refused. */
 #define NANORT_KERNEL_ABI_VERSION 3u
 
 /* ---- status ------------------------------------------------------------ */

@@ -156,6 +156,10 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
 std::string printPlan(const Graph& graph, const ArenaPlan& plan) {
   std::ostringstream os;
   os << "arena " << plan.arena_size << " bytes, constants " << plan.constants_size << " bytes\n";
+  if (plan.scratch_size != 0)
+    os << "scratch " << plan.scratch_size << " bytes per thread (the calling thread's at ["
+       << plan.sessionArenaSize() - plan.scratch_size << ", " << plan.sessionArenaSize()
+       << ") of a session's arena)\n";
   auto line = [&](const Value* v) {
     const BufferSlice& s = plan.at(v);
     os << "  %" << v->name << " " << kindName(s.kind);

@@ -233,10 +233,8 @@ Lowering makeIm2ColLowering() {
       }};
 }
 
-// A packing ConvGemm's panels per task fit this (about half an L2), and a
-// row block split off for threads keeps at least this many rows.
+// A packing ConvGemm's panels per task fit this (about half an L2).
 constexpr int64_t kPackBytes = int64_t{192} << 10;
-constexpr int64_t kMinPackedTaskRows = 96;
 
 struct ConvGemmPlan {
   ConvGemmShape s;
@@ -254,25 +252,18 @@ ConvGemmPlan planConvGemm(const Node& node, int64_t nr) {
   p.K = plan.s.k;
   p.N = plan.s.pixels();
   if (plan.s.packs) {
-    // A task packs its columns' panels into its scratch, then multiplies W's
-    // rows by them. Columns: about 16 blocks per image, their panels within
-    // kPackBytes (L2). Rows: all of M, or, when the image has fewer than 8
-    // column blocks, enough blocks for 8 tasks but at least 96 rows each, so
-    // that packing (repeated per row block) stays a few percent of the work.
+    // A task is one column block of an image: it packs the block's panels
+    // into its scratch once, then multiplies every row block of W by them
+    // (packedRowsPerTask's rows, so a row block of W stays in L2 across the
+    // panels). Columns: about 16 blocks per image, their panels within
+    // kPackBytes (L2).
     const int64_t unit = plan.s.panel;
     const int64_t units = std::max<int64_t>(1, (p.N + unit - 1) / unit);
     const int64_t fit = std::max<int64_t>(1, kPackBytes / (std::max<int64_t>(1, p.K) * unit * 4));
     const int64_t per_task = std::max<int64_t>(1, std::min(fit, (units + 15) / 16));
     p.cols_per_task = unit * per_task;
-    const int64_t col_blocks = (units + per_task - 1) / per_task;
-    int64_t row_blocks = 1;
-    if (col_blocks < 8)
-      row_blocks = std::max<int64_t>(
-          1, std::min((8 + col_blocks - 1) / col_blocks, p.M / kMinPackedTaskRows));
-    int64_t rows = (p.M + row_blocks - 1) / row_blocks;
-    rows = (rows + kPackedRowQuantum - 1) / kPackedRowQuantum * kPackedRowQuantum;
-    p.rows_per_task = std::max<int64_t>(1, std::min(rows, p.M));
-    plan.per_image = p.M * p.N == 0 ? 0 : p.taskCount();
+    p.rows_per_task = packedRowsPerTask(p.M, p.K, p.N);
+    plan.per_image = p.M * p.N == 0 ? 0 : (units + per_task - 1) / per_task;
     return plan;
   }
   p.rows_per_task = packedRowsPerTask(p.M, p.K, p.N);
@@ -377,7 +368,19 @@ Lowering makeConvGemmLowering() {
                     v = b.CreateVectorSplat(vec->getNumElements(), v);
                   return v;
                 };
-              emitPackedProductTask(b, tile, p, tt);
+              if (!s.packs) {
+                emitPackedProductTask(b, tile, p, tt);
+                return;
+              }
+              // The product's tasks (row block r, this column block tt).
+              const int64_t row_blocks = (p.M + p.rows_per_task - 1) / p.rows_per_task;
+              emitLoop(
+                  b, 0, row_blocks,
+                  [&](llvm::Value* r) {
+                    emitPackedProductTask(b, tile, p,
+                                          b.CreateAdd(b.CreateMul(r, b.getInt64(col_blocks)), tt));
+                  },
+                  "rows");
             },
             "task");
       }};

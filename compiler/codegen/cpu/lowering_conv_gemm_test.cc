@@ -117,8 +117,8 @@ TEST(ConvGemmLowering, PacksItsPanelsOnEveryTile) {
       {{1, 3, 23, 23}, {16, 3, 7, 7}, window({7, 7}, {3, 3, 3, 3}, {2, 2}, {1, 1}), true},
       // K = 576 over 784 pixels: several column blocks.
       {{1, 64, 28, 28}, {24, 64, 3, 3}, window({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}), true},
-      // 7 x 7 pixels, 200 rows: few column blocks, so rows split in two.
-      {{2, 32, 7, 7}, {200, 32, 3, 3}, window({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}), true},
+      // K = 1152, 200 rows: a task's panels meet several row blocks of W.
+      {{2, 128, 7, 7}, {200, 128, 3, 3}, window({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}), true},
   };
   uint64_t seed = 250;
   for (Case& c : cases) {

@@ -1,5 +1,8 @@
-// The two internal ops a 2-D Conv becomes on targets with vector units
-// (passes/conv_to_gemm.cc), so that it runs on the GEMM micro-kernel:
+// The internal ops of a 2-D Conv on the GEMM micro-kernel. conv_to_gemm.cc
+// emits the last two forms of nanoc.ConvGemm below; nanoc.Im2Col and
+// ConvGemm on its panels are the same patches through the arena (a whole
+// patch matrix), kept as the tested reference of the packing code and for
+// comparisons (their kernels share it):
 //
 //   nanoc.Im2Col(X [N, C, H, W]) {kernel_shape, pads, strides, dilations, panel}
 //     -> COL [N, ceil(P / panel), C * kH * kW, panel]

@@ -4,6 +4,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -115,6 +116,13 @@ void emitPackPanel(llvm::IRBuilder<>& b, const Im2ColShape& s, int64_t V, llvm::
     b.CreateBr(done);
     b.SetInsertPoint(done);
   };
+  // A window row's taps unrolled at compile time (up to 8), so that each
+  // tap's valid columns and offsets are constants.
+  const bool unroll = s.kw <= 8;
+  auto eachTap = [&](int64_t n, const std::function<void(llvm::Value*)>& body, const char* name) {
+    if (!unroll) return emitLoop(b, 0, n, body, name);
+    for (int64_t v = 0; v < n; ++v) body(i64(v));
+  };
   llvm::Value* oh_first = b.CreateUDiv(p0, i64(s.ow));
   llvm::Value* oh_last = b.CreateAdd(b.CreateUDiv(b.CreateSub(p_end, i64(1)), i64(s.ow)), i64(1));
   // One segment per output row the panel meets: its columns ow in
@@ -141,8 +149,8 @@ void emitPackPanel(llvm::IRBuilder<>& b, const Im2ColShape& s, int64_t V, llvm::
                         x_n, b.CreateMul(b.CreateAdd(b.CreateMul(c, i64(s.h)), ih), i64(s.w)));
                     llvm::Value* k0 =
                         b.CreateMul(b.CreateAdd(b.CreateMul(c, i64(s.kh)), i), i64(s.kw));
-                    emitLoop(
-                        b, 0, s.kw,
+                    eachTap(
+                        s.kw,
                         [&](llvm::Value* j) {
                           auto [lo_j, hi_j] = validColumns(j);
                           llvm::Value* lo = smin(smax(lo_j, ow_a), ow_b);

@@ -116,6 +116,52 @@ void emitPackPanel(llvm::IRBuilder<>& b, const Im2ColShape& s, int64_t V, llvm::
     b.CreateBr(done);
     b.SetInsertPoint(done);
   };
+  // Where masked vector moves are cheap (AVX's vmaskmov, AVX-512's k-masks),
+  // a segment of at most S <= 4V columns, its padding included, is
+  // ceil(S / V) masked loads and stores: no loop, no branch. Elsewhere
+  // (SSE, NEON, RVV here) masked moves become per-lane branches: the loops
+  // above.
+  const std::string features =
+      b.GetInsertBlock()->getParent()->getFnAttribute("target-features").getValueAsString().str();
+  const bool masked_segments =
+      vector_copy && S <= 4 * V && features.find("+avx") != std::string::npos;
+  // out[dst + q] for q in [from, to) (to - from <= S): x[src + q * sw] for q
+  // in [lo, hi), else 0.
+  auto segment = [&](llvm::Value* dst, llvm::Value* src, llvm::Value* from, llvm::Value* to,
+                     llvm::Value* lo, llvm::Value* hi) {
+    const int64_t lanes = V * s.sw;
+    llvm::Type* ltype = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
+    std::vector<llvm::Constant*> column, even;
+    for (int64_t l = 0; l < lanes; ++l) {
+      column.push_back(b.getInt64(l / s.sw));
+      even.push_back(b.getInt1(l % s.sw == 0));
+    }
+    std::vector<llvm::Constant*> iota;
+    for (int64_t l = 0; l < V; ++l) iota.push_back(b.getInt64(l));
+    for (int64_t v = 0; v * V < S; ++v) {
+      llvm::Value* start = b.CreateAdd(from, i64(v * V));
+      llvm::Value* q =
+          b.CreateAdd(b.CreateVectorSplat(lanes, start), llvm::ConstantVector::get(column));
+      llvm::Value* load_mask = b.CreateAnd(b.CreateICmpSGE(q, b.CreateVectorSplat(lanes, lo)),
+                                           b.CreateICmpSLT(q, b.CreateVectorSplat(lanes, hi)));
+      if (s.sw != 1) load_mask = b.CreateAnd(load_mask, llvm::ConstantVector::get(even));
+      // Masked-off lanes are not read: their addresses may lie outside X.
+      llvm::Value* from_ptr =
+          b.CreateGEP(b.getFloatTy(), x, b.CreateAdd(src, b.CreateMul(start, i64(s.sw))));
+      llvm::Value* value = b.CreateMaskedLoad(ltype, from_ptr, llvm::Align(4), load_mask,
+                                              llvm::Constant::getNullValue(ltype));
+      if (s.sw != 1) {
+        std::vector<int> keep;
+        for (int64_t l = 0; l < V; ++l) keep.push_back(static_cast<int>(l * s.sw));
+        value = b.CreateShuffleVector(value, keep);
+      }
+      llvm::Value* store_mask = b.CreateICmpSLT(
+          b.CreateAdd(b.CreateVectorSplat(V, start), llvm::ConstantVector::get(iota)),
+          b.CreateVectorSplat(V, to));
+      b.CreateMaskedStore(value, b.CreateGEP(b.getFloatTy(), out, b.CreateAdd(dst, start)),
+                          llvm::Align(4), store_mask);
+    }
+  };
   // A window row's taps unrolled at compile time (up to 8), so that each
   // tap's valid columns and offsets are constants.
   const bool unroll = s.kw <= 8;
@@ -161,6 +207,10 @@ void emitPackPanel(llvm::IRBuilder<>& b, const Im2ColShape& s, int64_t V, llvm::
                               b.CreateAdd(base, b.CreateMul(b.CreateAdd(k0, j), i64(S))), q0);
                           llvm::Value* src = b.CreateAdd(
                               x_row, b.CreateSub(b.CreateMul(j, i64(s.dw)), i64(s.pad_w)));
+                          if (masked_segments) {
+                            segment(dst, src, ow_a, ow_b, lo, hi);
+                            return;
+                          }
                           run(dst, ow_a, lo, nullptr);
                           run(dst, lo, hi, src);
                           run(dst, hi, ow_b, nullptr);

@@ -158,7 +158,8 @@ GemmPlan gemmPlan(const Node& node) {
     s.c_row_stride = cm == 1 ? 0 : cn;
   }
   s.packed = usesPackedProduct(node.inputs[1], s.M);
-  s.rows_per_task = s.packed ? packedRowsPerTask(s.M, s.K, s.N) : productRowsPerTask(s.M, s.K, s.N);
+  s.rows_per_task =
+      s.packed ? balancedPackedRowsPerTask(s.M, s.K, s.N) : productRowsPerTask(s.M, s.K, s.N);
   return s;
 }
 

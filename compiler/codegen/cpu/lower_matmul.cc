@@ -67,7 +67,7 @@ MatMulShape matMulShape(const Node& node) {
   if (s.packed) {
     s.M *= s.batches;
     s.batches = 1;
-    s.rows_per_task = packedRowsPerTask(s.M, s.K, s.N);
+    s.rows_per_task = balancedPackedRowsPerTask(s.M, s.K, s.N);
   } else {
     s.rows_per_task = productRowsPerTask(s.M, s.K, s.N);
   }

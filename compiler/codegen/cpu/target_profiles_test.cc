@@ -1,6 +1,8 @@
 // The cache sizes of a target: every CPU profile of targets/ states them,
 // the host's come from sysfs, and a kernel function carries them as string
 // attributes that the GEMM reads back (with defaults where absent).
+#include "compiler/codegen/cpu/target_profiles.h"
+
 #include <gtest/gtest.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/LLVMContext.h>
@@ -12,7 +14,6 @@
 #include <string>
 
 #include "compiler/codegen/cpu/target.h"
-#include "compiler/codegen/cpu/target_profiles.h"
 #include "compiler/ir/error.h"
 
 namespace nanoc::cpu {
@@ -65,8 +66,7 @@ TEST(TargetProfiles, AProfileWithoutCachesIsAnErrorNamingTheField) {
     loadTargetProfiles(dir.string());
     ADD_FAILURE() << "loaded a profile without 'cache.l2'";
   } catch (const CompileError& e) {
-    EXPECT_NE(std::string(e.what()).find("'l2' must be an integer"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("'l2' must be an integer"), std::string::npos) << e.what();
   }
 }
 
@@ -88,8 +88,8 @@ TEST(CacheAttributes, KernelsReadThemBackOrAssumeTheDefaults) {
     for (const auto& [k, v] : attributes) fn->addFnAttr(k, v);
     return fn;
   };
-  CpuTarget::CacheSizes c = cacheSizes(
-      *function({{kL1DataCacheAttribute, "49152"}, {kL2CacheAttribute, "2097152"}}));
+  CpuTarget::CacheSizes c =
+      cacheSizes(*function({{kL1DataCacheAttribute, "49152"}, {kL2CacheAttribute, "2097152"}}));
   EXPECT_EQ(c.l1d, 49152u);
   EXPECT_EQ(c.l2, 2097152u);
   c = cacheSizes(*function({{kL1DataCacheAttribute, "0"}, {kL2CacheAttribute, "0"}}));

@@ -87,6 +87,12 @@ int64_t balancedPackedRowsPerTask(int64_t M, int64_t K, int64_t N) {
   return best;
 }
 
+int64_t balancedPackedColumnsPerTask(int64_t M, int64_t K, int64_t N, int64_t rows_per_task) {
+  const int64_t units = (N + kPackedColumnUnit - 1) / kPackedColumnUnit;
+  if (rows_per_task < M || M * K * N < 2 * 65536 || units < 2) return 0;
+  return kPackedColumnUnit * ((units + 1) / 2);
+}
+
 int64_t packedKBlock(const RegisterTile& tile, int64_t K, int64_t rows,
                      const CpuTarget::CacheSizes& cache) {
   K = std::max<int64_t>(1, K);

@@ -54,6 +54,11 @@ int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N);
 // quanta) where nanort's two threads, one per half of the tasks, get closer
 // to M / 2 rows each.
 int64_t balancedPackedRowsPerTask(int64_t M, int64_t K, int64_t N);
+// Columns per task to go with it: 0 (all N), or, when the rows make one task
+// that holds the work of two, half of N in whole kPackedColumnUnit, so that
+// two threads share it (a product of few rows, as in a transformer).
+constexpr int64_t kPackedColumnUnit = 96;  // a multiple of every tile's columns
+int64_t balancedPackedColumnsPerTask(int64_t M, int64_t K, int64_t N, int64_t rows_per_task);
 
 // The depth of a kc block of the packed product for this tile, `rows` rows
 // per task and these caches: K in equal blocks, each as deep as keeps the

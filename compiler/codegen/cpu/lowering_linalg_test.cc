@@ -300,6 +300,23 @@ TEST(PackedProductLowering, TwoThreadsGetHalvesOfTheRows) {
   EXPECT_EQ(balancedPackedRowsPerTask(50, 9, 70), 50);
 }
 
+TEST(PackedProductLowering, FewRowsSplitTheirColumnsInTwo) {
+  // 16 rows are one task's; its columns go in two tasks of whole 96-column
+  // units instead, so two threads share it.
+  EXPECT_EQ(balancedPackedRowsPerTask(16, 768, 3072), 16);
+  EXPECT_EQ(balancedPackedColumnsPerTask(16, 768, 3072, 16), 1536);
+  EXPECT_EQ(balancedPackedColumnsPerTask(16, 768, 300, 16), 192);    // 192 + 108
+  EXPECT_EQ(balancedPackedColumnsPerTask(16, 768, 150, 16), 96);     // 96 + 54
+  EXPECT_EQ(balancedPackedColumnsPerTask(16, 768, 90, 16), 0);       // one unit
+  EXPECT_EQ(balancedPackedColumnsPerTask(4, 9, 300, 4), 0);          // too little work
+  EXPECT_EQ(balancedPackedColumnsPerTask(1024, 1024, 1024, 48), 0);  // rows split already
+  uint64_t seed = 600;
+  expectConstantBMatchesReference("MatMul", {f32({16, 200}), f32({200, 300})}, {}, seed++);
+  expectConstantBMatchesReference("MatMul", {f32({2, 5, 200}), f32({200, 290})}, {}, seed++);
+  expectConstantBMatchesReference("Gemm", {f32({200, 13}), f32({300, 200}), f32({300})},
+                                  gemmAttrs(0.5, 2.0, 1, 1), seed++);
+}
+
 TEST(PackedProductLowering, TileFollowsTheTargetFeatures) {
   auto shape = [](const testing::KernelAttributes& attributes) {
     RegisterTile t = tileOf(attributes);

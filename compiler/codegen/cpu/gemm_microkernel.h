@@ -2,8 +2,8 @@
 // into column panels at compile time, an mr x nr tile of Y held in vector
 // registers across a kc block of K (the Goto/BLIS shape). One generator for
 // every ISA: the tile comes from the kernel function's target features, kc
-// from its cache sizes (a task's rows are the mc block). Not yet: packing A, and
-// replacing B's constant by the packed one (on vector targets the packed
+// from its cache sizes (a task's rows are the mc block). Not yet: packing A,
+// and replacing B's constant by the packed one (on vector targets the packed
 // copy is a second constant today; scalar tiles read B in place).
 #pragma once
 
@@ -98,7 +98,7 @@ struct PackedProduct {
   int64_t b_panel_stride = 0;
   llvm::Value* y = nullptr;  // row-major [M, N]
   int64_t M = 0, K = 0, N = 0;
-  int64_t rows_per_task = 1;  // packedRowsPerTask
+  int64_t rows_per_task = 1;  // packedRowsPerTask or balancedPackedRowsPerTask
   // K per cache block (the sum runs block by block, partial sums kept in Y);
   // 0: packedKBlock for the tile and the kernel function's caches
   // (cacheSizes).

@@ -65,6 +65,10 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
                                                                      {"target-features", features}};
       if (target.vector_bits != 0)
         attributes.emplace_back("prefer-vector-width", std::to_string(target.vector_bits));
+      if (target.cache) {
+        attributes.emplace_back(cpu::kL1DataCacheAttribute, std::to_string(target.cache->l1d));
+        attributes.emplace_back(cpu::kL2CacheAttribute, std::to_string(target.cache->l2));
+      }
       llvm::Function* fn = cpu::emitKernel(*kernel_nodes[k], *out.module, symbol, attributes);
       kernels.push_back(fn);
       if (v == 0) spec.kernel_symbols.push_back(symbol);

@@ -1,11 +1,10 @@
 // The register-blocked matrix product for a constant B (weights): B packed
 // into column panels at compile time, an mr x nr tile of Y held in vector
-// registers across the whole K loop (the Goto/BLIS shape). One generator for
-// every ISA: the tile comes from the kernel function's target features.
-// Not yet: kc/mc blocking from the profile's cache sizes (a tile runs the
-// whole K; a task's rows are the mc block), packing A, and replacing B's
-// constant by the packed one (on vector targets the packed copy is a second
-// constant today; scalar tiles read B in place).
+// registers across a kc block of K (the Goto/BLIS shape). One generator for
+// every ISA: the tile comes from the kernel function's target features, kc
+// from its cache sizes (a task's rows are the mc block). Not yet: packing A,
+// and replacing B's constant by the packed one (on vector targets the packed
+// copy is a second constant today; scalar tiles read B in place).
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -47,8 +46,26 @@ int64_t convGemmPanel(const std::vector<CpuTarget>& targets);
 
 // Rows of Y per task for the packed product: productRowsPerTask, or more
 // while the task's rows of A fit 256 KiB, rounded up to a multiple of
-// kPackedRowQuantum (whole tiles on every ISA), or M.
+// kPackedRowQuantum (whole tiles on every ISA), or M. The same for every
+// target (the task count precedes the kernel's target): no cache sizes.
 int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N);
+// For products whose tasks are row blocks only (MatMul, Gemm): that, split in
+// two when one task holds the work of two, then down to a third of it (whole
+// quanta) where nanort's two threads, one per half of the tasks, get closer
+// to M / 2 rows each.
+int64_t balancedPackedRowsPerTask(int64_t M, int64_t K, int64_t N);
+// Columns per task to go with it: 0 (all N), or, when the rows make one task
+// that holds the work of two, half of N in whole kPackedColumnUnit, so that
+// two threads share it (a product of few rows, as in a transformer).
+constexpr int64_t kPackedColumnUnit = 96;  // a multiple of every tile's columns
+int64_t balancedPackedColumnsPerTask(int64_t M, int64_t K, int64_t N, int64_t rows_per_task);
+
+// The depth of a kc block of the packed product for this tile, `rows` rows
+// per task and these caches: K in equal blocks, each as deep as keeps the
+// task's block of A and the panel's block of B in half of L2, and at least
+// BLIS's kc (the panel's block in half of L1); no L1 (0): one block.
+int64_t packedKBlock(const RegisterTile& tile, int64_t K, int64_t rows,
+                     const CpuTarget::CacheSizes& cache);
 
 // Whether an M x K x N product with this B takes the packed product: B a 2-D
 // f32 constant and M at least kPackedMinRows (fewer rows give too few
@@ -84,7 +101,11 @@ struct PackedProduct {
   llvm::Value* b_column_origin = nullptr;
   llvm::Value* y = nullptr;  // row-major [M, N]
   int64_t M = 0, K = 0, N = 0;
-  int64_t rows_per_task = 1;  // packedRowsPerTask
+  int64_t rows_per_task = 1;  // packedRowsPerTask or balancedPackedRowsPerTask
+  // K per cache block (the sum runs block by block, partial sums kept in Y);
+  // 0: packedKBlock for the tile and the kernel function's caches
+  // (cacheSizes).
+  int64_t k_block = 0;
   // Columns per task, a multiple of the tile's nr; 0: all N. Tasks are
   // (row block, column block) pairs, column blocks fastest.
   int64_t cols_per_task = 0;

@@ -138,7 +138,12 @@ struct GemmPlan {
   // B is a constant: packed at compile time, the register-tiled product.
   bool packed = false;
 
+  int64_t cols_per_task = 0;  // packed: PackedProduct's, 0 for all N
+
   int64_t blocks() const { return M == 0 ? 1 : (M + rows_per_task - 1) / rows_per_task; }
+  int64_t colBlocks() const {
+    return cols_per_task > 0 ? (N + cols_per_task - 1) / cols_per_task : 1;
+  }
 };
 
 GemmPlan gemmPlan(const Node& node) {
@@ -158,7 +163,9 @@ GemmPlan gemmPlan(const Node& node) {
     s.c_row_stride = cm == 1 ? 0 : cn;
   }
   s.packed = usesPackedProduct(node.inputs[1], s.M);
-  s.rows_per_task = s.packed ? packedRowsPerTask(s.M, s.K, s.N) : productRowsPerTask(s.M, s.K, s.N);
+  s.rows_per_task =
+      s.packed ? balancedPackedRowsPerTask(s.M, s.K, s.N) : productRowsPerTask(s.M, s.K, s.N);
+  if (s.packed) s.cols_per_task = balancedPackedColumnsPerTask(s.M, s.K, s.N, s.rows_per_task);
   return s;
 }
 
@@ -182,6 +189,7 @@ void emitPackedGemm(KernelBuilder& kb, const GemmPlan& s) {
   p.y = kb.output(0);
   p.M = s.M, p.K = s.K, p.N = s.N;
   p.rows_per_task = s.rows_per_task;
+  p.cols_per_task = s.cols_per_task;
   p.alpha = s.alpha;
   llvm::Value* c = s.has_c ? kb.input(2) : nullptr;
   if (c)
@@ -205,9 +213,13 @@ void emitPackedGemm(KernelBuilder& kb, const GemmPlan& s) {
 
 }  // namespace
 
-// One task per block of rows of Y.
+// One task per block of rows of Y, or with a packed B per (block of rows,
+// block of columns).
 Lowering makeGemmLowering() {
-  return {[](const Node& node) -> uint64_t { return gemmPlan(node).blocks(); },
+  return {[](const Node& node) -> uint64_t {
+            GemmPlan s = gemmPlan(node);
+            return s.blocks() * s.colBlocks();
+          },
           [](KernelBuilder& kb) {
             GemmPlan s = gemmPlan(kb.node);
             if (s.M == 0 || s.N == 0) return;

@@ -32,7 +32,12 @@ struct MatMulShape {
   // batch's rows and batches is 1.
   bool packed = false;
 
+  int64_t cols_per_task = 0;  // packed: PackedProduct's, 0 for all N
+
   int64_t blocks() const { return M == 0 ? 1 : (M + rows_per_task - 1) / rows_per_task; }
+  int64_t colBlocks() const {
+    return cols_per_task > 0 ? (N + cols_per_task - 1) / cols_per_task : 1;
+  }
 };
 
 MatMulShape matMulShape(const Node& node) {
@@ -67,7 +72,8 @@ MatMulShape matMulShape(const Node& node) {
   if (s.packed) {
     s.M *= s.batches;
     s.batches = 1;
-    s.rows_per_task = packedRowsPerTask(s.M, s.K, s.N);
+    s.rows_per_task = balancedPackedRowsPerTask(s.M, s.K, s.N);
+    s.cols_per_task = balancedPackedColumnsPerTask(s.M, s.K, s.N, s.rows_per_task);
   } else {
     s.rows_per_task = productRowsPerTask(s.M, s.K, s.N);
   }
@@ -76,66 +82,69 @@ MatMulShape matMulShape(const Node& node) {
 
 }  // namespace
 
-// One task per (batch, block of output rows).
+// One task per (batch, block of output rows), or with a packed B per (block
+// of rows, block of columns).
 Lowering makeMatMulLowering() {
-  return {[](const Node& node) -> uint64_t {
-            MatMulShape s = matMulShape(node);
-            return static_cast<uint64_t>(std::max<int64_t>(1, s.batches * s.blocks()));
-          },
-          [](KernelBuilder& kb) {
-            MatMulShape s = matMulShape(kb.node);
-            if (s.batches * s.M * s.N == 0) return;
-            llvm::IRBuilder<>& b = kb.b;
-            if (s.packed) {
-              RegisterTile tile = registerTile(*kb.fn);
-              PackedProduct p;
-              p.a = kb.input(0);
-              p.a_row_stride = s.K;
-              p.a_k_stride = 1;
-              if (tile.width == 1) {
-                p.packed_b = kb.input(1);
-                p.b_in_place = true;
-                p.b_k_stride = s.N;
-                p.b_col_stride = 1;
-              } else {
-                p.packed_b = packB(kb.module, *kb.node.inputs[1], false, s.K, s.N, tile.columns(),
-                                   kb.fn->getName().str() + ".packed_b");
+  return {
+      [](const Node& node) -> uint64_t {
+        MatMulShape s = matMulShape(node);
+        return static_cast<uint64_t>(std::max<int64_t>(1, s.batches * s.blocks() * s.colBlocks()));
+      },
+      [](KernelBuilder& kb) {
+        MatMulShape s = matMulShape(kb.node);
+        if (s.batches * s.M * s.N == 0) return;
+        llvm::IRBuilder<>& b = kb.b;
+        if (s.packed) {
+          RegisterTile tile = registerTile(*kb.fn);
+          PackedProduct p;
+          p.a = kb.input(0);
+          p.a_row_stride = s.K;
+          p.a_k_stride = 1;
+          if (tile.width == 1) {
+            p.packed_b = kb.input(1);
+            p.b_in_place = true;
+            p.b_k_stride = s.N;
+            p.b_col_stride = 1;
+          } else {
+            p.packed_b = packB(kb.module, *kb.node.inputs[1], false, s.K, s.N, tile.columns(),
+                               kb.fn->getName().str() + ".packed_b");
+          }
+          p.y = kb.output(0);
+          p.M = s.M, p.K = s.K, p.N = s.N;
+          p.rows_per_task = s.rows_per_task;
+          p.cols_per_task = s.cols_per_task;
+          emitLoop(
+              b, kb.task_begin, kb.task_end,
+              [&](llvm::Value* t) { emitPackedProductTask(b, tile, p, t); }, "task");
+          return;
+        }
+        emitLoop(
+            b, kb.task_begin, kb.task_end,
+            [&](llvm::Value* t) {
+              llvm::Value* blocks = b.getInt64(s.blocks());
+              llvm::Value* batch = b.CreateUDiv(t, blocks);
+              llvm::Value* row_begin =
+                  b.CreateMul(b.CreateURem(t, blocks), b.getInt64(s.rows_per_task));
+              llvm::Value* row_end = b.CreateBinaryIntrinsic(
+                  llvm::Intrinsic::smin, b.CreateAdd(row_begin, b.getInt64(s.rows_per_task)),
+                  b.getInt64(s.M));
+              // Batch index -> each operand's matrix offset, innermost dim first.
+              llvm::Value* a_base = b.getInt64(0);
+              llvm::Value* b_base = b.getInt64(0);
+              llvm::Value* rest = batch;
+              for (size_t d = s.batch_dims.size(); d-- > 0;) {
+                llvm::Value* dim = b.getInt64(s.batch_dims[d]);
+                llvm::Value* at = b.CreateURem(rest, dim);
+                rest = b.CreateUDiv(rest, dim);
+                a_base = b.CreateAdd(a_base, b.CreateMul(at, b.getInt64(s.a_batch_strides[d])));
+                b_base = b.CreateAdd(b_base, b.CreateMul(at, b.getInt64(s.b_batch_strides[d])));
               }
-              p.y = kb.output(0);
-              p.M = s.M, p.K = s.K, p.N = s.N;
-              p.rows_per_task = s.rows_per_task;
-              emitLoop(
-                  b, kb.task_begin, kb.task_end,
-                  [&](llvm::Value* t) { emitPackedProductTask(b, tile, p, t); }, "task");
-              return;
-            }
-            emitLoop(
-                b, kb.task_begin, kb.task_end,
-                [&](llvm::Value* t) {
-                  llvm::Value* blocks = b.getInt64(s.blocks());
-                  llvm::Value* batch = b.CreateUDiv(t, blocks);
-                  llvm::Value* row_begin =
-                      b.CreateMul(b.CreateURem(t, blocks), b.getInt64(s.rows_per_task));
-                  llvm::Value* row_end = b.CreateBinaryIntrinsic(
-                      llvm::Intrinsic::smin, b.CreateAdd(row_begin, b.getInt64(s.rows_per_task)),
-                      b.getInt64(s.M));
-                  // Batch index -> each operand's matrix offset, innermost dim first.
-                  llvm::Value* a_base = b.getInt64(0);
-                  llvm::Value* b_base = b.getInt64(0);
-                  llvm::Value* rest = batch;
-                  for (size_t d = s.batch_dims.size(); d-- > 0;) {
-                    llvm::Value* dim = b.getInt64(s.batch_dims[d]);
-                    llvm::Value* at = b.CreateURem(rest, dim);
-                    rest = b.CreateUDiv(rest, dim);
-                    a_base = b.CreateAdd(a_base, b.CreateMul(at, b.getInt64(s.a_batch_strides[d])));
-                    b_base = b.CreateAdd(b_base, b.CreateMul(at, b.getInt64(s.b_batch_strides[d])));
-                  }
-                  llvm::Value* y_base = b.CreateMul(batch, b.getInt64(s.M * s.N));
-                  emitProductRows(b, kb.input(0), a_base, s.K, 1, kb.input(1), b_base, s.N, 1,
-                                  kb.output(0), y_base, s.K, s.N, row_begin, row_end, 1.0, {});
-                },
-                "task");
-          }};
+              llvm::Value* y_base = b.CreateMul(batch, b.getInt64(s.M * s.N));
+              emitProductRows(b, kb.input(0), a_base, s.K, 1, kb.input(1), b_base, s.N, 1,
+                              kb.output(0), y_base, s.K, s.N, row_begin, row_end, 1.0, {});
+            },
+            "task");
+      }};
 }
 
 }  // namespace nanoc::cpu

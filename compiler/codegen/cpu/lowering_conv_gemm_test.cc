@@ -92,6 +92,14 @@ TEST(ConvGemmLowering, PanelsOnEveryTile) {
   expectConvGemmMatches({2, 2, 18, 96}, {24, 2, 3, 3}, true, 96, {10, 11}, seed++);
 }
 
+TEST(ConvGemmLowering, DeepPatchesRunInSeveralCacheBlocks) {
+  // A 3x3 window over 256 channels: K = 2304, several kc blocks on every
+  // tile at the default caches (32 KiB, 512 KiB); channels that are not a
+  // multiple of the tile's rows and a partial last panel.
+  expectConvGemmMatches({1, 2, 2304, 96}, {30, 256, 3, 3}, true, 96, {10, 10}, 250);
+  expectConvGemmMatches({1, 1, 2304, 96}, {64, 256, 3, 3}, false, 96, {7, 7}, 251);
+}
+
 TEST(ConvGemmLowering, PointwiseReadsXInPlace) {
   uint64_t seed = 200;
   for (int64_t m : {3, 12, 40})

@@ -160,9 +160,11 @@ TEST(GemmLowering, HandComputedWithAlphaBetaAndTransposes) {
 
 using testing::tileTargets;
 
-// Runs `op` with input 1 made a constant (its random data) on every tile.
+// Runs `op` with input 1 made a constant (its random data) on every tile,
+// each with the kernel attributes `extra` too.
 void expectConstantBMatchesReference(const std::string& op, std::vector<TensorType> inputs,
-                                     Attrs attrs, uint64_t seed) {
+                                     Attrs attrs, uint64_t seed,
+                                     const testing::KernelAttributes& extra = {}) {
   std::string what = testing::describe(op, inputs) + " with constant B";
   SCOPED_TRACE(what);
   auto g = testing::makeSingleNodeGraph(op, inputs, attrs);
@@ -174,9 +176,10 @@ void expectConstantBMatchesReference(const std::string& op, std::vector<TensorTy
   }
   g->node->inputs[1]->data =
       std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
-  for (const testing::KernelAttributes& target : tileTargets()) {
+  for (testing::KernelAttributes target : tileTargets()) {
     std::string features = target.empty() ? "none" : target[1].second.substr(0, 40);
     SCOPED_TRACE("target-features " + features);
+    target.insert(target.end(), extra.begin(), extra.end());
     expectLoweringMatchesReference(*g->node, data, what, target);
   }
 }
@@ -214,24 +217,119 @@ TEST(PackedProductLowering, GemmTransposesAlphaBetaAndC) {
     }
 }
 
+// The tile of a function with these attributes.
+RegisterTile tileOf(const testing::KernelAttributes& attributes) {
+  llvm::LLVMContext ctx;
+  llvm::Module module("m", ctx);
+  auto* fn = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false),
+                                    llvm::Function::InternalLinkage, "f", module);
+  for (const auto& [k, v] : attributes) fn->addFnAttr(k, v);
+  return registerTile(*fn);
+}
+
+TEST(PackedProductLowering, DeepKRunsInSeveralCacheBlocks) {
+  // With a 32 KiB L1 and a 128 KiB L2, these K take several kc blocks on
+  // every vector tile (4097 on the scalar one too), the last one shorter for
+  // 4097; partial sums wait in Y between blocks.
+  const testing::KernelAttributes cache = {{kL1DataCacheAttribute, "32768"},
+                                           {kL2CacheAttribute, "131072"}};
+  for (const testing::KernelAttributes& target : tileTargets()) {
+    RegisterTile tile = tileOf(target);
+    EXPECT_LT(packedKBlock(tile, 4097, 72, {32768, 131072}), 2100);
+    if (tile.width > 1) EXPECT_LE(packedKBlock(tile, 1000, 72, {32768, 131072}), 500);
+  }
+  uint64_t seed = 400;
+  for (int64_t K : {1000, 1024, 4097})
+    for (auto [M, N] : std::vector<std::pair<int64_t, int64_t>>{{29, 37}, {13, 70}}) {
+      SCOPED_TRACE("K=" + std::to_string(K) + " M=" + std::to_string(M) +
+                   " N=" + std::to_string(N));
+      expectConstantBMatchesReference("MatMul", {f32({M, K}), f32({K, N})}, {}, seed++, cache);
+    }
+  // alpha, beta * C (the tile's init) and B^T once, after the last block.
+  expectConstantBMatchesReference("Gemm", {f32({1000, 21}), f32({33, 1000}), f32({21, 33})},
+                                  gemmAttrs(0.5, -1.5, 1, 1), seed++, cache);
+  expectConstantBMatchesReference("Gemm", {f32({23, 1024}), f32({1024, 19}), f32({19})},
+                                  gemmAttrs(2.0, 1.0, 0, 0), seed++, cache);
+  // The default caches (no attributes): K = 4097 in blocks on every tile.
+  expectConstantBMatchesReference("MatMul", {f32({29, 4097}), f32({4097, 37})}, {}, seed++);
+}
+
+TEST(PackedProductLowering, CacheSizesSetTheBlockDepth) {
+  const RegisterTile avx512 = {16, 2, 12};  // 12 x 32
+  // No cache (Cortex-M4): one block.
+  EXPECT_EQ(packedKBlock(avx512, 5000, 48, {0, 0}), 5000);
+  // Zen 4 (32 KiB, 1 MiB) and 48 rows: blocks up to 1638 deep (A's 48 rows
+  // and B's 32 columns in 512 KiB), so K = 1024 is one block, 4096 three.
+  EXPECT_EQ(packedKBlock(avx512, 1024, 48, {32768, 1048576}), 1024);
+  EXPECT_EQ(packedKBlock(avx512, 4096, 48, {32768, 1048576}), 1366);
+  // A small L2 never goes below BLIS's kc, B's block in half of L1: 128.
+  EXPECT_EQ(packedKBlock(avx512, 1024, 48, {32768, 65536}), 128);
+  EXPECT_EQ(packedKBlock(avx512, 1000, 48, {32768, 0}), 125);  // no L2: 8 of 125
+  EXPECT_EQ(packedKBlock(avx512, 16, 48, {32768, 65536}), 16);
+  // A bigger L2 or fewer rows, deeper blocks.
+  EXPECT_GT(packedKBlock(avx512, 8192, 48, {32768, 2097152}),
+            packedKBlock(avx512, 8192, 48, {32768, 1048576}));
+  EXPECT_GT(packedKBlock(avx512, 8192, 24, {32768, 1048576}),
+            packedKBlock(avx512, 8192, 48, {32768, 1048576}));
+  // The kernels read the sizes from their attributes: blocks of 15 at a 1
+  // KiB L1 and no L2, one block without a cache, the defaults for a
+  // malformed size; the same result every way.
+  uint64_t seed = 500;
+  for (const char* l1d : {"1024", "0", "not-a-size"}) {
+    SCOPED_TRACE(std::string("L1 ") + l1d);
+    testing::KernelAttributes cache = {{kL1DataCacheAttribute, l1d}, {kL2CacheAttribute, "0"}};
+    expectConstantBMatchesReference("MatMul", {f32({13, 100}), f32({100, 37})}, {}, seed++, cache);
+    expectConstantBMatchesReference("Gemm", {f32({13, 100}), f32({100, 37}), f32({13, 37})},
+                                    gemmAttrs(0.5, -1.5, 0, 0), seed++, cache);
+  }
+}
+
+TEST(PackedProductLowering, TwoThreadsGetHalvesOfTheRows) {
+  // nanort runs the first ceil(tasks / 2) tasks on one thread, the rest on
+  // the other: each gets M / 2 rows give or take a quantum. A small product
+  // stays one task.
+  for (int64_t M : {97, 300, 1000, 1024, 2000, 4096})
+    for (int64_t K : {64, 1024}) {
+      SCOPED_TRACE("M=" + std::to_string(M) + " K=" + std::to_string(K));
+      const int64_t rows = balancedPackedRowsPerTask(M, K, 1024);
+      EXPECT_EQ(rows % kPackedRowQuantum == 0 || rows == M, true) << rows;
+      const int64_t tasks = (M + rows - 1) / rows;
+      const int64_t first = std::min(M, (tasks + 1) / 2 * rows);
+      EXPECT_LE(std::max(first, M - first), M / 2 + kPackedRowQuantum) << rows;
+    }
+  EXPECT_EQ(balancedPackedRowsPerTask(50, 9, 70), 50);
+}
+
+TEST(PackedProductLowering, FewRowsSplitTheirColumnsInTwo) {
+  // 16 rows are one task's; its columns go in two tasks of whole 96-column
+  // units instead, so two threads share it.
+  EXPECT_EQ(balancedPackedRowsPerTask(16, 768, 3072), 16);
+  EXPECT_EQ(balancedPackedColumnsPerTask(16, 768, 3072, 16), 1536);
+  EXPECT_EQ(balancedPackedColumnsPerTask(16, 768, 300, 16), 192);    // 192 + 108
+  EXPECT_EQ(balancedPackedColumnsPerTask(16, 768, 150, 16), 96);     // 96 + 54
+  EXPECT_EQ(balancedPackedColumnsPerTask(16, 768, 90, 16), 0);       // one unit
+  EXPECT_EQ(balancedPackedColumnsPerTask(4, 9, 300, 4), 0);          // too little work
+  EXPECT_EQ(balancedPackedColumnsPerTask(1024, 1024, 1024, 48), 0);  // rows split already
+  uint64_t seed = 600;
+  expectConstantBMatchesReference("MatMul", {f32({16, 200}), f32({200, 300})}, {}, seed++);
+  expectConstantBMatchesReference("MatMul", {f32({2, 5, 200}), f32({200, 290})}, {}, seed++);
+  expectConstantBMatchesReference("Gemm", {f32({200, 13}), f32({300, 200}), f32({300})},
+                                  gemmAttrs(0.5, 2.0, 1, 1), seed++);
+}
+
 TEST(PackedProductLowering, TileFollowsTheTargetFeatures) {
-  auto tileOf = [](std::vector<std::pair<std::string, std::string>> attributes) {
-    llvm::LLVMContext ctx;
-    llvm::Module module("m", ctx);
-    auto* fn = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false),
-                                      llvm::Function::InternalLinkage, "f", module);
-    for (const auto& [k, v] : attributes) fn->addFnAttr(k, v);
-    RegisterTile t = registerTile(*fn);
+  auto shape = [](const testing::KernelAttributes& attributes) {
+    RegisterTile t = tileOf(attributes);
     return std::vector<int64_t>{t.rows, t.columns()};
   };
-  EXPECT_EQ(tileOf({}), (std::vector<int64_t>{4, 4}));
-  EXPECT_EQ(tileOf({{"target-features", "+avx,+avx2,+fma,-avx512f"}}),
+  EXPECT_EQ(shape({}), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(shape({{"target-features", "+avx,+avx2,+fma,-avx512f"}}),
             (std::vector<int64_t>{6, 16}));
-  EXPECT_EQ(tileOf({{"target-features", "+avx2,+avx512f"}}), (std::vector<int64_t>{12, 32}));
-  EXPECT_EQ(tileOf({{"target-features", "+avx512f"}, {"prefer-vector-width", "256"}}),
+  EXPECT_EQ(shape({{"target-features", "+avx2,+avx512f"}}), (std::vector<int64_t>{12, 32}));
+  EXPECT_EQ(shape({{"target-features", "+avx512f"}, {"prefer-vector-width", "256"}}),
             (std::vector<int64_t>{8, 24}));
-  EXPECT_EQ(tileOf({{"target-features", "+fp-armv8,+neon"}}), (std::vector<int64_t>{8, 12}));
-  EXPECT_EQ(tileOf({{"target-features", "+d,+f,+v"}}), (std::vector<int64_t>{8, 12}));
+  EXPECT_EQ(shape({{"target-features", "+fp-armv8,+neon"}}), (std::vector<int64_t>{8, 12}));
+  EXPECT_EQ(shape({{"target-features", "+d,+f,+v"}}), (std::vector<int64_t>{8, 12}));
   for (int64_t rows : {4, 6, 8, 12}) EXPECT_EQ(kPackedRowQuantum % rows, 0);
 }
 

@@ -4,6 +4,7 @@
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/Function.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PassManager.h>
@@ -17,6 +18,7 @@
 #include <llvm/TargetParser/Triple.h>
 
 #include <algorithm>
+#include <fstream>
 #include <mutex>
 #include <set>
 
@@ -97,6 +99,29 @@ std::vector<std::string> resolveFeatures(const llvm::Target& target, const std::
   return {enabled.begin(), enabled.end()};
 }
 
+// CPU 0's data and unified caches as Linux lists them (index*/level, type,
+// size such as "48K"); none when sysfs has no level 1 data cache.
+std::optional<CpuTarget::CacheSizes> hostCacheSizes() {
+  CpuTarget::CacheSizes sizes;
+  for (int i = 0; i < 8; ++i) {
+    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level_in(dir + "level"), type_in(dir + "type"), size_in(dir + "size");
+    int level = 0;
+    std::string type, size;
+    if (!(level_in >> level) || !(type_in >> type) || !(size_in >> size)) break;
+    if (type != "Data" && type != "Unified") continue;
+    uint64_t bytes = 0;
+    size_t at = 0;
+    while (at < size.size() && size[at] >= '0' && size[at] <= '9')
+      bytes = bytes * 10 + static_cast<uint64_t>(size[at++] - '0');
+    if (at < size.size()) bytes <<= size[at] == 'K' ? 10 : size[at] == 'M' ? 20 : 0;
+    if (level == 1) sizes.l1d = bytes;
+    if (level == 2) sizes.l2 = bytes;
+  }
+  if (sizes.l1d == 0) return std::nullopt;
+  return sizes;
+}
+
 }  // namespace
 
 std::string CpuTarget::featureString() const {
@@ -129,7 +154,19 @@ CpuTarget hostTarget() {
                        std::string(entry.getValue() ? "+" : "-") + entry.getKey().str();
   target.features = resolveFeatures(llvm_target, target.triple, target.cpu, host_features);
   target.data_layout = dataLayoutOf(target);
+  target.cache = hostCacheSizes();
   return target;
+}
+
+CpuTarget::CacheSizes cacheSizes(const llvm::Function& fn) {
+  auto bytes = [&](const char* name, uint64_t fallback) {
+    uint64_t v = 0;
+    if (!fn.hasFnAttribute(name) || fn.getFnAttribute(name).getValueAsString().getAsInteger(10, v))
+      return fallback;
+    return v;
+  };
+  return {bytes(kL1DataCacheAttribute, kDefaultCacheSizes.l1d),
+          bytes(kL2CacheAttribute, kDefaultCacheSizes.l2)};
 }
 
 CpuTarget makeTarget(const std::string& triple, const std::string& cpu,

@@ -3,11 +3,14 @@
 // runtime can refuse a CPU that lacks them.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace llvm {
+class Function;
 class TargetMachine;
 class Module;
 }  // namespace llvm
@@ -22,6 +25,13 @@ struct CpuTarget {
   // Vector width the kernels prefer, in bits; 0 leaves it to the CPU's tuning.
   // (LLVM prefers 256-bit vectors on AVX-512 CPUs unless told 512.)
   uint32_t vector_bits = 0;
+  // Per-core data cache sizes in bytes, for the GEMM's cache blocking (0: the
+  // level is absent, as on a Cortex-M4); none: unknown, the kernels assume
+  // kDefaultCacheSizes.
+  struct CacheSizes {
+    uint64_t l1d = 0, l2 = 0;
+  };
+  std::optional<CacheSizes> cache;
 
   // "+a,+b,..." for LLVM.
   std::string featureString() const;
@@ -32,7 +42,20 @@ struct CpuTarget {
 // feature the CPU has but the target removed stays off.
 std::string exactFeatureString(const CpuTarget& target);
 
-// This machine: LLVM's host triple, host CPU name and host features.
+// What the kernels assume of a target whose cache sizes are unknown: small
+// enough for any desktop or server core of the last decade.
+constexpr CpuTarget::CacheSizes kDefaultCacheSizes = {32 * 1024, 512 * 1024};
+
+// A kernel function carries its target's cache sizes as these string
+// attributes (decimal bytes), set beside target-cpu and target-features.
+constexpr const char* kL1DataCacheAttribute = "nanoc-l1d-cache-bytes";
+constexpr const char* kL2CacheAttribute = "nanoc-l2-cache-bytes";
+// The cache sizes of `fn`'s target: its attributes, kDefaultCacheSizes for an
+// absent or malformed one (kernels built without a CpuTarget, as in tests).
+CpuTarget::CacheSizes cacheSizes(const llvm::Function& fn);
+
+// This machine: LLVM's host triple, host CPU name and host features, and its
+// cache sizes from Linux's sysfs (unknown elsewhere).
 CpuTarget hostTarget();
 
 // A target from nanoc's --triple/--cpu/--features. `features` is a comma list

@@ -55,6 +55,10 @@ TargetProfile parseProfile(const std::filesystem::path& path) {
       if (!s) throw CompileError(file + ": 'features' must be a list of strings");
       p.features.push_back(s->str());
     }
+    const llvm::json::Object* cache = obj->getObject("cache");
+    if (!cache) throw CompileError(file + ": 'cache' must be an object {l1d, l2}");
+    p.cache.l1d = static_cast<uint64_t>(integer(*cache, "l1d"));
+    p.cache.l2 = static_cast<uint64_t>(integer(*cache, "l2"));
     if (const llvm::json::Value* memory = obj->get("memory")) {
       const llvm::json::Object* m = memory->getAsObject();
       if (!m) throw CompileError(file + ": 'memory' must be an object {flash, ram}");
@@ -112,6 +116,7 @@ CpuTarget cpuTargetOf(const TargetProfile& profile) {
   try {
     CpuTarget target = makeTarget(profile.triple, profile.cpu, features);
     target.vector_bits = profile.vector_bits;
+    if (profile.kind == "cpu") target.cache = profile.cache;
     return target;
   } catch (const CompileError& e) {
     throw CompileError(profile.file + ": " + e.what());

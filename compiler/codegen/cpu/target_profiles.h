@@ -3,13 +3,16 @@
 //
 //   targets/cpu/NAME.json  {"name", "kind": "cpu", "description", "triple", "cpu",
 //                           "features": ["+f", ...], "vector_bits",
+//                           "cache": {"l1d", "l2"},
 //                           "memory": {"flash", "ram"} (bare metal, optional)}
 //   targets/gpu/NAME.json  {"name", "kind": "gpu", "description", "sm", "ptx_isa",
 //                           "host": {"triple", "cpu"}, "limits": {...}}
 //
 // vector_bits is the vector width the kernels should prefer (0: the CPU's own
 // choice, e.g. for scalable vectors); LLVM prefers 256-bit vectors on the
-// AVX-512 CPUs unless told otherwise.
+// AVX-512 CPUs unless told otherwise. cache is the per-core level 1 data
+// and level 2 cache in bytes (0: no such cache), which sizes the GEMM's
+// cache blocks.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +30,7 @@ struct TargetProfile {
   std::string triple, cpu;
   std::vector<std::string> features;
   uint32_t vector_bits = 0;
+  CpuTarget::CacheSizes cache;
   // A bare-metal profile's memory in bytes (0: not given): nanoc refuses a
   // model whose constants and program exceed the flash, or whose arena
   // exceeds the RAM (checkModelFits).

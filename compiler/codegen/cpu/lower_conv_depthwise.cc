@@ -1,0 +1,271 @@
+// Depthwise 2-D Conv: each output plane is its input plane convolved with its
+// channel's KH x KW taps. Planes are NCHW, so the kernel runs along the output
+// row, V outputs per vector (the register tile's width):
+//  - the taps and the bias are loaded once per plane, as splats;
+//  - rows are split at compile time into runs that read the same taps (the
+//    top and bottom rows skip the rows of taps that fall in the padding);
+//  - each row is split at compile time into chunks of V outputs: the full
+//    ones (every tap of every lane inside the row) run in a loop, U chunks a
+//    step with one accumulator each to hide the multiply-add latency; the
+//    few at the row's ends read with constant lane masks and skip the taps
+//    that no lane needs.
+// The taps are unrolled (the kernel shape is static). Column stride 1 reads
+// a tap with one unaligned load; stride 2 loads 2V lanes and keeps the even
+// ones. Every output sums the bias then its taps in (kh, kw) order, whichever
+// chunk computes it, so results do not depend on the task split.
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Intrinsics.h>
+
+#include <algorithm>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "compiler/codegen/cpu/conv_kernels.h"
+#include "compiler/codegen/cpu/gemm_microkernel.h"
+#include "compiler/codegen/cpu/loops.h"
+
+namespace nanoc::cpu {
+
+namespace {
+
+// More edge chunks than this on one side of a row (pads many vectors wide):
+// the generic loop, rather than that much unrolled code.
+constexpr int64_t kMaxEdgeChunks = 8;
+
+// The taps [lo, hi) of one dimension that read inside an input of extent n
+// for output o (contiguous: the input position grows with the tap).
+std::pair<int64_t, int64_t> validTaps(int64_t o, int64_t n, int64_t k, int64_t s, int64_t d,
+                                      int64_t pad) {
+  int64_t lo = k, hi = 0;
+  for (int64_t t = 0; t < k; ++t) {
+    int64_t i = o * s - pad + t * d;
+    if (i >= 0 && i < n) lo = std::min(lo, t), hi = t + 1;
+  }
+  return lo < hi ? std::make_pair(lo, hi) : std::make_pair(int64_t{0}, int64_t{0});
+}
+
+// Output rows [begin, end) that read taps rows [kh_lo, kh_hi).
+struct RowRun {
+  int64_t begin, end, kh_lo, kh_hi;
+};
+
+// V outputs of a row from column base + offset, base a run-time value. An
+// edge chunk (valid not empty) keeps `lanes` outputs and reads lane l of tap
+// kw only where valid[kw][l]; a full chunk reads every lane of every tap.
+struct Chunk {
+  int64_t offset = 0, lanes = 0;
+  std::vector<std::vector<bool>> valid;
+};
+
+struct DepthwisePlan {
+  int64_t V = 0, U = 0;  // lanes per vector, chunks per step of the full loop
+  std::vector<RowRun> rows;
+  std::vector<Chunk> left, right;  // edge chunks, at fixed columns
+  int64_t full_begin = 0, full_chunks = 0;
+};
+
+// The plan, or none (false) where the shape needs too many edge chunks.
+bool planDepthwise(const ConvShape& s, int64_t V, DepthwisePlan& plan) {
+  const int64_t H = s.in[0], W = s.in[1], OH = s.out[0], OW = s.out[1];
+  const int64_t KW = s.kernel[1], sw = s.strides[1], dw = s.dilations[1], pw = s.pads[1];
+  plan.V = V;
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    auto [lo, hi] = validTaps(oh, H, s.kernel[0], s.strides[0], s.dilations[0], s.pads[0]);
+    if (!plan.rows.empty() && plan.rows.back().kh_lo == lo && plan.rows.back().kh_hi == hi)
+      plan.rows.back().end = oh + 1;
+    else
+      plan.rows.push_back({oh, oh + 1, lo, hi});
+  }
+  // A full chunk's loads (V lanes, 2V at stride 2) lie inside the row for
+  // every tap; the full chunks are one interval of the row's chunks.
+  const int64_t chunks = (OW + V - 1) / V;
+  auto full = [&](int64_t i) {
+    if ((i + 1) * V > OW) return false;
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      int64_t start = i * V * sw - pw + kw * dw;
+      if (start < 0 || start + V * sw > W) return false;
+    }
+    return true;
+  };
+  int64_t i_lo = 0;
+  while (i_lo < chunks && !full(i_lo)) ++i_lo;
+  int64_t i_hi = i_lo;
+  while (i_hi < chunks && full(i_hi)) ++i_hi;
+  if (i_lo == chunks) i_hi = i_lo;
+  auto edge = [&](int64_t i) {
+    Chunk c;
+    c.offset = i * V;
+    c.lanes = std::min(V, OW - i * V);
+    c.valid.assign(static_cast<size_t>(KW), std::vector<bool>(static_cast<size_t>(V), false));
+    for (int64_t kw = 0; kw < KW; ++kw)
+      for (int64_t l = 0; l < c.lanes; ++l) {
+        int64_t iw = (c.offset + l) * sw - pw + kw * dw;
+        c.valid[kw][l] = iw >= 0 && iw < W;
+      }
+    return c;
+  };
+  for (int64_t i = 0; i < i_lo; ++i) plan.left.push_back(edge(i));
+  for (int64_t i = i_hi; i < chunks; ++i) plan.right.push_back(edge(i));
+  plan.full_begin = i_lo * V;
+  plan.full_chunks = i_hi - i_lo;
+  if (static_cast<int64_t>(plan.left.size()) > kMaxEdgeChunks ||
+      static_cast<int64_t>(plan.right.size()) > kMaxEdgeChunks)
+    return false;
+  return true;
+}
+
+class DepthwiseEmitter {
+ public:
+  DepthwiseEmitter(KernelBuilder& kb, const ConvShape& s, const DepthwisePlan& plan)
+      : kb_(kb), b_(kb.b), s_(s), plan_(plan) {
+    vtype_ = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(plan.V));
+  }
+
+  void emit() {
+    const int64_t C = s_.c, taps = s_.kernel[0] * s_.kernel[1];
+    const int64_t in_plane = s_.in[0] * s_.in[1], plane = s_.out[0] * s_.out[1];
+    llvm::Value* w = kb_.input(1);
+    llvm::Value* bias = s_.has_bias ? kb_.input(2) : nullptr;
+    emitLoop(
+        b_, kb_.task_begin, kb_.task_end,
+        [&](llvm::Value* t) {
+          llvm::Value* c = b_.CreateURem(t, b_.getInt64(C));
+          weights_.clear();
+          for (int64_t i = 0; i < taps; ++i)
+            weights_.push_back(b_.CreateVectorSplat(
+                static_cast<unsigned>(plan_.V),
+                loadF32(b_, w, b_.CreateAdd(b_.CreateMul(c, b_.getInt64(taps)), b_.getInt64(i)))));
+          init_ = bias ? b_.CreateVectorSplat(static_cast<unsigned>(plan_.V), loadF32(b_, bias, c))
+                       : llvm::Constant::getNullValue(vtype_);
+          llvm::Value* x_plane = b_.CreateMul(t, b_.getInt64(in_plane));
+          llvm::Value* y_plane = b_.CreateMul(t, b_.getInt64(plane));
+          for (const RowRun& run : plan_.rows) emitRows(run, x_plane, y_plane);
+        },
+        "plane");
+  }
+
+ private:
+  void emitRows(const RowRun& run, llvm::Value* x_plane, llvm::Value* y_plane) {
+    const int64_t W = s_.in[1], OW = s_.out[1], V = plan_.V, U = plan_.U;
+    emitLoop(
+        b_, run.begin, run.end,
+        [&](llvm::Value* oh) {
+          x_rows_.assign(static_cast<size_t>(s_.kernel[0]), nullptr);
+          for (int64_t kh = run.kh_lo; kh < run.kh_hi; ++kh) {
+            llvm::Value* ih = b_.CreateAdd(b_.CreateMul(oh, b_.getInt64(s_.strides[0])),
+                                           b_.getInt64(kh * s_.dilations[0] - s_.pads[0]));
+            x_rows_[kh] = b_.CreateAdd(x_plane, b_.CreateMul(ih, b_.getInt64(W)));
+          }
+          y_row_ = b_.CreateAdd(y_plane, b_.CreateMul(oh, b_.getInt64(OW)));
+          emitChunks(run, b_.getInt64(0), plan_.left);
+          std::vector<Chunk> step;
+          const int64_t steps = plan_.full_chunks / U, rest = plan_.full_chunks % U;
+          for (int64_t u = 0; u < U; ++u) step.push_back({u * V, V, {}});
+          if (steps > 0)
+            emitLoop(
+                b_, 0, steps,
+                [&](llvm::Value* i) {
+                  emitChunks(run,
+                             b_.CreateAdd(b_.getInt64(plan_.full_begin),
+                                          b_.CreateMul(i, b_.getInt64(U * V))),
+                             step);
+                },
+                "step");
+          step.resize(static_cast<size_t>(rest));
+          emitChunks(run, b_.getInt64(plan_.full_begin + steps * U * V), step);
+          emitChunks(run, b_.getInt64(0), plan_.right);
+        },
+        "oh");
+  }
+
+  // The chunks together, tap by tap, one accumulator each.
+  void emitChunks(const RowRun& run, llvm::Value* base, const std::vector<Chunk>& chunks) {
+    if (chunks.empty()) return;
+    const int64_t KW = s_.kernel[1];
+    std::vector<llvm::Value*> acc(chunks.size(), init_);
+    for (int64_t kh = run.kh_lo; kh < run.kh_hi; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw)
+        for (size_t i = 0; i < chunks.size(); ++i) {
+          llvm::Value* x = loadTap(chunks[i], base, kh, kw);
+          if (!x) continue;
+          acc[i] = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vtype_},
+                                      {weights_[kh * KW + kw], x, acc[i]});
+        }
+    for (size_t i = 0; i < chunks.size(); ++i)
+      store(acc[i], b_.CreateAdd(y_row_, b_.CreateAdd(base, b_.getInt64(chunks[i].offset))),
+            chunks[i].lanes);
+  }
+
+  // Tap (kh, kw) for the chunk's V outputs, or nullptr where no lane reads
+  // inside the row. The addresses of masked-off lanes may lie outside X: a
+  // plain (not inbounds) GEP, and the masked load never touches them.
+  llvm::Value* loadTap(const Chunk& chunk, llvm::Value* base, int64_t kh, int64_t kw) {
+    const int64_t V = plan_.V, sw = s_.strides[1];
+    const int64_t lanes = V * sw;
+    llvm::Type* ltype = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(lanes));
+    llvm::Value* column =
+        b_.CreateAdd(b_.CreateMul(base, b_.getInt64(sw)),
+                     b_.getInt64(chunk.offset * sw - s_.pads[1] + kw * s_.dilations[1]));
+    llvm::Value* ptr = b_.CreateGEP(b_.getFloatTy(), kb_.input(0), b_.CreateAdd(x_rows_[kh], column));
+    llvm::Value* v = nullptr;
+    if (chunk.valid.empty()) {
+      v = b_.CreateAlignedLoad(ltype, ptr, llvm::Align(4));
+    } else {
+      const std::vector<bool>& valid = chunk.valid[kw];
+      if (std::none_of(valid.begin(), valid.end(), [](bool on) { return on; })) return nullptr;
+      std::vector<llvm::Constant*> bits;
+      for (int64_t e = 0; e < lanes; ++e) bits.push_back(b_.getInt1(e % sw == 0 && valid[e / sw]));
+      v = b_.CreateMaskedLoad(ltype, ptr, llvm::Align(4), llvm::ConstantVector::get(bits),
+                              llvm::Constant::getNullValue(ltype));
+    }
+    if (sw == 1) return v;
+    std::vector<int> even;
+    for (int64_t l = 0; l < V; ++l) even.push_back(static_cast<int>(l * sw));
+    return b_.CreateShuffleVector(v, even);
+  }
+
+  // The one store of each output vector: Y[y_at, y_at + lanes) = value (a
+  // fused epilogue would transform `value` here).
+  void store(llvm::Value* value, llvm::Value* y_at, int64_t lanes) {
+    llvm::Value* ptr = f32Ptr(b_, kb_.output(0), y_at);
+    if (lanes == plan_.V) {
+      b_.CreateAlignedStore(value, ptr, llvm::Align(4));
+      return;
+    }
+    std::vector<llvm::Constant*> bits;
+    for (int64_t l = 0; l < plan_.V; ++l) bits.push_back(b_.getInt1(l < lanes));
+    b_.CreateMaskedStore(value, ptr, llvm::Align(4), llvm::ConstantVector::get(bits));
+  }
+
+  KernelBuilder& kb_;
+  llvm::IRBuilder<>& b_;
+  const ConvShape& s_;
+  const DepthwisePlan& plan_;
+  llvm::Type* vtype_ = nullptr;
+  std::vector<llvm::Value*> weights_;  // splats, kh * KW + kw
+  llvm::Value* init_ = nullptr;        // the bias splat, or 0
+  std::vector<llvm::Value*> x_rows_;   // per kh of the current row: index of its input row
+  llvm::Value* y_row_ = nullptr;
+};
+
+}  // namespace
+
+bool emitDepthwiseConv(KernelBuilder& kb, const ConvShape& s) {
+  if (s.rank() != 2 || s.group != s.c || s.m != s.c || s.cPerGroup() != 1) return false;
+  const int64_t taps = s.kernel[0] * s.kernel[1];
+  if (taps > kMaxDepthwiseTaps || (s.strides[1] != 1 && s.strides[1] != 2)) return false;
+  const RegisterTile tile = registerTile(*kb.fn);
+  if (tile.width < 4) return false;
+  DepthwisePlan plan;
+  if (!planDepthwise(s, tile.width, plan)) return false;
+  // Accumulators per step: what the vector registers hold beside the taps'
+  // splats and one load, at least 4 (more taps than registers: the splats
+  // are reloaded, and latency matters more), at most 8.
+  const int64_t registers = (tile.rows + 1) * tile.vectors + 1;
+  plan.U = std::clamp<int64_t>(registers - taps - 1, 4, 8);
+  DepthwiseEmitter(kb, s, plan).emit();
+  return true;
+}
+
+}  // namespace nanoc::cpu

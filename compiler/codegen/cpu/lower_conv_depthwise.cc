@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,8 @@ namespace {
 // More edge chunks than this on one side of a row (pads many vectors wide):
 // the generic loop, rather than that much unrolled code.
 constexpr int64_t kMaxEdgeChunks = 8;
+// Planes of at most this many rows and chunks are unrolled whole.
+constexpr int64_t kMaxUnrolledRows = 16, kMaxUnrolledChunks = 32;
 
 // The taps [lo, hi) of one dimension that read inside an input of extent n
 // for output o (contiguous: the input position grows with the tap).
@@ -59,7 +62,9 @@ struct Chunk {
 };
 
 struct DepthwisePlan {
-  int64_t V = 0, U = 0;  // lanes per vector, chunks per step of the full loop
+  int64_t V = 0, U = 0;       // lanes per vector, accumulators per step
+  int64_t rows_per_step = 1;  // rows whose edge chunks go together
+  bool unroll_plane = false;  // every row at compile time
   std::vector<RowRun> rows;
   std::vector<Chunk> left, right;  // edge chunks, at fixed columns
   int64_t full_begin = 0, full_chunks = 0;
@@ -120,6 +125,9 @@ class DepthwiseEmitter {
   DepthwiseEmitter(KernelBuilder& kb, const ConvShape& s, const DepthwisePlan& plan)
       : kb_(kb), b_(kb.b), s_(s), plan_(plan) {
     vtype_ = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(plan.V));
+    const int64_t V = plan.V;
+    for (int64_t i = 0; i < plan.full_chunks; ++i)
+      full_.push_back({plan.full_begin + i * V, V, {}});
   }
 
   void emit() {
@@ -138,76 +146,123 @@ class DepthwiseEmitter {
                 loadF32(b_, w, b_.CreateAdd(b_.CreateMul(c, b_.getInt64(taps)), b_.getInt64(i)))));
           init_ = bias ? b_.CreateVectorSplat(static_cast<unsigned>(plan_.V), loadF32(b_, bias, c))
                        : llvm::Constant::getNullValue(vtype_);
-          llvm::Value* x_plane = b_.CreateMul(t, b_.getInt64(in_plane));
-          llvm::Value* y_plane = b_.CreateMul(t, b_.getInt64(plane));
-          for (const RowRun& run : plan_.rows) emitRows(run, x_plane, y_plane);
+          x_plane_ = b_.CreateMul(t, b_.getInt64(in_plane));
+          y_plane_ = b_.CreateMul(t, b_.getInt64(plane));
+          if (plan_.unroll_plane) {
+            // A small plane: every chunk of every row at compile time, U at
+            // a time, so that the few chunks of a row do not wait on each
+            // other's multiply-adds.
+            std::vector<Item> items;
+            for (const RowRun& run : plan_.rows)
+              for (int64_t oh = run.begin; oh < run.end; ++oh)
+                for (const std::vector<Chunk>* chunks :
+                     std::initializer_list<const std::vector<Chunk>*>{&plan_.left, &full_,
+                                                                      &plan_.right})
+                  for (const Chunk& chunk : *chunks)
+                    items.push_back({b_.getInt64(oh), &run, b_.getInt64(0), &chunk});
+            emitItems(items);
+          } else {
+            for (const RowRun& run : plan_.rows) emitRun(run);
+          }
         },
         "plane");
   }
 
  private:
-  void emitRows(const RowRun& run, llvm::Value* x_plane, llvm::Value* y_plane) {
-    const int64_t W = s_.in[1], OW = s_.out[1], V = plan_.V, U = plan_.U;
-    emitLoop(
-        b_, run.begin, run.end,
-        [&](llvm::Value* oh) {
-          x_rows_.assign(static_cast<size_t>(s_.kernel[0]), nullptr);
-          for (int64_t kh = run.kh_lo; kh < run.kh_hi; ++kh) {
-            llvm::Value* ih = b_.CreateAdd(b_.CreateMul(oh, b_.getInt64(s_.strides[0])),
-                                           b_.getInt64(kh * s_.dilations[0] - s_.pads[0]));
-            x_rows_[kh] = b_.CreateAdd(x_plane, b_.CreateMul(ih, b_.getInt64(W)));
+  // Chunk `chunk` of output row oh at columns base + chunk->offset.
+  struct Item {
+    llvm::Value* oh;
+    const RowRun* run;
+    llvm::Value* base;
+    const Chunk* chunk;
+  };
+
+  // The run's rows, rows_per_step at a time: their edge chunks together,
+  // then each row's full chunks.
+  void emitRun(const RowRun& run) {
+    const int64_t R = plan_.rows_per_step, n = run.end - run.begin;
+    auto rows = [&](llvm::Value* oh0, int64_t count) {
+      std::vector<Item> edges;
+      for (int64_t r = 0; r < count; ++r)
+        for (const std::vector<Chunk>* chunks :
+             std::initializer_list<const std::vector<Chunk>*>{&plan_.left, &plan_.right})
+          for (const Chunk& chunk : *chunks)
+            edges.push_back({b_.CreateAdd(oh0, b_.getInt64(r)), &run, b_.getInt64(0), &chunk});
+      emitItems(edges);
+      for (int64_t r = 0; r < count; ++r) emitFullChunks(run, b_.CreateAdd(oh0, b_.getInt64(r)));
+    };
+    if (n / R > 0)
+      emitLoop(
+          b_, 0, n / R,
+          [&](llvm::Value* i) {
+            rows(b_.CreateAdd(b_.getInt64(run.begin), b_.CreateMul(i, b_.getInt64(R))), R);
+          },
+          "rows");
+    if (n % R > 0) rows(b_.getInt64(run.begin + n / R * R), n % R);
+  }
+
+  // The row's full chunks: a loop of U at a time, then the rest together.
+  void emitFullChunks(const RowRun& run, llvm::Value* oh) {
+    const int64_t V = plan_.V, U = plan_.U;
+    const int64_t steps = plan_.full_chunks / U, rest = plan_.full_chunks % U;
+    std::vector<Chunk> step;
+    for (int64_t u = 0; u < U; ++u) step.push_back({u * V, V, {}});
+    auto chunks = [&](llvm::Value* base, int64_t count) {
+      std::vector<Item> items;
+      for (int64_t u = 0; u < count; ++u) items.push_back({oh, &run, base, &step[u]});
+      emitItems(items);
+    };
+    if (steps > 0)
+      emitLoop(
+          b_, 0, steps,
+          [&](llvm::Value* i) {
+            chunks(b_.CreateAdd(b_.getInt64(plan_.full_begin), b_.CreateMul(i, b_.getInt64(U * V))),
+                   U);
+          },
+          "step");
+    if (rest > 0) chunks(b_.getInt64(plan_.full_begin + steps * U * V), rest);
+  }
+
+  // The items U at a time, each U together: tap by tap, one accumulator each.
+  void emitItems(const std::vector<Item>& items) {
+    const int64_t KH = s_.kernel[0], KW = s_.kernel[1];
+    for (size_t first = 0; first < items.size(); first += static_cast<size_t>(plan_.U)) {
+      const size_t count = std::min(items.size() - first, static_cast<size_t>(plan_.U));
+      std::vector<llvm::Value*> acc(count, init_);
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          for (size_t i = 0; i < count; ++i) {
+            const Item& item = items[first + i];
+            if (kh < item.run->kh_lo || kh >= item.run->kh_hi) continue;
+            llvm::Value* x = loadTap(item, kh, kw);
+            if (!x) continue;
+            acc[i] = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vtype_},
+                                        {weights_[kh * KW + kw], x, acc[i]});
           }
-          y_row_ = b_.CreateAdd(y_plane, b_.CreateMul(oh, b_.getInt64(OW)));
-          emitChunks(run, b_.getInt64(0), plan_.left);
-          std::vector<Chunk> step;
-          const int64_t steps = plan_.full_chunks / U, rest = plan_.full_chunks % U;
-          for (int64_t u = 0; u < U; ++u) step.push_back({u * V, V, {}});
-          if (steps > 0)
-            emitLoop(
-                b_, 0, steps,
-                [&](llvm::Value* i) {
-                  emitChunks(run,
-                             b_.CreateAdd(b_.getInt64(plan_.full_begin),
-                                          b_.CreateMul(i, b_.getInt64(U * V))),
-                             step);
-                },
-                "step");
-          step.resize(static_cast<size_t>(rest));
-          emitChunks(run, b_.getInt64(plan_.full_begin + steps * U * V), step);
-          emitChunks(run, b_.getInt64(0), plan_.right);
-        },
-        "oh");
+      for (size_t i = 0; i < count; ++i) {
+        const Item& item = items[first + i];
+        llvm::Value* y_row = b_.CreateAdd(y_plane_, b_.CreateMul(item.oh, b_.getInt64(s_.out[1])));
+        store(acc[i], b_.CreateAdd(y_row, b_.CreateAdd(item.base, b_.getInt64(item.chunk->offset))),
+              item.chunk->lanes);
+      }
+    }
   }
 
-  // The chunks together, tap by tap, one accumulator each.
-  void emitChunks(const RowRun& run, llvm::Value* base, const std::vector<Chunk>& chunks) {
-    if (chunks.empty()) return;
-    const int64_t KW = s_.kernel[1];
-    std::vector<llvm::Value*> acc(chunks.size(), init_);
-    for (int64_t kh = run.kh_lo; kh < run.kh_hi; ++kh)
-      for (int64_t kw = 0; kw < KW; ++kw)
-        for (size_t i = 0; i < chunks.size(); ++i) {
-          llvm::Value* x = loadTap(chunks[i], base, kh, kw);
-          if (!x) continue;
-          acc[i] = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vtype_},
-                                      {weights_[kh * KW + kw], x, acc[i]});
-        }
-    for (size_t i = 0; i < chunks.size(); ++i)
-      store(acc[i], b_.CreateAdd(y_row_, b_.CreateAdd(base, b_.getInt64(chunks[i].offset))),
-            chunks[i].lanes);
-  }
-
-  // Tap (kh, kw) for the chunk's V outputs, or nullptr where no lane reads
+  // Tap (kh, kw) for the item's V outputs, or nullptr where no lane reads
   // inside the row. The addresses of masked-off lanes may lie outside X: a
   // plain (not inbounds) GEP, and the masked load never touches them.
-  llvm::Value* loadTap(const Chunk& chunk, llvm::Value* base, int64_t kh, int64_t kw) {
+  llvm::Value* loadTap(const Item& item, int64_t kh, int64_t kw) {
+    const Chunk& chunk = *item.chunk;
     const int64_t V = plan_.V, sw = s_.strides[1];
     const int64_t lanes = V * sw;
     llvm::Type* ltype = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(lanes));
+    llvm::Value* ih = b_.CreateAdd(b_.CreateMul(item.oh, b_.getInt64(s_.strides[0])),
+                                   b_.getInt64(kh * s_.dilations[0] - s_.pads[0]));
+    llvm::Value* x_row = b_.CreateAdd(x_plane_, b_.CreateMul(ih, b_.getInt64(s_.in[1])));
     llvm::Value* column =
-        b_.CreateAdd(b_.CreateMul(base, b_.getInt64(sw)),
+        b_.CreateAdd(b_.CreateMul(item.base, b_.getInt64(sw)),
                      b_.getInt64(chunk.offset * sw - s_.pads[1] + kw * s_.dilations[1]));
-    llvm::Value* ptr = b_.CreateGEP(b_.getFloatTy(), kb_.input(0), b_.CreateAdd(x_rows_[kh], column));
+    llvm::Value* ptr = b_.CreateGEP(b_.getFloatTy(), kb_.input(0), b_.CreateAdd(x_row, column));
     llvm::Value* v = nullptr;
     if (chunk.valid.empty()) {
       v = b_.CreateAlignedLoad(ltype, ptr, llvm::Align(4));
@@ -243,10 +298,10 @@ class DepthwiseEmitter {
   const ConvShape& s_;
   const DepthwisePlan& plan_;
   llvm::Type* vtype_ = nullptr;
+  std::vector<Chunk> full_;            // the full chunks at their columns (unroll_plane)
   std::vector<llvm::Value*> weights_;  // splats, kh * KW + kw
   llvm::Value* init_ = nullptr;        // the bias splat, or 0
-  std::vector<llvm::Value*> x_rows_;   // per kh of the current row: index of its input row
-  llvm::Value* y_row_ = nullptr;
+  llvm::Value *x_plane_ = nullptr, *y_plane_ = nullptr;
 };
 
 }  // namespace
@@ -264,6 +319,12 @@ bool emitDepthwiseConv(KernelBuilder& kb, const ConvShape& s) {
   // are reloaded, and latency matters more), at most 8.
   const int64_t registers = (tile.rows + 1) * tile.vectors + 1;
   plan.U = std::clamp<int64_t>(registers - taps - 1, 4, 8);
+  // A row's edge chunks alone would wait on each other's multiply-adds:
+  // rows go together up to U accumulators (a plane of few chunks whole).
+  const int64_t edges = static_cast<int64_t>(plan.left.size() + plan.right.size());
+  plan.rows_per_step = edges > 0 ? std::clamp<int64_t>(plan.U / edges, 1, 4) : 1;
+  const int64_t row_chunks = edges + plan.full_chunks;
+  plan.unroll_plane = s.out[0] <= kMaxUnrolledRows && s.out[0] * row_chunks <= kMaxUnrolledChunks;
   DepthwiseEmitter(kb, s, plan).emit();
   return true;
 }

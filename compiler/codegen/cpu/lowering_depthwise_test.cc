@@ -30,8 +30,11 @@ struct Window {
 };
 
 Attrs depthwise(int64_t channels, const Window& w) {
-  return {{"kernel_shape", w.kernel}, {"pads", w.pads},   {"strides", w.strides},
-          {"dilations", w.dilations}, {"group", channels}};
+  return {{"kernel_shape", w.kernel},
+          {"pads", w.pads},
+          {"strides", w.strides},
+          {"dilations", w.dilations},
+          {"group", channels}};
 }
 
 std::unique_ptr<testing::SingleNodeGraph> depthwiseGraph(Dims x, const Window& w, bool bias) {
@@ -46,8 +49,8 @@ void expectDepthwiseMatches(Dims x, const Window& w, bool bias, bool constant_w,
   auto g = depthwiseGraph(x, w, bias);
   std::vector<TensorType> inputs;
   for (const Value* in : g->node->inputs) inputs.push_back(in->type);
-  std::string what = testing::describe("Conv", inputs) + " pads " + dimsStr(w.pads) +
-                     " strides " + dimsStr(w.strides) + " dilations " + dimsStr(w.dilations);
+  std::string what = testing::describe("Conv", inputs) + " pads " + dimsStr(w.pads) + " strides " +
+                     dimsStr(w.strides) + " dilations " + dimsStr(w.dilations);
   SCOPED_TRACE(what);
   std::mt19937_64 rng(seed);
   std::vector<AlignedBuffer> data;
@@ -69,10 +72,8 @@ TEST(DepthwiseConvLowering, EveryWindowAndWidth) {
       {{3, 3}, {1, 1, 1, 1}, {1, 1}},  // mobilenet's stride 1
       {{3, 3}, {1, 1, 1, 1}, {2, 2}},  // and stride 2
       {{3, 3}, {0, 0, 1, 1}, {2, 2}},  // TF's SAME at stride 2: pad at the end only
-      {{3, 3}, {0, 0, 0, 0}, {1, 1}},
-      {{5, 5}, {2, 2, 2, 2}, {1, 1}},  // efficientnet's 5x5
-      {{5, 5}, {2, 2, 2, 2}, {2, 2}},
-      {{3, 3}, {2, 0, 1, 2}, {1, 2}},  // asymmetric, mixed strides
+      {{3, 3}, {0, 0, 0, 0}, {1, 1}}, {{5, 5}, {2, 2, 2, 2}, {1, 1}},  // efficientnet's 5x5
+      {{5, 5}, {2, 2, 2, 2}, {2, 2}}, {{3, 3}, {2, 0, 1, 2}, {1, 2}},  // asymmetric, mixed strides
       {{3, 5}, {1, 2, 0, 1}, {2, 1}},
   };
   uint64_t seed = 1;
@@ -128,20 +129,17 @@ TEST(DepthwiseConvLowering, VectorKernelWhereItApplies) {
   for (size_t i = 1; i < targets.size(); ++i) EXPECT_TRUE(usesVectorKernel(*g->node, targets[i]));
   if (targets.size() < 2) GTEST_SKIP() << "no vector target on this machine";
   const testing::KernelAttributes& vector = targets[1];
-  EXPECT_FALSE(usesVectorKernel(*depthwiseGraph({1, 4, 10, 20}, {{3, 3}, {1, 1, 1, 1}, {3, 3}},
-                                                true)
-                                     ->node,
-                                vector));
+  EXPECT_FALSE(usesVectorKernel(
+      *depthwiseGraph({1, 4, 10, 20}, {{3, 3}, {1, 1, 1, 1}, {3, 3}}, true)->node, vector));
   EXPECT_FALSE(usesVectorKernel(
       *depthwiseGraph({1, 4, 10, 20}, {{8, 8}, {1, 1, 1, 1}, {1, 1}}, true)->node, vector));
   // A grouped but not depthwise Conv.
-  auto grouped = testing::makeSingleNodeGraph(
-      "Conv", {f32({1, 4, 10, 20}), f32({4, 2, 3, 3})},
-      {{"kernel_shape", Dims{3, 3}},
-       {"pads", Dims{1, 1, 1, 1}},
-       {"strides", Dims{1, 1}},
-       {"dilations", Dims{1, 1}},
-       {"group", int64_t{2}}});
+  auto grouped = testing::makeSingleNodeGraph("Conv", {f32({1, 4, 10, 20}), f32({4, 2, 3, 3})},
+                                              {{"kernel_shape", Dims{3, 3}},
+                                               {"pads", Dims{1, 1, 1, 1}},
+                                               {"strides", Dims{1, 1}},
+                                               {"dilations", Dims{1, 1}},
+                                               {"group", int64_t{2}}});
   EXPECT_FALSE(usesVectorKernel(*grouped->node, vector));
 }
 

@@ -126,6 +126,13 @@ class DepthwiseEmitter {
       : kb_(kb), b_(kb.b), s_(s), plan_(plan) {
     vtype_ = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(plan.V));
     const int64_t V = plan.V;
+    // Stride 2 on 8 lanes (AVX) keeps the even lanes of two 128-bit halves
+    // per 128-bit half, one vshufps: accumulator lane l holds output
+    // lane_order_[l], put back in order once, at the store, rather than by
+    // a cross-lane permute per tap. The order is its own inverse.
+    permuted_ = V == 8 && s.strides[1] == 2;
+    for (int l = 0; l < V; ++l)
+      lane_order_.push_back(permuted_ ? (l & ~6) | (l & 2) << 1 | (l & 4) >> 1 : l);
     for (int64_t i = 0; i < plan.full_chunks; ++i)
       full_.push_back({plan.full_begin + i * V, V, {}});
   }
@@ -276,13 +283,14 @@ class DepthwiseEmitter {
     }
     if (sw == 1) return v;
     std::vector<int> even;
-    for (int64_t l = 0; l < V; ++l) even.push_back(static_cast<int>(l * sw));
+    for (int64_t l = 0; l < V; ++l) even.push_back(static_cast<int>(lane_order_[l] * sw));
     return b_.CreateShuffleVector(v, even);
   }
 
   // The one store of each output vector: Y[y_at, y_at + lanes) = value (a
   // fused epilogue would transform `value` here).
   void store(llvm::Value* value, llvm::Value* y_at, int64_t lanes) {
+    if (permuted_) value = b_.CreateShuffleVector(value, lane_order_);
     llvm::Value* ptr = f32Ptr(b_, kb_.output(0), y_at);
     if (lanes == plan_.V) {
       b_.CreateAlignedStore(value, ptr, llvm::Align(4));
@@ -298,6 +306,8 @@ class DepthwiseEmitter {
   const ConvShape& s_;
   const DepthwisePlan& plan_;
   llvm::Type* vtype_ = nullptr;
+  bool permuted_ = false;
+  std::vector<int> lane_order_;        // accumulator lane -> output lane
   std::vector<Chunk> full_;            // the full chunks at their columns (unroll_plane)
   std::vector<llvm::Value*> weights_;  // splats, kh * KW + kw
   llvm::Value* init_ = nullptr;        // the bias splat, or 0

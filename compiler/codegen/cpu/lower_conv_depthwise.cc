@@ -9,7 +9,8 @@
 //    step with one accumulator each to hide the multiply-add latency; the
 //    few at the row's ends read with constant lane masks and skip the taps
 //    that no lane needs.
-// The taps are unrolled (the kernel shape is static). Column stride 1 reads
+// The taps are unrolled (the kernel shape is static), as llvm.fmuladd (an FMA
+// where the target has one, as the GEMM micro-kernel). Column stride 1 reads
 // a tap with one unaligned load; stride 2 loads 2V lanes and keeps the even
 // ones. Every output sums the bias then its taps in (kh, kw) order, whichever
 // chunk computes it, so results do not depend on the task split.
@@ -97,7 +98,6 @@ bool planDepthwise(const ConvShape& s, int64_t V, DepthwisePlan& plan) {
   while (i_lo < chunks && !full(i_lo)) ++i_lo;
   int64_t i_hi = i_lo;
   while (i_hi < chunks && full(i_hi)) ++i_hi;
-  if (i_lo == chunks) i_hi = i_lo;
   auto edge = [&](int64_t i) {
     Chunk c;
     c.offset = i * V;

@@ -235,13 +235,13 @@ class DepthwiseEmitter {
     const int64_t KH = s_.kernel[0], KW = s_.kernel[1];
     for (size_t first = 0; first < items.size(); first += static_cast<size_t>(plan_.U)) {
       const size_t count = std::min(items.size() - first, static_cast<size_t>(plan_.U));
-      std::vector<llvm::Value*> acc(count, init_);
+      std::vector<llvm::Value*> acc(count, init_), shared(count, nullptr);
       for (int64_t kh = 0; kh < KH; ++kh)
         for (int64_t kw = 0; kw < KW; ++kw)
           for (size_t i = 0; i < count; ++i) {
             const Item& item = items[first + i];
             if (kh < item.run->kh_lo || kh >= item.run->kh_hi) continue;
-            llvm::Value* x = loadTap(item, kh, kw);
+            llvm::Value* x = loadTap(item, kh, kw, shared[i]);
             if (!x) continue;
             acc[i] = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vtype_},
                                         {weights_[kh * KW + kw], x, acc[i]});
@@ -256,12 +256,27 @@ class DepthwiseEmitter {
   }
 
   // Tap (kh, kw) for the item's V outputs, or nullptr where no lane reads
-  // inside the row. The addresses of masked-off lanes may lie outside X: a
+  // inside the row. At stride 2 and unit dilation, taps kw and kw + 1 (kw
+  // even) are the even and odd lanes of one 2V load, kept in `shared`
+  // between the two. The addresses of masked-off lanes may lie outside X: a
   // plain (not inbounds) GEP, and the masked load never touches them.
-  llvm::Value* loadTap(const Item& item, int64_t kh, int64_t kw) {
+  llvm::Value* loadTap(const Item& item, int64_t kh, int64_t kw, llvm::Value*& shared) {
     const Chunk& chunk = *item.chunk;
     const int64_t V = plan_.V, sw = s_.strides[1];
     const int64_t lanes = V * sw;
+    const bool pairs = sw == 2 && s_.dilations[1] == 1;
+    auto any = [&](int64_t tap) {
+      return chunk.valid.empty() || std::any_of(chunk.valid[tap].begin(), chunk.valid[tap].end(),
+                                                [](bool on) { return on; });
+    };
+    auto lanesOf = [&](llvm::Value* v, int64_t phase) -> llvm::Value* {
+      if (sw == 1) return v;
+      std::vector<int> mask;
+      for (int64_t l = 0; l < V; ++l) mask.push_back(static_cast<int>(lane_order_[l] * sw + phase));
+      return b_.CreateShuffleVector(v, mask);
+    };
+    if (pairs && kw % 2 == 1) return shared && any(kw) ? lanesOf(shared, 1) : nullptr;
+    shared = nullptr;
     llvm::Type* ltype = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(lanes));
     llvm::Value* ih = b_.CreateAdd(b_.CreateMul(item.oh, b_.getInt64(s_.strides[0])),
                                    b_.getInt64(kh * s_.dilations[0] - s_.pads[0]));
@@ -274,17 +289,23 @@ class DepthwiseEmitter {
     if (chunk.valid.empty()) {
       v = b_.CreateAlignedLoad(ltype, ptr, llvm::Align(4));
     } else {
-      const std::vector<bool>& valid = chunk.valid[kw];
-      if (std::none_of(valid.begin(), valid.end(), [](bool on) { return on; })) return nullptr;
+      // Element e is lane e / sw of tap kw (e % sw == 0) or, shared, of tap
+      // kw + 1 (e odd).
+      const bool odd = pairs && kw + 1 < s_.kernel[1];
       std::vector<llvm::Constant*> bits;
-      for (int64_t e = 0; e < lanes; ++e) bits.push_back(b_.getInt1(e % sw == 0 && valid[e / sw]));
+      bool some = false;
+      for (int64_t e = 0; e < lanes; ++e) {
+        bool on =
+            e % sw == 0 ? chunk.valid[kw][e / sw] : odd && e % 2 == 1 && chunk.valid[kw + 1][e / 2];
+        some |= on;
+        bits.push_back(b_.getInt1(on));
+      }
+      if (!some) return nullptr;
       v = b_.CreateMaskedLoad(ltype, ptr, llvm::Align(4), llvm::ConstantVector::get(bits),
                               llvm::Constant::getNullValue(ltype));
     }
-    if (sw == 1) return v;
-    std::vector<int> even;
-    for (int64_t l = 0; l < V; ++l) even.push_back(static_cast<int>(lane_order_[l] * sw));
-    return b_.CreateShuffleVector(v, even);
+    if (pairs) shared = v;
+    return any(kw) ? lanesOf(v, 0) : nullptr;
   }
 
   // The one store of each output vector: Y[y_at, y_at + lanes) = value (a

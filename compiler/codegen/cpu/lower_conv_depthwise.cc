@@ -102,6 +102,11 @@ bool planDepthwise(const ConvShape& s, int64_t V, DepthwisePlan& plan) {
     Chunk c;
     c.offset = i * V;
     c.lanes = std::min(V, OW - i * V);
+    // A partial last chunk of a row of at least V outputs ends at the row's
+    // end instead, overlapping the one before: a plain store (masked
+    // stores are slow on some x86 cores), of the same values where they
+    // overlap (the same taps in the same order).
+    if (c.lanes < V && OW >= V) c.offset = OW - V, c.lanes = V;
     c.valid.assign(static_cast<size_t>(KW), std::vector<bool>(static_cast<size_t>(V), false));
     for (int64_t kw = 0; kw < KW; ++kw)
       for (int64_t l = 0; l < c.lanes; ++l) {

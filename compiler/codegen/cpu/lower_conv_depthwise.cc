@@ -1,6 +1,6 @@
 // Depthwise 2-D Conv: each output plane is its input plane convolved with its
 // channel's KH x KW taps. Planes are NCHW, so the kernel runs along the output
-// row, V outputs per vector (the register tile's width):
+// row, V outputs per vector (the register tile's width), one task per plane:
 //  - the taps and the bias are loaded once per plane, as splats;
 //  - rows are split at compile time into runs that read the same taps (the
 //    top and bottom rows skip the rows of taps that fall in the padding);
@@ -8,12 +8,15 @@
 //    ones (every tap of every lane inside the row) run in a loop, U chunks a
 //    step with one accumulator each to hide the multiply-add latency; the
 //    few at the row's ends read with constant lane masks and skip the taps
-//    that no lane needs.
-// The taps are unrolled (the kernel shape is static), as llvm.fmuladd (an FMA
-// where the target has one, as the GEMM micro-kernel). Column stride 1 reads
-// a tap with one unaligned load; stride 2 loads 2V lanes and keeps the even
-// ones. Every output sums the bias then its taps in (kh, kw) order, whichever
-// chunk computes it, so results do not depend on the task split.
+//    that no lane needs, several rows' together (a small plane: all of its
+//    chunks at compile time), and a partial last one ends at the row's end;
+//  - the taps are unrolled (the kernel shape is static), as llvm.fmuladd (an
+//    FMA where the target has one, as in the GEMM micro-kernel). Column
+//    stride 1 reads a tap with one unaligned load, which x86 folds into the
+//    FMA; stride 2 loads 2V lanes and keeps the even ones (and the odd ones
+//    for the next tap).
+// Every output sums the bias then its taps in (kh, kw) order, whichever chunk
+// computes it, so results do not depend on the task split.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
 

@@ -2,8 +2,9 @@
 // inputs, on every register tile this machine runs: 3x3 and 5x5 windows,
 // strides 1 and 2, symmetric and asymmetric pads up to wider than the
 // window, rows narrower than a vector up to many vectors, bias or none,
-// weights constant or read at run time, and the shapes that take the generic
-// loop (dilation, stride 3, a window past the tap limit, scalar targets).
+// weights constant or read at run time, two images, dilations, a 7x7
+// window; and the shapes that take the generic loop (stride 3, a window past
+// the tap limit, scalar targets).
 #include <gtest/gtest.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/Support/raw_ostream.h>

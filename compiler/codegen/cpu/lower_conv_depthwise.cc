@@ -164,6 +164,7 @@ class DepthwiseEmitter {
           x_plane_ = b_.CreateMul(t, b_.getInt64(in_plane));
           y_plane_ = b_.CreateMul(t, b_.getInt64(plane));
           if (plan_.unroll_plane) {
+            const int64_t OH = s_.out[0], OW = s_.out[1];
             // A small plane: every chunk of every row at compile time, U at
             // a time, so that the few chunks of a row do not wait on each
             // other's multiply-adds.
@@ -173,8 +174,17 @@ class DepthwiseEmitter {
                 for (const std::vector<Chunk>* chunks :
                      std::initializer_list<const std::vector<Chunk>*>{&plan_.left, &full_,
                                                                       &plan_.right})
-                  for (const Chunk& chunk : *chunks)
-                    items.push_back({b_.getInt64(oh), &run, b_.getInt64(0), &chunk});
+                  for (const Chunk& chunk : *chunks) {
+                    // A row narrower than V stores all V lanes where they
+                    // stay in the plane: the lanes past the row land on
+                    // rows stored later (items go in row order), and a plain
+                    // store is much cheaper than a masked one on some x86
+                    // cores (Zen's vmaskmovps).
+                    const bool overhang =
+                        chunk.lanes < plan_.V && oh * OW + chunk.offset + plan_.V <= OH * OW;
+                    items.push_back({b_.getInt64(oh), &run, b_.getInt64(0), &chunk,
+                                     overhang ? plan_.V : chunk.lanes});
+                  }
             emitItems(items);
           } else {
             for (const RowRun& run : plan_.rows) emitRun(run);
@@ -184,12 +194,14 @@ class DepthwiseEmitter {
   }
 
  private:
-  // Chunk `chunk` of output row oh at columns base + chunk->offset.
+  // Chunk `chunk` of output row oh at columns base + chunk->offset, stored
+  // as `stored` lanes (chunk->lanes, or more where that is safe).
   struct Item {
     llvm::Value* oh;
     const RowRun* run;
     llvm::Value* base;
     const Chunk* chunk;
+    int64_t stored;
   };
 
   // The run's rows, rows_per_step at a time: their edge chunks together,
@@ -202,7 +214,8 @@ class DepthwiseEmitter {
         for (const std::vector<Chunk>* chunks :
              std::initializer_list<const std::vector<Chunk>*>{&plan_.left, &plan_.right})
           for (const Chunk& chunk : *chunks)
-            edges.push_back({b_.CreateAdd(oh0, b_.getInt64(r)), &run, b_.getInt64(0), &chunk});
+            edges.push_back(
+                {b_.CreateAdd(oh0, b_.getInt64(r)), &run, b_.getInt64(0), &chunk, chunk.lanes});
       emitItems(edges);
       for (int64_t r = 0; r < count; ++r) emitFullChunks(run, b_.CreateAdd(oh0, b_.getInt64(r)));
     };
@@ -224,7 +237,7 @@ class DepthwiseEmitter {
     for (int64_t u = 0; u < U; ++u) step.push_back({u * V, V, {}});
     auto chunks = [&](llvm::Value* base, int64_t count) {
       std::vector<Item> items;
-      for (int64_t u = 0; u < count; ++u) items.push_back({oh, &run, base, &step[u]});
+      for (int64_t u = 0; u < count; ++u) items.push_back({oh, &run, base, &step[u], V});
       emitItems(items);
     };
     if (steps > 0)
@@ -258,7 +271,7 @@ class DepthwiseEmitter {
         const Item& item = items[first + i];
         llvm::Value* y_row = b_.CreateAdd(y_plane_, b_.CreateMul(item.oh, b_.getInt64(s_.out[1])));
         store(acc[i], b_.CreateAdd(y_row, b_.CreateAdd(item.base, b_.getInt64(item.chunk->offset))),
-              item.chunk->lanes);
+              item.stored);
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu/conv_kernels.h"
 #include "compiler/codegen/cpu/linalg.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
@@ -180,7 +181,9 @@ ConvShape loweredConvShape(const Node& node) {
 }  // namespace
 
 // One task per (n, output channel) plane: it starts from the bias and
-// accumulates every input channel of its group, tap by tap.
+// accumulates every input channel of its group, tap by tap. Depthwise 2-D
+// convs take the vector kernel of lower_conv_depthwise.cc where it applies
+// (same tasks).
 Lowering makeConvLowering() {
   return {[](const Node& node) -> uint64_t {
             ConvShape s = loweredConvShape(node);
@@ -188,7 +191,7 @@ Lowering makeConvLowering() {
           },
           [](KernelBuilder& kb) {
             ConvShape s = loweredConvShape(kb.node);
-            if (s.n * s.m == 0) return;
+            if (s.n * s.m == 0 || emitDepthwiseConv(kb, s)) return;
             llvm::IRBuilder<>& b = kb.b;
             llvm::Value* x = kb.input(0);
             llvm::Value* w = kb.input(1);

@@ -101,8 +101,6 @@ llvm::Value* loadLanes(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base
                             llvm::Constant::getNullValue(type));
 }
 
-namespace {
-
 void storeLanes(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* base, llvm::Value* index,
                 int64_t lanes) {
   llvm::Value* ptr = f32Ptr(b, base, index);
@@ -115,6 +113,8 @@ void storeLanes(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* base, llvm::V
   for (unsigned l = 0; l < vec->getNumElements(); ++l) bits.push_back(b.getInt1(l < lanes));
   b.CreateMaskedStore(v, ptr, llvm::Align(4), llvm::ConstantVector::get(bits));
 }
+
+namespace {
 
 // One rows x w tile of Y at (i0, j0) over the whole K: the accumulators are
 // phis of the K loop (SSA values, so the register allocator keeps them in

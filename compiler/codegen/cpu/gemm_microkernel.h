@@ -103,6 +103,10 @@ struct PackedProduct {
 // when lanes is less than the vector's width, the rest zero.
 llvm::Value* loadLanes(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
                        llvm::Value* index, int64_t lanes);
+// The first `lanes` lanes of v (a vector, or f32) to base[index]: a masked
+// store when lanes is less than the vector's width.
+void storeLanes(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* base, llvm::Value* index,
+                int64_t lanes);
 
 // Emits task `t` of p.taskCount(): rows [r * rows_per_task, min(M, (r + 1) *
 // rows_per_task)) and columns [c * cols_per_task, min(N, (c + 1) *

@@ -14,10 +14,14 @@ struct ActivationName {
   const char* name;
 };
 constexpr ActivationName kNames[] = {
-    {Activation::Relu, "Relu"},           {Activation::Clip, "Clip"},
-    {Activation::LeakyRelu, "LeakyRelu"}, {Activation::Sigmoid, "Sigmoid"},
-    {Activation::HardSigmoid, "HardSigmoid"}, {Activation::HardSwish, "HardSwish"},
-    {Activation::SiLU, "SiLU"},           {Activation::Tanh, "Tanh"},
+    {Activation::Relu, "Relu"},
+    {Activation::Clip, "Clip"},
+    {Activation::LeakyRelu, "LeakyRelu"},
+    {Activation::Sigmoid, "Sigmoid"},
+    {Activation::HardSigmoid, "HardSigmoid"},
+    {Activation::HardSwish, "HardSwish"},
+    {Activation::SiLU, "SiLU"},
+    {Activation::Tanh, "Tanh"},
 };
 
 }  // namespace

@@ -62,9 +62,9 @@ llvm::Value* applyEpilogue(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm:
 void emitEpilogueSweep(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm::Value* y,
                        llvm::Value* residual, llvm::Value* begin, llvm::Value* end, int64_t width) {
   if (spec.empty()) return;
-  llvm::Type* type = width > 1 ? static_cast<llvm::Type*>(
-                                     llvm::FixedVectorType::get(b.getFloatTy(), width))
-                               : b.getFloatTy();
+  llvm::Type* type =
+      width > 1 ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(b.getFloatTy(), width))
+                : b.getFloatTy();
   auto step = [&](llvm::Value* at, int64_t lanes) {
     llvm::Value* v = loadLanes(b, type, y, at, lanes);
     storeLanes(b, applyEpilogue(b, spec, v, residual, at, lanes), y, at, lanes);

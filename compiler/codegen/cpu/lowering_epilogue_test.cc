@@ -54,8 +54,7 @@ struct Anchor {
 
 // The anchor with `act` and, if `residual`, a residual input 3 of its output
 // type, on random data, against its reference on every tile.
-void expectFusedMatches(const Anchor& anchor, const Activation& act, bool residual,
-                        uint64_t seed) {
+void expectFusedMatches(const Anchor& anchor, const Activation& act, bool residual, uint64_t seed) {
   std::string what = anchor.op + " + " + (residual ? "residual + " : "") +
                      (act.name.empty() ? "no activation" : act.name);
   SCOPED_TRACE(what);
@@ -118,8 +117,11 @@ void expectEveryEpilogue(const Anchor& anchor, uint64_t seed) {
 }
 
 Attrs convAttrs(Dims kernel, Dims pads, int64_t group) {
-  return {{"kernel_shape", kernel}, {"pads", pads},     {"strides", Dims{1, 1}},
-          {"dilations", Dims{1, 1}}, {"group", group}};
+  return {{"kernel_shape", kernel},
+          {"pads", pads},
+          {"strides", Dims{1, 1}},
+          {"dilations", Dims{1, 1}},
+          {"group", group}};
 }
 
 TEST(EpilogueLowering, ConvGemmPanelsTwoImages) {
@@ -150,11 +152,12 @@ TEST(EpilogueLowering, RowProductMatMul) {
 }
 
 TEST(EpilogueLowering, PackedGemm) {
-  expectEveryEpilogue({"Gemm",
-                       {f32({13, 20}), f32({19, 20}), f32({19})},
-                       {{"alpha", 0.5}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{1}}},
-                       {1}},
-                      500);
+  expectEveryEpilogue(
+      {"Gemm",
+       {f32({13, 20}), f32({19, 20}), f32({19})},
+       {{"alpha", 0.5}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{1}}},
+       {1}},
+      500);
 }
 
 TEST(EpilogueLowering, RowProductGemm) {
@@ -170,12 +173,16 @@ TEST(EpilogueLowering, RowProductGemm) {
 
 TEST(EpilogueLowering, DirectConv) {
   // Grouped (the direct loop); 7 x 9 pixels: a partial vector per plane.
-  expectEveryEpilogue(
-      {"Conv", {f32({2, 4, 7, 9}), f32({6, 2, 3, 3}), f32({6})}, convAttrs({3, 3}, {1, 1, 1, 1}, 2), {1}},
-      700);
-  expectEveryEpilogue(
-      {"Conv", {f32({1, 3, 5, 5}), f32({4, 3, 3, 3}), std::nullopt}, convAttrs({3, 3}, {0, 0, 0, 0}, 1), {}},
-      800);
+  expectEveryEpilogue({"Conv",
+                       {f32({2, 4, 7, 9}), f32({6, 2, 3, 3}), f32({6})},
+                       convAttrs({3, 3}, {1, 1, 1, 1}, 2),
+                       {1}},
+                      700);
+  expectEveryEpilogue({"Conv",
+                       {f32({1, 3, 5, 5}), f32({4, 3, 3, 3}), std::nullopt},
+                       convAttrs({3, 3}, {0, 0, 0, 0}, 1),
+                       {}},
+                      800);
 }
 
 // The epilogue's parameters are checked where the anchor's shape is.
@@ -191,11 +198,10 @@ TEST(EpilogueSchema, RejectsBadFusedAttributesAndResiduals) {
   };
   EXPECT_NO_THROW(build({{"fused_activation", std::string("Relu")}}, f32({4, 3})));
   EXPECT_THROW(build({{"fused_activation", std::string("Gelu")}}, std::nullopt), CompileError);
-  EXPECT_THROW(build({{"fused_activation", std::string("LeakyRelu")}}, std::nullopt),
-               CompileError);
-  EXPECT_THROW(build({{"fused_activation", std::string("Relu")}, {"fused_alpha", 1.0}},
-                     std::nullopt),
-               CompileError);
+  EXPECT_THROW(build({{"fused_activation", std::string("LeakyRelu")}}, std::nullopt), CompileError);
+  EXPECT_THROW(
+      build({{"fused_activation", std::string("Relu")}, {"fused_alpha", 1.0}}, std::nullopt),
+      CompileError);
   EXPECT_THROW(build({{"fused_activation", std::string("HardSigmoid")},
                       {"fused_alpha", NAN},
                       {"fused_beta", 0.5}},

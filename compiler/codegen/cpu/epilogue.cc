@@ -1,6 +1,7 @@
 #include "compiler/codegen/cpu/epilogue.h"
 
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/Intrinsics.h>
 
 #include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/loops.h"
@@ -57,6 +58,14 @@ llvm::Value* applyEpilogue(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm:
   if (spec.residual && residual)
     value = b.CreateFAdd(value, loadLanes(b, value->getType(), residual, index, lanes));
   return emitActivation(b, spec, value);
+}
+
+void prefetchResidual(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm::Value* residual,
+                      llvm::Value* index) {
+  if (!spec.residual || !residual) return;
+  // Read, high locality, data cache.
+  b.CreateIntrinsic(llvm::Intrinsic::prefetch, {residual->getType()},
+                    {f32Ptr(b, residual, index), b.getInt32(0), b.getInt32(3), b.getInt32(1)});
 }
 
 void emitEpilogueSweep(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm::Value* y,

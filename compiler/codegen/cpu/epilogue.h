@@ -32,6 +32,10 @@ llvm::Value* emitActivation(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm
 llvm::Value* applyEpilogue(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm::Value* value,
                            llvm::Value* residual, llvm::Value* index, int64_t lanes);
 
+// Prefetches residual[index] for reading (a no-op without a residual).
+void prefetchResidual(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm::Value* residual,
+                      llvm::Value* index);
+
 // y[i] = act(y[i] + residual[i]) for i in [begin, end), `width` lanes at a
 // time (then one masked step), or one by one at width 1.
 void emitEpilogueSweep(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm::Value* y,

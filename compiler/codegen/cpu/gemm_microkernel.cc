@@ -139,6 +139,10 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   std::vector<llvm::Value*> a_rows;
   for (int64_t r = 0; r < rows; ++r)
     a_rows.push_back(b.CreateMul(b.CreateAdd(i0, b.getInt64(r)), b.getInt64(p.a_row_stride)));
+  if (p.prefetch)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < vectors; ++v)
+        p.prefetch(b.CreateAdd(i0, b.getInt64(r)), b.CreateAdd(j0, b.getInt64(v * tile.width)));
   b.CreateBr(header);
 
   b.SetInsertPoint(header);

@@ -97,6 +97,10 @@ struct PackedProduct {
   // value.
   std::function<llvm::Value*(llvm::Value* i, llvm::Value* j, int64_t lanes, llvm::Value* value)>
       epilogue;
+  // Called per row and vector of a tile before its K loop (same i, j as the
+  // epilogue's), so that an epilogue reading memory (a residual) can prefetch
+  // it: the K loop hides the misses that would stall the store.
+  std::function<void(llvm::Value* i, llvm::Value* j)> prefetch;
 };
 
 // `lanes` f32 from base[index] as `type` (a vector, or f32): a masked load

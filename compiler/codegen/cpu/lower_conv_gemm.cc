@@ -322,6 +322,11 @@ Lowering makeConvGemmLowering() {
                       llvm::Value* at = b.CreateAdd(b.CreateMul(i, b.getInt64(P)), j);
                       return applyEpilogue(b, epilogue.spec, value, residual, at, lanes);
                     };
+                  if (residual)
+                    p.prefetch = [&](llvm::Value* i, llvm::Value* j) {
+                      prefetchResidual(b, epilogue.spec, residual,
+                                       b.CreateAdd(b.CreateMul(i, b.getInt64(P)), j));
+                    };
                   emitPackedProductTask(b, tile, p, tt);
                 },
                 "task");

@@ -205,6 +205,11 @@ void emitPackedGemm(KernelBuilder& kb, const GemmPlan& s) {
       llvm::Value* at = b.CreateAdd(b.CreateMul(i, b.getInt64(s.N)), j);
       return applyEpilogue(b, epilogue.spec, value, epilogue.residual, at, lanes);
     };
+  if (epilogue.residual)
+    p.prefetch = [&](llvm::Value* i, llvm::Value* j) {
+      prefetchResidual(b, epilogue.spec, epilogue.residual,
+                       b.CreateAdd(b.CreateMul(i, b.getInt64(s.N)), j));
+    };
   emitLoop(
       b, kb.task_begin, kb.task_end, [&](llvm::Value* t) { emitPackedProductTask(b, tile, p, t); },
       "task");

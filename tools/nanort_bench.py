@@ -189,8 +189,11 @@ def node_flops(model):
 
 
 class Nanort:
-    def __init__(self, args, work):
-        self.args, self.work = args, work
+    def __init__(self, args, work, flags=()):
+        """`flags`: extra nanoc flags; each set of flags compiles into its own folder."""
+        self.args, self.flags = args, list(flags)
+        self.work = work if not self.flags else os.path.join(
+            work, "nanoc" + "".join(re.sub(r"[^A-Za-z0-9]+", "_", f) for f in self.flags))
         self.has_threads = nanort_run_has_threads(args.nanort_run)
         self.compiled = {}
 
@@ -198,8 +201,8 @@ class Nanort:
         if name not in self.compiled:
             d = os.path.join(self.work, name)
             os.makedirs(d, exist_ok=True)
-            subprocess.run([self.args.nanoc, path, "--name", name, "-o", d], check=True,
-                           capture_output=True)
+            subprocess.run([self.args.nanoc, path, "--name", name, "-o", d] + self.flags,
+                           check=True, capture_output=True)
             self.compiled[name] = os.path.join(d, name + ".so")
         return self.compiled[name]
 
@@ -326,6 +329,11 @@ def main():
     p.add_argument("--fma-iters", type=int, default=5000000,
                    help="iterations of the FMA peak loop (16 FMAs each), best of 20")
     p.add_argument("--no-iree", action="store_true")
+    p.add_argument("--nanoc-flag", action="append", default=[],
+                   help="pass this flag to nanoc (repeatable), e.g. --nanoc-flag=--no-fuse")
+    p.add_argument("--compare-nanoc-flags", default=None,
+                   help="also time nanort compiled with these nanoc flags (space-separated, "
+                        "e.g. '--no-fuse') in the same run, as extra columns")
     p.add_argument("--work", default=None)
     args = p.parse_args()
     work = os.path.abspath(args.work or tempfile.mkdtemp(prefix="nanort-bench-"))
@@ -348,7 +356,9 @@ def main():
     if args.only:
         models = [(n, p) for n, p in models if n in args.only]
 
-    nanort = Nanort(args, work)
+    nanort = Nanort(args, work, args.nanoc_flag)
+    other = (Nanort(args, work, args.compare_nanoc_flags.split())
+             if args.compare_nanoc_flags else None)
     iree = Iree(work) if not args.no_iree else None
     peaks = measure_fma_peak(work, thread_counts, args.fma_iters)
     # The best measured rate at each thread count, whichever width gave it.
@@ -366,7 +376,11 @@ def main():
           " (other processes on the machine lower every figure, the peak included)")
     print("- % of peak below: of the higher of these figures at the same thread count")
     print(f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
-    print(f"- nanoc: {nanoc_version(args.nanoc)}")
+    print(f"- nanoc: {nanoc_version(args.nanoc)}"
+          + (f", flags {' '.join(args.nanoc_flag)}" if args.nanoc_flag else ""))
+    if other:
+        print(f"- nanort [{args.compare_nanoc_flags}]: the same nanoc with these flags, timed "
+              "right after nanort on each model")
     print(f"- ONNX Runtime {ort.__version__} (CPUExecutionProvider, ORT_ENABLE_ALL), "
           f"onnx {onnx.__version__}, numpy {np.__version__}")
     print(f"- IREE: {iree.version if iree else 'skipped (--no-iree)'}")
@@ -384,9 +398,11 @@ def main():
     for threads in thread_counts:
         peak = peak_of[threads]
         print(f"## {threads} thread{'s' if threads > 1 else ''}\n")
+        extra = f" [{args.compare_nanoc_flags}]" if other else ""
         print("| model | GFLOP | nanort ms | ORT ms | IREE ms | speed vs ORT | nanort GFLOP/s "
-              "| % of peak |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+              "| % of peak |" + (f" nanort{extra} ms | speed vs ORT{extra} |" if other else ""))
+        print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if other else ""),
+              flush=True)
         for name, path in models:
             feeds, flops = feeds_of[name], flops_of[name]
             try:
@@ -396,6 +412,14 @@ def main():
                 n, n_err = None, (e.stderr or "").strip().splitlines()[-1:] or ["failed"]
                 failures += 1
             o = ort_median(path, feeds, args.repeat, threads=threads, warmup=args.warmup)
+            extra_cols = ""
+            if other:
+                try:
+                    v = other.median(name, path, feeds, threads, args.repeat, args.warmup)
+                    extra_cols = (f" {fmt_ms(v)} | {o / v:.2f}x |" if v else " n/a | n/a |")
+                except subprocess.CalledProcessError as e:
+                    extra_cols = " failed | n/a |"
+                    failures += 1
             i = iree.median(name, path, feeds, threads, args.repeat) if iree else None
             if n is None:
                 n_text = ("n/a (no --threads in this build)" if n_err is None
@@ -408,7 +432,7 @@ def main():
                 rate = f"{gflops:.1f}"
                 pct = f"{100 * gflops / peak:.1f}%" if peak else "n/a"
             print(f"| {name} | {flops / 1e9:.3f} | {n_text} | {fmt_ms(o)} | {fmt_ms(i)} | {ratio} "
-                  f"| {rate} | {pct} |", flush=True)
+                  f"| {rate} | {pct} |{extra_cols}", flush=True)
         print()
 
     target = dict(models).get(args.breakdown)

@@ -77,6 +77,9 @@ options:
                      folds the small constant subgraphs that shapes need)
   --no-conv-gemm     keep every Conv a direct loop nest instead of patches
                      (nanoc.Im2Col) fed to the GEMM micro-kernel
+  --no-fuse          keep residual Adds and activations after a Conv, Gemm or
+                     MatMul as kernels of their own instead of folding them
+                     into its store
   --version          print nanoc's version, the program format and kernel ABI
                      it writes, and its LLVM version
   -h, --help         this text
@@ -216,7 +219,7 @@ nanoc::cpu::CpuTarget profileTarget(const std::string& name, const std::string& 
 int run(int argc, char** argv) {
   std::string model, name, out_dir = ".", target = "host", triple, cpu, features, emit = "files";
   std::string targets_dir = nanoc::cpu::defaultTargetsDir();
-  bool fold = true, list_targets = false, memory_check = true, conv_gemm = true;
+  bool fold = true, list_targets = false, memory_check = true, conv_gemm = true, fuse = true;
   nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -269,6 +272,8 @@ int run(int argc, char** argv) {
       fold = false;
     else if (arg == "--no-conv-gemm")
       conv_gemm = false;
+    else if (arg == "--no-fuse")
+      fuse = false;
     else if (!arg.empty() && arg[0] == '-')
       throw nanoc::CompileError("unknown option '" + arg + "' (see nanoc --help)");
     else if (model.empty())
@@ -330,6 +335,7 @@ int run(int argc, char** argv) {
   nanoc::PipelineOptions pipeline;
   pipeline.fold_constants = fold;
   pipeline.conv_gemm_panel = conv_gemm ? nanoc::cpu::convGemmPanel(targets) : 0;
+  pipeline.fuse = fuse;
   nanoc::runPipeline(*graph, pipeline);
   if (emit == "ir") {
     std::fputs(nanoc::printGraph(*graph).c_str(), stdout);

@@ -4,6 +4,7 @@
 #include "compiler/ops/conv.h"
 
 #include "compiler/ir/op_registry.h"
+#include "compiler/ops/epilogue.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc {
@@ -86,9 +87,11 @@ OpSchema makeConvSchema() {
   OpSchema schema;
   schema.name = "Conv";
   schema.min_inputs = 2;
-  schema.max_inputs = 3;
+  schema.max_inputs = 4;  // X, W, B?, the fused residual? (ops/epilogue.h)
   schema.infer = [](const Node& node) {
-    return std::vector<TensorType>{{DType::F32, convShape(node).outputDims()}};
+    TensorType y{DType::F32, convShape(node).outputDims()};
+    checkEpilogue(node, y);
+    return std::vector<TensorType>{y};
   };
   schema.reference = [](const Node& node, const std::vector<const void*>& in,
                         const std::vector<void*>& out) {
@@ -115,6 +118,10 @@ OpSchema makeConvSchema() {
         for (int64_t o = 0; o < out_plane; ++o)
           y[(n * s.m + m) * out_plane + o] = static_cast<float>(acc[static_cast<size_t>(o)]);
       }
+    applyEpilogue(
+        epilogueSpec(node), y,
+        in.size() > kResidualInput ? static_cast<const float*>(in[kResidualInput]) : nullptr,
+        s.n * s.m * out_plane);
   };
   return schema;
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/ir/op_registry.h"
+#include "compiler/ops/epilogue.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc {
@@ -112,10 +113,12 @@ OpSchema makeConvGemmSchema() {
   OpSchema schema;
   schema.name = "nanoc.ConvGemm";
   schema.min_inputs = 2;
-  schema.max_inputs = 3;
+  schema.max_inputs = 4;  // B, W, bias?, the fused residual? (ops/epilogue.h)
   schema.infer = [](const Node& node) {
     ConvGemmShape s = convGemmShape(node);
-    return std::vector<TensorType>{{DType::F32, {s.n, s.m, s.oh, s.ow}}};
+    TensorType y{DType::F32, {s.n, s.m, s.oh, s.ow}};
+    checkEpilogue(node, y);
+    return std::vector<TensorType>{y};
   };
   schema.reference = [](const Node& node, const std::vector<const void*>& in,
                         const std::vector<void*>& out) {
@@ -145,6 +148,10 @@ OpSchema makeConvGemmSchema() {
           for (int64_t k = 0; k < K; ++k) acc += static_cast<double>(w[m * K + k]) * at(n, k, p);
           y[(n * s.m + m) * P + p] = static_cast<float>(acc);
         }
+    applyEpilogue(
+        epilogueSpec(node), y,
+        in.size() > kResidualInput ? static_cast<const float*>(in[kResidualInput]) : nullptr,
+        s.n * s.m * P);
   };
   return schema;
 }

@@ -6,6 +6,7 @@
 
 #include "compiler/ir/op_registry.h"
 #include "compiler/ops/broadcast.h"
+#include "compiler/ops/epilogue.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc {
@@ -48,10 +49,12 @@ OpSchema makeGemmSchema() {
   OpSchema schema;
   schema.name = "Gemm";
   schema.min_inputs = 2;
-  schema.max_inputs = 3;
+  schema.max_inputs = 4;  // A, B, C?, the fused residual? (ops/epilogue.h)
   schema.infer = [](const Node& node) {
     GemmShape s = gemmShape(node);
-    return std::vector<TensorType>{{DType::F32, {s.m, s.n}}};
+    TensorType y{DType::F32, {s.m, s.n}};
+    checkEpilogue(node, y);
+    return std::vector<TensorType>{y};
   };
   schema.reference = [](const Node& node, const std::vector<const void*>& in,
                         const std::vector<void*>& out) {
@@ -75,6 +78,10 @@ OpSchema makeGemmSchema() {
         if (c) v += beta * c[i * sc[0] + j * sc[1]];
         y[i * s.n + j] = static_cast<float>(v);
       }
+    applyEpilogue(
+        epilogueSpec(node), y,
+        in.size() > kResidualInput ? static_cast<const float*>(in[kResidualInput]) : nullptr,
+        s.m * s.n);
   };
   return schema;
 }

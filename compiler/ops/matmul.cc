@@ -4,6 +4,7 @@
 #include "compiler/ir/error.h"
 #include "compiler/ir/op_registry.h"
 #include "compiler/ops/broadcast.h"
+#include "compiler/ops/epilogue.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc {
@@ -47,9 +48,16 @@ MatMulShape matmulShape(const Node& node) {
 OpSchema makeMatMulSchema() {
   OpSchema schema;
   schema.name = "MatMul";
-  schema.min_inputs = schema.max_inputs = 2;
+  // A, B, then with a fused residual (ops/epilogue.h) an absent input 2 and
+  // the residual at 3.
+  schema.min_inputs = 2;
+  schema.max_inputs = 4;
   schema.infer = [](const Node& node) {
-    return std::vector<TensorType>{{DType::F32, matmulShape(node).out}};
+    if (node.inputs.size() > 2 && node.inputs[2])
+      failNode(node, "input 2 must be absent (MatMul has two operands)");
+    TensorType y{DType::F32, matmulShape(node).out};
+    checkEpilogue(node, y);
+    return std::vector<TensorType>{y};
   };
   schema.reference = [](const Node& node, const std::vector<const void*>& in,
                         const std::vector<void*>& out) {
@@ -80,6 +88,10 @@ OpSchema makeMatMulSchema() {
           ym[i * s.n + j] = static_cast<float>(acc);
         }
     }
+    applyEpilogue(
+        epilogueSpec(node), y,
+        in.size() > kResidualInput ? static_cast<const float*>(in[kResidualInput]) : nullptr,
+        batches * s.m * s.n);
   };
   return schema;
 }

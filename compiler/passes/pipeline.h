@@ -13,11 +13,14 @@ struct PipelineOptions {
   // > 0: Convs become nanoc.ConvGemm on Im2Col panels of this many columns
   // (conv_to_gemm.h; the driver derives it from the targets' register tiles).
   int64_t conv_gemm_panel = 0;
+  // Fold residual Adds and activations into the Conv, ConvGemm, Gemm or
+  // MatMul producing them (fuse_epilogue.h).
+  bool fuse = true;
 };
 
 // Shape inference, constant folding (with BatchNormalization into Conv),
-// dead-code elimination and output
-// legalization, verifying the IR before and after.
+// dead-code elimination, Conv on the GEMM micro-kernel, epilogue fusion and
+// output legalization, verifying the IR before and after.
 void runPipeline(Graph& graph, const PipelineOptions& options = {});
 
 }  // namespace nanoc

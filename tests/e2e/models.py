@@ -1395,6 +1395,110 @@ def small_cnn():
     return model("small_cnn", nodes, [vi("x", (2, 3, 16, 16))], [vi("logits", (2, 10))], inits)
 
 
+# ---- fused epilogues (passes/fuse_epilogue.h) ------------------------------
+# Activations and residual Adds after Conv, Gemm and MatMul, which nanoc folds
+# into the producing node; and intermediates that must stay unfused.
+
+
+def conv_node(inits, rng, name, x, y, w_shape, bias=True, **attrs):
+    inits.append(init(f"{name}.w", weights(rng, w_shape)))
+    ins = [x, f"{name}.w"]
+    if bias:
+        inits.append(init(f"{name}.b", weights(rng, (w_shape[0],), 0.5)))
+        ins.append(f"{name}.b")
+    return helper.make_node("Conv", ins, [y], name=name, **attrs)
+
+
+@case()
+def fused_conv_clip_opset6():
+    # Clip-6: the bounds are attributes.
+    rng = rng_for("fused_conv_clip_opset6")
+    inits = []
+    nodes = [conv_node(inits, rng, "conv_0", "x", "c", (8, 4, 3, 3), pads=[1, 1, 1, 1]),
+             helper.make_node("Clip", ["c"], ["y"], name="clip_0", min=0.0, max=0.5)]
+    return model("fused_conv_clip_opset6", nodes, [vi("x", (1, 4, 9, 9))], [vi("y", (1, 8, 9, 9))],
+                 inits, opset=6)
+
+
+@case()
+def fused_conv_clip_inputs():
+    # Clip-13: bounds as inputs, one absent (max), one a scalar initializer.
+    rng = rng_for("fused_conv_clip_inputs")
+    inits = [init("lo", np.array(-0.25, np.float32))]
+    nodes = [conv_node(inits, rng, "conv_0", "x", "c", (6, 4, 1, 1)),
+             helper.make_node("Clip", ["c", "lo", ""], ["y"], name="clip_0")]
+    return model("fused_conv_clip_inputs", nodes, [vi("x", (2, 4, 7, 5))], [vi("y", (2, 6, 7, 5))],
+                 inits)
+
+
+@case()
+def fused_residual_blocks():
+    # A basic block (Add(x, conv) then Relu), two branches summed into a
+    # Sigmoid, and a Conv whose result is both an output and a Relu's input.
+    rng = rng_for("fused_residual_blocks")
+    inits = []
+    nodes = [
+        conv_node(inits, rng, "conv_1", "x", "c1", (8, 8, 3, 3), pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu_1"),
+        conv_node(inits, rng, "conv_2", "r1", "c2", (8, 8, 3, 3), pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["x", "c2"], ["s2"], name="add_2"),
+        helper.make_node("Relu", ["s2"], ["block"], name="relu_2"),
+        conv_node(inits, rng, "conv_a", "block", "ca", (8, 8, 1, 1)),
+        conv_node(inits, rng, "conv_b", "block", "cb", (8, 8, 3, 3), pads=[1, 1, 1, 1],
+                  bias=False),
+        helper.make_node("Add", ["ca", "cb"], ["sab"], name="add_ab"),
+        helper.make_node("Sigmoid", ["sab"], ["gate"], name="sigmoid_ab"),
+        conv_node(inits, rng, "conv_3", "gate", "c3", (4, 8, 1, 1)),
+        helper.make_node("Relu", ["c3"], ["r3"], name="relu_3"),
+    ]
+    return model("fused_residual_blocks", nodes, [vi("x", (2, 8, 6, 7))],
+                 [vi("gate", (2, 8, 6, 7)), vi("c3", (2, 4, 6, 7)), vi("r3", (2, 4, 6, 7))], inits)
+
+
+@case()
+def fused_silu_hardswish():
+    # SiLU as x * Sigmoid(x) after a depthwise and a pointwise Conv (both
+    # operand orders), then HardSwish and Tanh.
+    rng = rng_for("fused_silu_hardswish")
+    inits = []
+    nodes = [
+        conv_node(inits, rng, "dw", "x", "d", (8, 1, 3, 3), pads=[1, 1, 1, 1], group=8),
+        helper.make_node("Sigmoid", ["d"], ["ds"], name="sigmoid_d"),
+        helper.make_node("Mul", ["d", "ds"], ["dm"], name="mul_d"),
+        conv_node(inits, rng, "pw", "dm", "p", (16, 8, 1, 1)),
+        helper.make_node("Sigmoid", ["p"], ["ps"], name="sigmoid_p"),
+        helper.make_node("Mul", ["ps", "p"], ["pm"], name="mul_p"),
+        conv_node(inits, rng, "conv_h", "pm", "h", (8, 16, 3, 3), pads=[1, 1, 1, 1]),
+        helper.make_node("HardSwish", ["h"], ["hs"], name="hardswish_0"),
+        conv_node(inits, rng, "conv_t", "hs", "t", (4, 8, 1, 1)),
+        helper.make_node("Tanh", ["t"], ["y"], name="tanh_0"),
+    ]
+    return model("fused_silu_hardswish", nodes, [vi("x", (1, 8, 10, 11))],
+                 [vi("y", (1, 4, 10, 11))], inits)
+
+
+@case()
+def fused_gemm_matmul():
+    # Gemm + LeakyRelu, MatMul + residual + HardSigmoid, batched MatMul + Tanh.
+    rng = rng_for("fused_gemm_matmul")
+    inits = [init("w1", weights(rng, (24, 16))), init("b1", weights(rng, (24,), 0.5)),
+             init("w2", weights(rng, (24, 12))), init("w3", weights(rng, (12, 5)))]
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["g"], name="gemm_0", transB=1),
+        helper.make_node("LeakyRelu", ["g"], ["gl"], name="leaky_0", alpha=0.2),
+        helper.make_node("MatMul", ["gl", "w2"], ["m"], name="matmul_0"),
+        helper.make_node("Add", ["m", "r"], ["mr"], name="add_0"),
+        helper.make_node("HardSigmoid", ["mr"], ["mh"], name="hardsigmoid_0", alpha=0.3,
+                         beta=0.4),
+        helper.make_node("Reshape", ["mh", "shape"], ["mb"], name="reshape_0"),
+        helper.make_node("MatMul", ["mb", "w3"], ["t"], name="matmul_1"),
+        helper.make_node("Tanh", ["t"], ["y"], name="tanh_0"),
+    ]
+    inits.append(init("shape", np.array([2, 5, 12], np.int64)))
+    return model("fused_gemm_matmul", nodes, [vi("x", (10, 16)), vi("r", (10, 12))],
+                 [vi("y", (2, 5, 5))], inits)
+
+
 # ---- negative cases (run by negative.py) -----------------------------------
 
 

@@ -150,8 +150,6 @@ llvm::Value* loadLanes(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base
                             llvm::Constant::getNullValue(type));
 }
 
-namespace {
-
 void storeLanes(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* base, llvm::Value* index,
                 int64_t lanes) {
   llvm::Value* ptr = f32Ptr(b, base, index);
@@ -164,6 +162,8 @@ void storeLanes(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* base, llvm::V
   for (unsigned l = 0; l < vec->getNumElements(); ++l) bits.push_back(b.getInt1(l < lanes));
   b.CreateMaskedStore(v, ptr, llvm::Align(4), llvm::ConstantVector::get(bits));
 }
+
+namespace {
 
 // One rows x w tile of Y at (i0, j0) over k in [k_begin, k_end), one kc
 // block: the accumulators are phis of the K loop (SSA values, so the register
@@ -198,6 +198,10 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   std::vector<llvm::Value*> a_rows;
   for (int64_t r = 0; r < rows; ++r)
     a_rows.push_back(b.CreateMul(b.CreateAdd(i0, b.getInt64(r)), b.getInt64(p.a_row_stride)));
+  if (p.prefetch)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < vectors; ++v)
+        p.prefetch(b.CreateAdd(i0, b.getInt64(r)), b.CreateAdd(j0, b.getInt64(v * tile.width)));
   llvm::BasicBlock* pre = b.GetInsertBlock();
   // Later blocks resume from Y's partial sums.
   llvm::BasicBlock* resume = nullptr;

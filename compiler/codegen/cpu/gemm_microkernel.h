@@ -121,12 +121,20 @@ struct PackedProduct {
   // value.
   std::function<llvm::Value*(llvm::Value* i, llvm::Value* j, int64_t lanes, llvm::Value* value)>
       epilogue;
+  // Called per row and vector of a tile before its K loop (same i, j as the
+  // epilogue's), so that an epilogue reading memory (a residual) can prefetch
+  // it: the K loop hides the misses that would stall the store.
+  std::function<void(llvm::Value* i, llvm::Value* j)> prefetch;
 };
 
 // `lanes` f32 from base[index] as `type` (a vector, or f32): a masked load
 // when lanes is less than the vector's width, the rest zero.
 llvm::Value* loadLanes(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
                        llvm::Value* index, int64_t lanes);
+// The first `lanes` lanes of v (a vector, or f32) to base[index]: a masked
+// store when lanes is less than the vector's width.
+void storeLanes(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* base, llvm::Value* index,
+                int64_t lanes);
 
 // Emits task `t` of p.taskCount(): rows [r * rows_per_task, min(M, (r + 1) *
 // rows_per_task)) and columns [c * cols_per_task, min(N, (c + 1) *

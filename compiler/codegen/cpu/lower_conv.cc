@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "compiler/codegen/cpu/conv_kernels.h"
+#include "compiler/codegen/cpu/epilogue.h"
+#include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/linalg.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
@@ -202,6 +204,8 @@ Lowering makeConvLowering() {
             const int64_t plane = product(s.out, 0, k);
             const int64_t taps = product(s.kernel, 0, k);
             const int64_t cg = s.cPerGroup();
+            const FusedEpilogue epilogue = fusedEpilogue(kb);
+            const int64_t width = registerTile(*kb.fn).width;
             emitLoop(
                 b, kb.task_begin, kb.task_end,
                 [&](llvm::Value* t) {
@@ -235,6 +239,10 @@ Lowering makeConvLowering() {
                             });
                       },
                       "c");
+                  // The plane accumulates in Y: the epilogue sweeps it once
+                  // every channel is in, while it is still in cache.
+                  emitEpilogueSweep(b, epilogue.spec, y, epilogue.residual, y_plane,
+                                    b.CreateAdd(y_plane, b.getInt64(plane)), width);
                 },
                 "task");
           }};

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "compiler/codegen/cpu/conv_kernels.h"
+#include "compiler/codegen/cpu/epilogue.h"
 #include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/loops.h"
 
@@ -131,7 +132,7 @@ bool planDepthwise(const ConvShape& s, int64_t V, DepthwisePlan& plan) {
 class DepthwiseEmitter {
  public:
   DepthwiseEmitter(KernelBuilder& kb, const ConvShape& s, const DepthwisePlan& plan)
-      : kb_(kb), b_(kb.b), s_(s), plan_(plan) {
+      : kb_(kb), b_(kb.b), s_(s), plan_(plan), epilogue_(fusedEpilogue(kb)) {
     vtype_ = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(plan.V));
     const int64_t V = plan.V;
     // Stride 2 on 8 lanes (AVX) keeps the even lanes of two 128-bit halves
@@ -329,10 +330,12 @@ class DepthwiseEmitter {
     return any(kw) ? lanesOf(v, 0) : nullptr;
   }
 
-  // The one store of each output vector: Y[y_at, y_at + lanes) = value (a
-  // fused epilogue would transform `value` here).
+  // The one store of each output vector: Y[y_at, y_at + lanes) = value,
+  // after the node's fused epilogue (act(value + residual[y_at ...])).
   void store(llvm::Value* value, llvm::Value* y_at, int64_t lanes) {
     if (permuted_) value = b_.CreateShuffleVector(value, lane_order_);
+    if (!epilogue_.empty())
+      value = applyEpilogue(b_, epilogue_.spec, value, epilogue_.residual, y_at, lanes);
     llvm::Value* ptr = f32Ptr(b_, kb_.output(0), y_at);
     if (lanes == plan_.V) {
       b_.CreateAlignedStore(value, ptr, llvm::Align(4));
@@ -347,6 +350,7 @@ class DepthwiseEmitter {
   llvm::IRBuilder<>& b_;
   const ConvShape& s_;
   const DepthwisePlan& plan_;
+  const FusedEpilogue epilogue_;
   llvm::Type* vtype_ = nullptr;
   bool permuted_ = false;
   std::vector<int> lane_order_;        // accumulator lane -> output lane

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/codegen/cpu/epilogue.h"
 #include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
@@ -361,6 +362,7 @@ Lowering makeConvGemmLowering() {
         llvm::Value* w = kb.input(1);
         llvm::Value* bias = s.has_bias ? kb.input(2) : nullptr;
         llvm::Value* y = kb.output(0);
+        const FusedEpilogue epilogue = fusedEpilogue(kb);
         llvm::Type* f32 = b.getFloatTy();
         const int64_t P = s.pixels();
         const int64_t b_image = s.packs       ? 0
@@ -375,11 +377,14 @@ Lowering makeConvGemmLowering() {
               llvm::Value* tt = t;
               p.packed_b = bm;
               p.y = y;
+              llvm::Value* residual = epilogue.residual;
               if (s.n > 1) {
                 llvm::Value* n = b.CreateUDiv(t, b.getInt64(plan.per_image));
                 tt = b.CreateURem(t, b.getInt64(plan.per_image));
                 p.packed_b = b.CreateGEP(f32, bm, b.CreateMul(n, b.getInt64(b_image)));
                 p.y = b.CreateGEP(f32, y, b.CreateMul(n, b.getInt64(s.m * P)));
+                if (residual)
+                  residual = b.CreateGEP(f32, residual, b.CreateMul(n, b.getInt64(s.m * P)));
               }
               p.a = w;
               p.a_row_stride = s.k;
@@ -425,6 +430,18 @@ Lowering makeConvGemmLowering() {
                   if (auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(type))
                     v = b.CreateVectorSplat(vec->getNumElements(), v);
                   return v;
+                };
+              // The image's Y is [M, P]: the tile's (i, j) is element i * P + j.
+              if (!epilogue.empty())
+                p.epilogue = [&](llvm::Value* i, llvm::Value* j, int64_t lanes,
+                                 llvm::Value* value) {
+                  llvm::Value* at = b.CreateAdd(b.CreateMul(i, b.getInt64(P)), j);
+                  return applyEpilogue(b, epilogue.spec, value, residual, at, lanes);
+                };
+              if (residual)
+                p.prefetch = [&](llvm::Value* i, llvm::Value* j) {
+                  prefetchResidual(b, epilogue.spec, residual,
+                                   b.CreateAdd(b.CreateMul(i, b.getInt64(P)), j));
                 };
               if (!s.packs) {
                 emitPackedProductTask(b, tile, p, tt);

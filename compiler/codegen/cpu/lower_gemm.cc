@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "compiler/codegen/cpu/epilogue.h"
 #include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/linalg.h"
 #include "compiler/codegen/cpu/loops.h"
@@ -206,6 +207,17 @@ void emitPackedGemm(KernelBuilder& kb, const GemmPlan& s) {
       if (s.beta != 1.0) v = b.CreateFMul(v, llvm::ConstantFP::get(type, s.beta));
       return v;
     };
+  const FusedEpilogue epilogue = fusedEpilogue(kb);
+  if (!epilogue.empty())
+    p.epilogue = [&](llvm::Value* i, llvm::Value* j, int64_t lanes, llvm::Value* value) {
+      llvm::Value* at = b.CreateAdd(b.CreateMul(i, b.getInt64(s.N)), j);
+      return applyEpilogue(b, epilogue.spec, value, epilogue.residual, at, lanes);
+    };
+  if (epilogue.residual)
+    p.prefetch = [&](llvm::Value* i, llvm::Value* j) {
+      prefetchResidual(b, epilogue.spec, epilogue.residual,
+                       b.CreateAdd(b.CreateMul(i, b.getInt64(s.N)), j));
+    };
   emitLoop(
       b, kb.task_begin, kb.task_end, [&](llvm::Value* t) { emitPackedProductTask(b, tile, p, t); },
       "task");
@@ -226,6 +238,7 @@ Lowering makeGemmLowering() {
             if (s.packed) return emitPackedGemm(kb, s);
             llvm::IRBuilder<>& b = kb.b;
             llvm::Value* c = s.has_c ? kb.input(2) : nullptr;
+            const FusedEpilogue epilogue = fusedEpilogue(kb);
             std::function<llvm::Value*(llvm::Value*, llvm::Value*)> init;
             if (c)
               init = [&](llvm::Value* i, llvm::Value* j) -> llvm::Value* {
@@ -248,6 +261,12 @@ Lowering makeGemmLowering() {
                                   s.trans_a ? s.M : 1, kb.input(1), b.getInt64(0),
                                   s.trans_b ? 1 : s.N, s.trans_b ? s.K : 1, kb.output(0),
                                   b.getInt64(0), s.K, s.N, row_begin, row_end, s.alpha, init);
+                  // Y accumulates in place: the epilogue sweeps the task's
+                  // rows while they are in cache.
+                  emitEpilogueSweep(b, epilogue.spec, kb.output(0), epilogue.residual,
+                                    b.CreateMul(row_begin, b.getInt64(s.N)),
+                                    b.CreateMul(row_end, b.getInt64(s.N)),
+                                    registerTile(*kb.fn).width);
                 },
                 "task");
           }};

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu/epilogue.h"
 #include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/linalg.h"
 #include "compiler/codegen/cpu/loops.h"
@@ -94,6 +95,7 @@ Lowering makeMatMulLowering() {
         MatMulShape s = matMulShape(kb.node);
         if (s.batches * s.M * s.N == 0) return;
         llvm::IRBuilder<>& b = kb.b;
+        const FusedEpilogue epilogue = fusedEpilogue(kb);
         if (s.packed) {
           RegisterTile tile = registerTile(*kb.fn);
           PackedProduct p;
@@ -113,6 +115,16 @@ Lowering makeMatMulLowering() {
           p.M = s.M, p.K = s.K, p.N = s.N;
           p.rows_per_task = s.rows_per_task;
           p.cols_per_task = s.cols_per_task;
+          if (!epilogue.empty())
+            p.epilogue = [&](llvm::Value* i, llvm::Value* j, int64_t lanes, llvm::Value* value) {
+              llvm::Value* at = b.CreateAdd(b.CreateMul(i, b.getInt64(s.N)), j);
+              return applyEpilogue(b, epilogue.spec, value, epilogue.residual, at, lanes);
+            };
+          if (epilogue.residual)
+            p.prefetch = [&](llvm::Value* i, llvm::Value* j) {
+              prefetchResidual(b, epilogue.spec, epilogue.residual,
+                               b.CreateAdd(b.CreateMul(i, b.getInt64(s.N)), j));
+            };
           emitLoop(
               b, kb.task_begin, kb.task_end,
               [&](llvm::Value* t) { emitPackedProductTask(b, tile, p, t); }, "task");
@@ -142,6 +154,12 @@ Lowering makeMatMulLowering() {
               llvm::Value* y_base = b.CreateMul(batch, b.getInt64(s.M * s.N));
               emitProductRows(b, kb.input(0), a_base, s.K, 1, kb.input(1), b_base, s.N, 1,
                               kb.output(0), y_base, s.K, s.N, row_begin, row_end, 1.0, {});
+              // Y accumulates in place: the epilogue sweeps the task's rows
+              // while they are in cache.
+              llvm::Value* first = b.CreateAdd(y_base, b.CreateMul(row_begin, b.getInt64(s.N)));
+              llvm::Value* last = b.CreateAdd(y_base, b.CreateMul(row_end, b.getInt64(s.N)));
+              emitEpilogueSweep(b, epilogue.spec, kb.output(0), epilogue.residual, first, last,
+                                registerTile(*kb.fn).width);
             },
             "task");
       }};

@@ -130,7 +130,7 @@ TEST(ProgramReport, TextShowsTheWholeProgram) {
   const std::string text = ProgramReportText("tiny.nrt", image, p);
   for (const char* line : {
            "format version: 1.0\n",
-           "kernel abi: 2\n",
+           "kernel abi: 3\n",
            "model: \"tiny\"\n",
            "  triple: \"riscv64-unknown-linux-gnu\"\n",
            "  cpu: \"generic-rv64\"\n",

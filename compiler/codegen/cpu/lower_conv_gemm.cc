@@ -294,6 +294,9 @@ Lowering makeIm2ColLowering() {
 
 // A packing ConvGemm's panels per task fit this (about half an L2).
 constexpr int64_t kPackBytes = int64_t{192} << 10;
+// Tasks an image's product should give at least, where it has the rows, so
+// that two threads or more share it.
+constexpr int64_t kMinTasks = 4;
 
 struct ConvGemmPlan {
   ConvGemmShape s;
@@ -332,6 +335,16 @@ ConvGemmPlan planConvGemm(const Node& node, int64_t nr) {
   const int64_t col_blocks =
       std::min(units, std::max<int64_t>(1, (16 + row_blocks - 1) / row_blocks));
   p.cols_per_task = unit * ((units + col_blocks - 1) / col_blocks);
+  // Few pixels (a 7 x 7 or 14 x 14 map) give one or a few column blocks:
+  // split the rows so that an image still has kMinTasks tasks for threads.
+  const int64_t cols = (units + col_blocks - 1) / col_blocks * unit;
+  const int64_t col_tasks = (p.N + cols - 1) / cols;
+  if (row_blocks * col_tasks < kMinTasks && p.M > kPackedRowQuantum) {
+    const int64_t want = (kMinTasks + col_tasks - 1) / col_tasks;
+    int64_t rows = (p.M + want - 1) / want;
+    rows = (rows + kPackedRowQuantum - 1) / kPackedRowQuantum * kPackedRowQuantum;
+    p.rows_per_task = std::min(p.rows_per_task, rows);
+  }
   plan.per_image = p.M * p.N == 0 ? 0 : p.taskCount();
   return plan;
 }

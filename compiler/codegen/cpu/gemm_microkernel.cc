@@ -7,6 +7,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -180,11 +181,30 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
               llvm::Value* k_begin, llvm::Value* k_end, llvm::Value* first, llvm::Value* last) {
   llvm::LLVMContext& ctx = b.getContext();
   llvm::Type* f32 = b.getFloatTy();
-  llvm::Type* type =
-      tile.width == 1 ? f32 : static_cast<llvm::Type*>(llvm::FixedVectorType::get(f32, tile.width));
+  auto vectorOf = [&](int64_t width) {
+    return width == 1 ? f32 : static_cast<llvm::Type*>(llvm::FixedVectorType::get(f32, width));
+  };
   int64_t vectors = (w + tile.width - 1) / tile.width;
   auto lanesOf = [&](int64_t v) { return std::min(tile.width, w - v * tile.width); };
-  llvm::Value* zero = llvm::Constant::getNullValue(type);
+  // Each vector's type: the tile's, but a partial last vector takes the
+  // narrowest that holds its lanes (f32 for one, else 4, 8, ... lanes), so a
+  // 4-column remainder of a 32-column tile costs xmm, not zmm, multiply-adds
+  // (half the work where zmm is split in two, as on Zen 4).
+  std::vector<llvm::Type*> types;
+  for (int64_t v = 0; v < vectors; ++v) {
+    const int64_t lanes = lanesOf(v);
+    int64_t width = tile.width;
+    if (lanes < tile.width) {
+      width = lanes == 1 ? 1 : 4;
+      while (width < lanes) width *= 2;
+      width = std::min(width, tile.width);
+    }
+    types.push_back(vectorOf(width));
+  }
+  auto widthOf = [&](int64_t v) {
+    auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(types[v]);
+    return vec ? static_cast<int64_t>(vec->getNumElements()) : int64_t{1};
+  };
   const int64_t b_stride = p.b_panel_stride > 0 ? p.b_panel_stride : w;
   auto yIndex = [&](int64_t r, int64_t v) {
     return b.CreateAdd(b.CreateMul(b.CreateAdd(i0, b.getInt64(r)), b.getInt64(p.N)),
@@ -212,7 +232,7 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
     b.SetInsertPoint(resume);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t v = 0; v < vectors; ++v)
-        partial.push_back(loadLanes(b, type, p.y, yIndex(r, v), lanesOf(v)));
+        partial.push_back(loadLanes(b, types[v], p.y, yIndex(r, v), lanesOf(v)));
   }
   b.CreateBr(header);
 
@@ -222,8 +242,9 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   if (resume) k->addIncoming(k_begin, resume);
   std::vector<llvm::PHINode*> acc;
   for (int64_t r = 0; r < rows * vectors; ++r) {
+    llvm::Type* type = types[r % vectors];
     acc.push_back(b.CreatePHI(type, 3, "acc"));
-    acc.back()->addIncoming(zero, pre);
+    acc.back()->addIncoming(llvm::Constant::getNullValue(type), pre);
     if (resume) acc.back()->addIncoming(partial[r], resume);
   }
   b.CreateCondBr(b.CreateICmpSLT(k, k_end), body, exit);
@@ -235,16 +256,19 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   const int64_t b_lane_stride = p.b_in_place ? p.b_col_stride : 1;
   std::vector<llvm::Value*> bvec;
   for (int64_t v = 0; v < vectors; ++v)
-    bvec.push_back(loadLanes(b, type, p.packed_b,
+    bvec.push_back(loadLanes(b, types[v], p.packed_b,
                              b.CreateAdd(b_row, b.getInt64(v * tile.width * b_lane_stride)),
                              lanesOf(v)));
   llvm::Value* a_k = b.CreateMul(k, b.getInt64(p.a_k_stride));
   for (int64_t r = 0; r < rows; ++r) {
-    llvm::Value* x = loadF32(b, p.a, b.CreateAdd(a_rows[r], a_k));
-    if (tile.width > 1) x = b.CreateVectorSplat(tile.width, x);
+    llvm::Value* a = loadF32(b, p.a, b.CreateAdd(a_rows[r], a_k));
+    std::map<int64_t, llvm::Value*> splats;  // by width
     for (int64_t v = 0; v < vectors; ++v) {
+      const int64_t width = widthOf(v);
+      llvm::Value*& x = splats[width];
+      if (!x) x = width > 1 ? b.CreateVectorSplat(width, a) : a;
       llvm::PHINode* phi = acc[r * vectors + v];
-      phi->addIncoming(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {type}, {x, bvec[v], phi}),
+      phi->addIncoming(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {types[v]}, {x, bvec[v], phi}),
                        body);
     }
   }
@@ -266,14 +290,13 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
     b.CreateBr(done);
     b.SetInsertPoint(finish);
   }
-  llvm::Value* alpha = p.alpha == 1.0 ? nullptr : llvm::ConstantFP::get(type, p.alpha);
   for (int64_t r = 0; r < rows; ++r) {
     llvm::Value* i = b.CreateAdd(i0, b.getInt64(r));
     for (int64_t v = 0; v < vectors; ++v) {
       llvm::Value* j = b.CreateAdd(j0, b.getInt64(v * tile.width));
       llvm::Value* y = acc[r * vectors + v];
-      if (alpha) y = b.CreateFMul(y, alpha);
-      if (p.init) y = b.CreateFAdd(y, p.init(i, j, lanesOf(v), type));
+      if (p.alpha != 1.0) y = b.CreateFMul(y, llvm::ConstantFP::get(types[v], p.alpha));
+      if (p.init) y = b.CreateFAdd(y, p.init(i, j, lanesOf(v), types[v]));
       if (p.epilogue) y = p.epilogue(i, j, lanesOf(v), y);
       storeLanes(b, y, p.y, b.CreateAdd(b.CreateMul(i, b.getInt64(p.N)), j), lanesOf(v));
     }

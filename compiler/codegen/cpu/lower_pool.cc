@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/linalg.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
@@ -155,6 +156,118 @@ llvm::Value* emitRoot(llvm::IRBuilder<>& b, llvm::Value* s, int64_t p) {
   return b.CreateSelect(b.CreateFCmpOEQ(s, inf), inf, y);
 }
 
+// 2-D f32 MaxPool on vector targets: per output row, the columns whose
+// whole window lies inside the row run V at a time (a load per tap, stride 2
+// as a 2V load and its even lanes), the kernel row range computed once per
+// row; the other columns one by one with each tap's column clamped into the
+// row and masked. Taps in (kh, kw) order and `v > max` as the generic loop
+// has them, so the results are the same bits. False (the generic loop) for
+// other dtypes, ranks, dilations, column strides other than 1 and 2, windows
+// over 64 taps or scalar targets.
+bool emitMaxPoolRows(KernelBuilder& kb, const LoweredPool& p) {
+  const PoolShape& s = p.shape;
+  const int64_t V = registerTile(*kb.fn).width;
+  if (kb.node.inputs[0]->type.dtype != DType::F32 || s.axes.size() != 2 || V < 4) return false;
+  const int64_t H = p.in[0], W = p.in[1], KH = p.kernel[0], KW = p.kernel[1];
+  const int64_t SH = p.strides[0], SW = p.strides[1], PH = p.pads[0], PW = p.pads[1];
+  const int64_t OH = s.out[0], OW = s.out[1];
+  if (p.dilations[0] != 1 || p.dilations[1] != 1 || (SW != 1 && SW != 2) || KH * KW > 64)
+    return false;
+  if (s.planes() == 0 || OH * OW == 0) return true;
+  // Vector columns: ow * SW - PW >= 0 and the last lane read, ow * SW - PW +
+  // KW - 1 + (SW - 1), inside the row (stride 2 loads one lane past the
+  // window's end).
+  const int64_t lo = std::min(OW, (PW + SW - 1) / SW);
+  const int64_t last = W - KW - (SW - 1) + PW;  // the largest ow * SW allowed
+  const int64_t hi = last < 0 ? lo : std::max(lo, std::min(OW, last / SW + 1));
+  const int64_t chunks = (hi - lo) / V;
+  llvm::IRBuilder<>& b = kb.b;
+  llvm::Type* f32 = b.getFloatTy();
+  llvm::Value* x = kb.input(0);
+  llvm::Value* y = kb.output(0);
+  llvm::Value* lowest = lowestValue(b, DType::F32);
+  auto i64 = [&](int64_t v) { return b.getInt64(v); };
+  auto maxOf = [&](llvm::Value* v, llvm::Value* acc) {
+    return b.CreateSelect(b.CreateFCmpOGT(v, acc), v, acc);
+  };
+  emitLoop(
+      b, kb.task_begin, kb.task_end,
+      [&](llvm::Value* t) {
+        llvm::Value* x_plane = b.CreateMul(t, i64(H * W));
+        llvm::Value* y_plane = b.CreateMul(t, i64(OH * OW));
+        emitLoop(
+            b, 0, OH,
+            [&](llvm::Value* oh) {
+              llvm::Value* ih0 = b.CreateSub(b.CreateMul(oh, i64(SH)), i64(PH));
+              llvm::Value* kh_lo =
+                  b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b.CreateSub(i64(0), ih0), i64(0));
+              llvm::Value* kh_hi =
+                  b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateSub(i64(H), ih0), i64(KH));
+              kh_hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, kh_hi, kh_lo);
+              llvm::Value* y_row = b.CreateAdd(y_plane, b.CreateMul(oh, i64(OW)));
+              auto rowOf = [&](llvm::Value* kh) {
+                return b.CreateAdd(x_plane, b.CreateMul(b.CreateAdd(ih0, kh), i64(W)));
+              };
+              // One output column, taps clamped into the row and masked.
+              auto column = [&](llvm::Value* ow) {
+                llvm::Value* acc_ptr = f32Ptr(b, y, b.CreateAdd(y_row, ow));
+                b.CreateStore(lowest, acc_ptr);
+                llvm::Value* iw0 = b.CreateSub(b.CreateMul(ow, i64(SW)), i64(PW));
+                emitLoop(
+                    b, kh_lo, kh_hi,
+                    [&](llvm::Value* kh) {
+                      llvm::Value* row = rowOf(kh);
+                      llvm::Value* acc = b.CreateLoad(f32, acc_ptr);
+                      for (int64_t kw = 0; kw < KW; ++kw) {
+                        llvm::Value* iw = b.CreateAdd(iw0, i64(kw));
+                        llvm::Value* inside =
+                            b.CreateAnd(b.CreateICmpSGE(iw, i64(0)), b.CreateICmpSLT(iw, i64(W)));
+                        llvm::Value* at = b.CreateBinaryIntrinsic(
+                            llvm::Intrinsic::smin,
+                            b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, iw, i64(0)), i64(W - 1));
+                        llvm::Value* v = loadF32(b, x, b.CreateAdd(row, at));
+                        acc = b.CreateSelect(inside, maxOf(v, acc), acc);
+                      }
+                      b.CreateStore(acc, acc_ptr);
+                    },
+                    "kh");
+              };
+              emitLoop(b, 0, lo, column, "ow");
+              llvm::Type* vtype = llvm::FixedVectorType::get(f32, V);
+              llvm::Type* ltype = llvm::FixedVectorType::get(f32, V * SW);
+              std::vector<int> even;
+              for (int64_t l = 0; l < V; ++l) even.push_back(static_cast<int>(l * SW));
+              emitLoop(
+                  b, 0, chunks,
+                  [&](llvm::Value* ci) {
+                    llvm::Value* ow0 = b.CreateAdd(i64(lo), b.CreateMul(ci, i64(V)));
+                    llvm::Value* acc_ptr = f32Ptr(b, y, b.CreateAdd(y_row, ow0));
+                    b.CreateAlignedStore(b.CreateVectorSplat(V, lowest), acc_ptr, llvm::Align(4));
+                    llvm::Value* iw0 = b.CreateSub(b.CreateMul(ow0, i64(SW)), i64(PW));
+                    emitLoop(
+                        b, kh_lo, kh_hi,
+                        [&](llvm::Value* kh) {
+                          llvm::Value* row = b.CreateAdd(rowOf(kh), iw0);
+                          llvm::Value* acc = b.CreateAlignedLoad(vtype, acc_ptr, llvm::Align(4));
+                          for (int64_t kw = 0; kw < KW; ++kw) {
+                            llvm::Value* v = b.CreateAlignedLoad(
+                                ltype, f32Ptr(b, x, b.CreateAdd(row, i64(kw))), llvm::Align(4));
+                            if (SW != 1) v = b.CreateShuffleVector(v, even);
+                            acc = maxOf(v, acc);
+                          }
+                          b.CreateAlignedStore(acc, acc_ptr, llvm::Align(4));
+                        },
+                        "kh");
+                  },
+                  "chunk");
+              emitLoop(b, i64(lo + chunks * V), i64(OW), column, "ow");
+            },
+            "oh");
+      },
+      "task");
+  return true;
+}
+
 }  // namespace
 
 // One task per (n, c) plane. Padding never wins: a window's maximum is over
@@ -163,6 +276,7 @@ llvm::Value* emitRoot(llvm::IRBuilder<>& b, llvm::Value* s, int64_t p) {
 Lowering makeMaxPoolLowering() {
   return {planeCount, [](KernelBuilder& kb) {
             LoweredPool p = loweredPool(kb.node);
+            if (emitMaxPoolRows(kb, p)) return;
             llvm::IRBuilder<>& b = kb.b;
             const DType dtype = kb.node.inputs[0]->type.dtype;
             llvm::Value* x = kb.input(0);

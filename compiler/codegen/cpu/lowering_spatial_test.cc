@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,41 @@ TEST(PoolLowering, OneAndThreeSpatialDims) {
       three["p"] = p;
       expectLoweringMatchesReference("LpPool", {f32({2, 3, 19})}, one, seed++);
       expectLoweringMatchesReference("LpPool", {f32({1, 2, 6, 7, 8})}, three, seed++);
+    }
+  }
+}
+
+// 2-D f32 MaxPool's vector rows (emitMaxPoolRows) on every tile: strides 1
+// and 2, pads (symmetric, asymmetric, past the window with ceil_mode),
+// widths around the vector widths, and the fallbacks (dilation, stride 3).
+TEST(MaxPoolLowering, VectorRowsOnEveryTile) {
+  struct Case {
+    Dims x;
+    Attrs attrs;
+  };
+  std::vector<Case> cases = {
+      {{1, 4, 109, 109}, pool({3, 3}, {0, 0, 0, 0}, {2, 2}, {1, 1}, 1)},
+      {{1, 3, 112, 112}, pool({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 0)},
+      {{2, 2, 9, 7}, pool({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0)},
+      {{1, 2, 17, 33}, pool({2, 2}, {0, 0, 0, 0}, {2, 2}, {1, 1}, 1)},
+      {{1, 2, 8, 40}, pool({3, 5}, {0, 2, 1, 1}, {1, 2}, {1, 1}, 1)},
+      {{1, 2, 5, 3}, pool({3, 3}, {2, 2, 2, 2}, {1, 1}, {1, 1}, 0)},
+      {{1, 2, 12, 12}, pool({3, 3}, {1, 1, 1, 1}, {1, 1}, {2, 2}, 0)},
+      {{1, 2, 12, 30}, pool({3, 3}, {1, 1, 1, 1}, {3, 3}, {1, 1}, 0)},
+  };
+  uint64_t seed = 450;
+  for (const Case& c : cases) {
+    std::vector<TensorType> inputs = {f32(c.x)};
+    std::string what = testing::describe("MaxPool", inputs);
+    SCOPED_TRACE(what);
+    auto g = testing::makeSingleNodeGraph("MaxPool", inputs, c.attrs);
+    std::mt19937_64 rng(seed++);
+    std::vector<testing::AlignedBuffer> data;
+    data.emplace_back(inputs[0].bytes());
+    testing::fillRandom(data.back(), inputs[0], rng);
+    for (const testing::KernelAttributes& target : testing::tileTargets()) {
+      SCOPED_TRACE("target-features " + (target.empty() ? "none" : target[1].second.substr(0, 40)));
+      expectLoweringMatchesReference(*g->node, data, what, target);
     }
   }
 }

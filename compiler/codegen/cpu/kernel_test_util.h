@@ -274,6 +274,30 @@ inline std::string describe(const std::string& op, const std::vector<TensorType>
   return os.str();
 }
 
+// The node on random inputs (its input types, in order from one generator
+// seeded with `seed`) on every tile of tileTargets(), each target with the
+// attributes `extra` too; the inputs listed in `constants` become constants
+// of the graph holding their random data (weights, as from a model).
+inline void expectMatchesOnEveryTile(Node& node, uint64_t seed, const std::string& what,
+                                     const std::vector<size_t>& constants = {},
+                                     const KernelAttributes& extra = {}) {
+  SCOPED_TRACE(what);
+  std::mt19937_64 rng(seed);
+  std::vector<AlignedBuffer> data;
+  for (const Value* in : node.inputs) {
+    data.emplace_back(in->type.bytes());
+    fillRandom(data.back(), in->type, rng);
+  }
+  for (size_t i : constants)
+    node.inputs[i]->data = std::make_shared<std::vector<uint8_t>>(
+        data[i].data(), data[i].data() + node.inputs[i]->type.bytes());
+  for (KernelAttributes target : tileTargets()) {
+    SCOPED_TRACE("target-features " + (target.empty() ? "none" : target[1].second.substr(0, 40)));
+    target.insert(target.end(), extra.begin(), extra.end());
+    expectLoweringMatchesReference(node, data, what, target);
+  }
+}
+
 // The common case: random inputs in [lo, hi] for the given types and attrs.
 inline void expectLoweringMatchesReference(const std::string& op, std::vector<TensorType> inputs,
                                            std::map<std::string, Attr> attrs, uint64_t seed,

@@ -47,14 +47,9 @@ TEST(Im2ColLowering, EveryWindowShapeAndPanel) {
       SCOPED_TRACE("panel " + std::to_string(panel));
       std::vector<TensorType> inputs = {f32(c.x)};
       auto g = testing::makeSingleNodeGraph("nanoc.Im2Col", inputs, c.attrs);
-      std::mt19937_64 rng(seed++);
-      std::vector<AlignedBuffer> data;
-      data.emplace_back(inputs[0].bytes());
-      testing::fillRandom(data.back(), inputs[0], rng);
       // The copies run V lanes at a time on vector tiles: every width.
-      for (const testing::KernelAttributes& target : tileTargets())
-        expectLoweringMatchesReference(*g->node, data, testing::describe("nanoc.Im2Col", inputs),
-                                       target);
+      testing::expectMatchesOnEveryTile(*g->node, seed++,
+                                        testing::describe("nanoc.Im2Col", inputs));
     }
 }
 
@@ -63,22 +58,10 @@ TEST(Im2ColLowering, EveryWindowShapeAndPanel) {
 void expectConvGemmMatches(Dims b, Dims w, bool bias, int64_t panel, Dims spatial, uint64_t seed) {
   std::vector<TensorType> inputs = {f32(b), f32(w)};
   if (bias) inputs.push_back(f32({w[0]}));
-  std::string what = testing::describe("nanoc.ConvGemm", inputs);
-  SCOPED_TRACE(what);
   auto g = testing::makeSingleNodeGraph("nanoc.ConvGemm", inputs,
                                         {{"panel", panel}, {"output_spatial", spatial}});
-  std::mt19937_64 rng(seed);
-  std::vector<AlignedBuffer> data;
-  for (const TensorType& type : inputs) {
-    data.emplace_back(type.bytes());
-    testing::fillRandom(data.back(), type, rng);
-  }
-  g->node->inputs[1]->data =
-      std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
-  for (const testing::KernelAttributes& target : tileTargets()) {
-    SCOPED_TRACE("target-features " + (target.empty() ? "none" : target[1].second.substr(0, 40)));
-    expectLoweringMatchesReference(*g->node, data, what, target);
-  }
+  testing::expectMatchesOnEveryTile(*g->node, seed, testing::describe("nanoc.ConvGemm", inputs),
+                                    {1});
 }
 
 TEST(ConvGemmLowering, PanelsOnEveryTile) {
@@ -132,8 +115,6 @@ TEST(ConvGemmLowering, PacksItsPanelsOnEveryTile) {
   for (Case& c : cases) {
     std::vector<TensorType> inputs = {f32(c.x), f32(c.w)};
     if (c.bias) inputs.push_back(f32({c.w[0]}));
-    std::string what = testing::describe("nanoc.ConvGemm", inputs);
-    SCOPED_TRACE(what);
     Attrs attrs = c.attrs;
     attrs["panel"] = int64_t{96};
     Attrs conv = c.attrs;
@@ -143,18 +124,8 @@ TEST(ConvGemmLowering, PacksItsPanelsOnEveryTile) {
     attrs["output_spatial"] = Dims{y[2], y[3]};
     auto g = testing::makeSingleNodeGraph("nanoc.ConvGemm", inputs, attrs);
     ASSERT_GT(findLowering("nanoc.ConvGemm")->scratch_bytes(*g->node), 0u);
-    std::mt19937_64 rng(seed++);
-    std::vector<AlignedBuffer> data;
-    for (const TensorType& type : inputs) {
-      data.emplace_back(type.bytes());
-      testing::fillRandom(data.back(), type, rng);
-    }
-    g->node->inputs[1]->data =
-        std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
-    for (const testing::KernelAttributes& target : tileTargets()) {
-      SCOPED_TRACE("target-features " + (target.empty() ? "none" : target[1].second.substr(0, 40)));
-      expectLoweringMatchesReference(*g->node, data, what, target);
-    }
+    testing::expectMatchesOnEveryTile(*g->node, seed++, testing::describe("nanoc.ConvGemm", inputs),
+                                      {1});
   }
 }
 

@@ -52,20 +52,8 @@ void expectDepthwiseMatches(Dims x, const Window& w, bool bias, bool constant_w,
   for (const Value* in : g->node->inputs) inputs.push_back(in->type);
   std::string what = testing::describe("Conv", inputs) + " pads " + dimsStr(w.pads) + " strides " +
                      dimsStr(w.strides) + " dilations " + dimsStr(w.dilations);
-  SCOPED_TRACE(what);
-  std::mt19937_64 rng(seed);
-  std::vector<AlignedBuffer> data;
-  for (const TensorType& type : inputs) {
-    data.emplace_back(type.bytes());
-    testing::fillRandom(data.back(), type, rng);
-  }
-  if (constant_w)
-    g->node->inputs[1]->data =
-        std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
-  for (const testing::KernelAttributes& target : tileTargets()) {
-    SCOPED_TRACE("target-features " + (target.empty() ? "none" : target[1].second.substr(0, 40)));
-    testing::expectLoweringMatchesReference(*g->node, data, what, target);
-  }
+  testing::expectMatchesOnEveryTile(*g->node, seed, what,
+                                    constant_w ? std::vector<size_t>{1} : std::vector<size_t>{});
 }
 
 TEST(DepthwiseConvLowering, EveryWindowAndWidth) {

@@ -165,23 +165,9 @@ using testing::tileTargets;
 void expectConstantBMatchesReference(const std::string& op, std::vector<TensorType> inputs,
                                      Attrs attrs, uint64_t seed,
                                      const testing::KernelAttributes& extra = {}) {
-  std::string what = testing::describe(op, inputs) + " with constant B";
-  SCOPED_TRACE(what);
   auto g = testing::makeSingleNodeGraph(op, inputs, attrs);
-  std::mt19937_64 rng(seed);
-  std::vector<AlignedBuffer> data;
-  for (const TensorType& type : inputs) {
-    data.emplace_back(type.bytes());
-    testing::fillRandom(data.back(), type, rng);
-  }
-  g->node->inputs[1]->data =
-      std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
-  for (testing::KernelAttributes target : tileTargets()) {
-    std::string features = target.empty() ? "none" : target[1].second.substr(0, 40);
-    SCOPED_TRACE("target-features " + features);
-    target.insert(target.end(), extra.begin(), extra.end());
-    expectLoweringMatchesReference(*g->node, data, what, target);
-  }
+  testing::expectMatchesOnEveryTile(*g->node, seed,
+                                    testing::describe(op, inputs) + " with constant B", {1}, extra);
 }
 
 TEST(PackedProductLowering, MatMulEdgesInRowsAndColumns) {

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -164,17 +163,8 @@ TEST(MaxPoolLowering, VectorRowsOnEveryTile) {
   uint64_t seed = 450;
   for (const Case& c : cases) {
     std::vector<TensorType> inputs = {f32(c.x)};
-    std::string what = testing::describe("MaxPool", inputs);
-    SCOPED_TRACE(what);
     auto g = testing::makeSingleNodeGraph("MaxPool", inputs, c.attrs);
-    std::mt19937_64 rng(seed++);
-    std::vector<testing::AlignedBuffer> data;
-    data.emplace_back(inputs[0].bytes());
-    testing::fillRandom(data.back(), inputs[0], rng);
-    for (const testing::KernelAttributes& target : testing::tileTargets()) {
-      SCOPED_TRACE("target-features " + (target.empty() ? "none" : target[1].second.substr(0, 40)));
-      expectLoweringMatchesReference(*g->node, data, what, target);
-    }
+    testing::expectMatchesOnEveryTile(*g->node, seed++, testing::describe("MaxPool", inputs));
   }
 }
 

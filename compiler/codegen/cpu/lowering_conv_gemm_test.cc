@@ -16,7 +16,6 @@ namespace nanoc::cpu {
 namespace {
 
 using testing::AlignedBuffer;
-using testing::expectLoweringMatchesReference;
 using testing::tileTargets;
 using Attrs = std::map<std::string, Attr>;
 using Dims = std::vector<int64_t>;

@@ -19,7 +19,6 @@
 namespace nanoc::cpu {
 namespace {
 
-using testing::AlignedBuffer;
 using testing::tileTargets;
 using Attrs = std::map<std::string, Attr>;
 using Dims = std::vector<int64_t>;

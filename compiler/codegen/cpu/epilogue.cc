@@ -97,4 +97,20 @@ void emitEpilogueSweep(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm::Val
       "epilogue.rest");
 }
 
+void setPackedEpilogue(llvm::IRBuilder<>& b, PackedProduct& p, const EpilogueSpec& spec,
+                       llvm::Value* residual, int64_t row_stride) {
+  if (spec.empty()) return;
+  auto at = [&b, row_stride](llvm::Value* i, llvm::Value* j) {
+    return b.CreateAdd(b.CreateMul(i, b.getInt64(row_stride)), j);
+  };
+  p.epilogue = [&b, spec, residual, at](llvm::Value* i, llvm::Value* j, int64_t lanes,
+                                        llvm::Value* value) {
+    return applyEpilogue(b, spec, value, residual, at(i, j), lanes);
+  };
+  if (residual)
+    p.prefetch = [&b, spec, residual, at](llvm::Value* i, llvm::Value* j) {
+      prefetchResidual(b, spec, residual, at(i, j));
+    };
+}
+
 }  // namespace nanoc::cpu

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/ops/epilogue.h"
 
@@ -31,6 +32,13 @@ llvm::Value* emitActivation(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm
 // lanes are don't-care); residual null or spec without one: act(value).
 llvm::Value* applyEpilogue(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm::Value* value,
                            llvm::Value* residual, llvm::Value* index, int64_t lanes);
+
+// Gives a packed product writing a row-major Y, its rows `row_stride` apart,
+// the node's epilogue in its tile store (the tile's (i, j) is element
+// i * row_stride + j of Y and of `residual`) and, with a residual, the
+// prefetch of the residual's tile; nothing for an empty spec.
+void setPackedEpilogue(llvm::IRBuilder<>& b, PackedProduct& p, const EpilogueSpec& spec,
+                       llvm::Value* residual, int64_t row_stride);
 
 // Prefetches residual[index] for reading (a no-op without a residual).
 void prefetchResidual(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm::Value* residual,

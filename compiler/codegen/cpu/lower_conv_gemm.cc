@@ -444,18 +444,8 @@ Lowering makeConvGemmLowering() {
                     v = b.CreateVectorSplat(vec->getNumElements(), v);
                   return v;
                 };
-              // The image's Y is [M, P]: the tile's (i, j) is element i * P + j.
-              if (!epilogue.empty())
-                p.epilogue = [&](llvm::Value* i, llvm::Value* j, int64_t lanes,
-                                 llvm::Value* value) {
-                  llvm::Value* at = b.CreateAdd(b.CreateMul(i, b.getInt64(P)), j);
-                  return applyEpilogue(b, epilogue.spec, value, residual, at, lanes);
-                };
-              if (residual)
-                p.prefetch = [&](llvm::Value* i, llvm::Value* j) {
-                  prefetchResidual(b, epilogue.spec, residual,
-                                   b.CreateAdd(b.CreateMul(i, b.getInt64(P)), j));
-                };
+              // The image's Y is [M, P].
+              setPackedEpilogue(b, p, epilogue.spec, residual, P);
               if (!s.packs) {
                 emitPackedProductTask(b, tile, p, tt);
                 return;

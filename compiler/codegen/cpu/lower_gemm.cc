@@ -208,16 +208,7 @@ void emitPackedGemm(KernelBuilder& kb, const GemmPlan& s) {
       return v;
     };
   const FusedEpilogue epilogue = fusedEpilogue(kb);
-  if (!epilogue.empty())
-    p.epilogue = [&](llvm::Value* i, llvm::Value* j, int64_t lanes, llvm::Value* value) {
-      llvm::Value* at = b.CreateAdd(b.CreateMul(i, b.getInt64(s.N)), j);
-      return applyEpilogue(b, epilogue.spec, value, epilogue.residual, at, lanes);
-    };
-  if (epilogue.residual)
-    p.prefetch = [&](llvm::Value* i, llvm::Value* j) {
-      prefetchResidual(b, epilogue.spec, epilogue.residual,
-                       b.CreateAdd(b.CreateMul(i, b.getInt64(s.N)), j));
-    };
+  setPackedEpilogue(b, p, epilogue.spec, epilogue.residual, s.N);
   emitLoop(
       b, kb.task_begin, kb.task_end, [&](llvm::Value* t) { emitPackedProductTask(b, tile, p, t); },
       "task");

@@ -352,8 +352,8 @@ ConvGemmPlan planConvGemm(const Node& node, int64_t nr) {
 // The tile is the kernel function's, but the task count is fixed before the
 // function exists and is the same for every ISA variant: columns per task are
 // multiples of the panel (itself a multiple of every variant's nr) or, with
-// panel 0, of 96, a multiple of every tile's columns (32, 24, 16, 12, 8, 4).
-constexpr int64_t kColumnUnit = 96;
+// panel 0, of kPackedColumnUnit, a multiple of every tile's columns.
+constexpr int64_t kColumnUnit = kPackedColumnUnit;
 
 Lowering makeConvGemmLowering() {
   Lowering lowering{

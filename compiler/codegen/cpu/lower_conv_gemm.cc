@@ -391,8 +391,9 @@ Lowering makeConvGemmLowering() {
               p.packed_b = bm;
               p.y = y;
               llvm::Value* residual = epilogue.residual;
+              llvm::Value* n = b.getInt64(0);
               if (s.n > 1) {
-                llvm::Value* n = b.CreateUDiv(t, b.getInt64(plan.per_image));
+                n = b.CreateUDiv(t, b.getInt64(plan.per_image));
                 tt = b.CreateURem(t, b.getInt64(plan.per_image));
                 p.packed_b = b.CreateGEP(f32, bm, b.CreateMul(n, b.getInt64(b_image)));
                 p.y = b.CreateGEP(f32, y, b.CreateMul(n, b.getInt64(s.m * P)));
@@ -403,15 +404,13 @@ Lowering makeConvGemmLowering() {
               p.a_row_stride = s.k;
               p.a_k_stride = 1;
               if (s.packs) {
-                // This task's columns [c0, c1) of image n, packed into
-                // panels of the tile's nr columns in the scratch.
+                // This task's columns [c0, c1) of image n (tt is its column
+                // block), packed into panels of the tile's nr columns in the
+                // scratch.
                 const Im2ColShape& win = s.window;
                 const int64_t S = tile.columns();
-                llvm::Value* n =
-                    s.n > 1 ? b.CreateUDiv(t, b.getInt64(plan.per_image)) : b.getInt64(0);
                 llvm::Value* x_n = b.CreateMul(n, b.getInt64(win.c * win.h * win.w));
-                llvm::Value* c0 = b.CreateMul(b.CreateURem(tt, b.getInt64(col_blocks)),
-                                              b.getInt64(plan.p.cols_per_task));
+                llvm::Value* c0 = b.CreateMul(tt, b.getInt64(plan.p.cols_per_task));
                 llvm::Value* c1 = b.CreateBinaryIntrinsic(
                     llvm::Intrinsic::smin, b.CreateAdd(c0, b.getInt64(plan.p.cols_per_task)),
                     b.getInt64(P));

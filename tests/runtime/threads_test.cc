@@ -4,6 +4,7 @@
 // kChainLength (4) tasks each; its copy thunk is never split.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
@@ -260,6 +261,39 @@ TEST_F(ScratchTest, EveryChunkGetsScratchOfItsOwn) {
   EXPECT_EQ(by_chunk.size(), 4u);
   EXPECT_EQ(distinct.size(), 4u);
   for (const auto& [begin, pointers] : by_chunk) EXPECT_EQ(pointers.size(), 1u) << begin;
+}
+
+// An allocator that refuses one size (the other threads' scratch) and
+// counts what it holds.
+struct RefusingAllocator {
+  size_t refused_size = 0;
+  int live = 0;
+  static void* Alloc(void* self, size_t size, size_t alignment) {
+    auto* a = static_cast<RefusingAllocator*>(self);
+    if (size == a->refused_size) return nullptr;
+    void* p = aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+    if (p != nullptr) ++a->live;
+    return p;
+  }
+  static void Free(void* self, void* p) {
+    if (p == nullptr) return;
+    --static_cast<RefusingAllocator*>(self)->live;
+    free(p);
+  }
+};
+
+TEST_F(ScratchTest, ScratchTheAllocatorRefusesFailsTheSessionCleanly) {
+  RefusingAllocator refusing;
+  refusing.refused_size = 3 * 256;  // 3 more threads, 200 bytes each rounded to 256
+  const nanort_session_options options = Options(4);
+  EXPECT_EQ(
+      nanort_session_create_with_options(
+          model_, nullptr, 0, {&refusing, &RefusingAllocator::Alloc, &RefusingAllocator::Free},
+          &options, &session_, &status_),
+      NANORT_OUT_OF_MEMORY);
+  EXPECT_EQ(session_, nullptr);
+  EXPECT_THAT(status_.message, HasSubstr("3 threads' scratch of 256 bytes each"));
+  EXPECT_EQ(refusing.live, 0);
 }
 
 TEST_F(ThreadsTest, CallersParallelForIsNotCalledForOneThread) {

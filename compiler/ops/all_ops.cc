@@ -34,6 +34,7 @@ std::vector<OpSchema> normalizationSchemas();  // normalizations.cc
 std::vector<OpSchema> quantizationSchemas();   // quantization.cc
 std::vector<OpSchema> samplingSchemas();       // grid_sample.cc
 std::vector<OpSchema> convGemmSchemas();       // conv_gemm.cc
+std::vector<OpSchema> winogradSchemas();       // winograd.cc
 
 namespace {
 
@@ -53,7 +54,7 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
     }
     for (std::vector<OpSchema> (*family)() :
          {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas,
-          quantizationSchemas, samplingSchemas, convGemmSchemas})
+          quantizationSchemas, samplingSchemas, convGemmSchemas, winogradSchemas})
       for (OpSchema& schema : family()) {
         std::string name = schema.name;
         t.emplace(std::move(name), std::move(schema));

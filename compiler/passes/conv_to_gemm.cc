@@ -1,11 +1,13 @@
 #include "compiler/passes/conv_to_gemm.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "compiler/ops/conv.h"
+#include "compiler/ops/winograd.h"
 
 namespace nanoc {
 namespace {
@@ -27,9 +29,24 @@ bool isPointwise(const ConvShape& s) {
   return true;
 }
 
+bool winogradWindow(const ConvShape& s) {
+  for (size_t i = 0; i < 2; ++i)
+    if (s.kernel[i] != 3 || s.strides[i] != 1 || s.dilations[i] != 1) return false;
+  for (int64_t p : s.pads)
+    if (p < 0 || p > 2) return false;
+  return true;
+}
+
 }  // namespace
 
-int convToGemm(Graph& graph, int64_t panel) {
+int64_t winogradTile(int64_t C, int64_t M, int64_t OH, int64_t OW) {
+  constexpr int64_t kMinChannels = 16, kMinTiles = 16;
+  if (C < kMinChannels || M < kMinChannels) return 0;
+  if ((OH + 3) / 4 * ((OW + 3) / 4) < kMinTiles) return 0;
+  return 4;
+}
+
+int convToGemm(Graph& graph, int64_t panel, bool winograd) {
   if (panel <= 0) return 0;
   int rewritten = 0;
   for (size_t at = 0; at < graph.nodes.size(); ++at) {
@@ -42,6 +59,27 @@ int convToGemm(Graph& graph, int64_t panel) {
     for (const auto& [key, value] : conv->attrs)
       if (key.rfind("fused_", 0) == 0) attrs.emplace(key, value);
     attrs["output_spatial"] = std::vector<int64_t>{s.out[0], s.out[1]};
+    const int64_t tile =
+        winograd && winogradWindow(s) ? winogradTile(s.c, s.m, s.out[0], s.out[1]) : 0;
+    constexpr int64_t kLimit = int64_t{1} << 31;
+    if (tile > 0 && s.n * s.c * product(conv->inputs[0]->type.dims, 2, 4) < kLimit &&
+        s.n * s.m * s.out[0] * s.out[1] < kLimit) {
+      const Value* w = conv->inputs[1];
+      const int64_t t = tile + 2;
+      std::vector<float> u = winogradWeights(w->as<float>(), s.m, s.c, tile);
+      std::vector<uint8_t> bytes(u.size() * sizeof(float));
+      std::memcpy(bytes.data(), u.data(), bytes.size());
+      Value* transformed = graph.addConstant(w->name + "_winograd", {DType::F32, {t * t, s.m, s.c}},
+                                             std::move(bytes));
+      attrs["tile"] = tile;
+      attrs["pads"] = s.pads;
+      attrs["panel"] = panel;
+      conv->inputs[1] = transformed;
+      conv->op = "nanoc.Winograd";
+      conv->attrs = std::move(attrs);
+      ++rewritten;
+      continue;
+    }
     if (isPointwise(s)) {
       attrs["panel"] = int64_t{0};
     } else {
@@ -58,6 +96,8 @@ int convToGemm(Graph& graph, int64_t panel) {
     conv->attrs = std::move(attrs);
     ++rewritten;
   }
+  // The weights nanoc.Winograd no longer reads.
+  if (rewritten) graph.removeUnusedValues();
   return rewritten;
 }
 

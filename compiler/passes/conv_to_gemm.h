@@ -6,7 +6,8 @@
 // or, for a 1x1 convolution with unit strides and no padding, which is
 // already a product over X's channels, nanoc.ConvGemm(X, W, B) {panel = 0}.
 // The Conv's output value (its name included), its fused_* attributes and
-// its residual input carry over. Targets without vector units (Cortex-M,
+// its residual input carry over; so do they into nanoc.Winograd. Targets
+// without vector units (Cortex-M,
 // RV64GC) keep the direct Conv: the panels would cost RAM they lack.
 #pragma once
 
@@ -17,7 +18,17 @@
 namespace nanoc {
 
 // `panel` > 0: the unit of a task's columns, a multiple of every target's
-// tile width. Returns the number of Convs rewritten.
-int convToGemm(Graph& graph, int64_t panel);
+// tile width. With `winograd`, a 3x3 stride-1 undilated Conv with enough
+// channels and output tiles (winogradTile) becomes nanoc.Winograd(X, U, B)
+// instead (ops/winograd.h), U its weights transformed here. Returns the
+// number of Convs rewritten.
+int convToGemm(Graph& graph, int64_t panel, bool winograd = false);
+
+// The Winograd tile m (4: F(4x4, 3x3)) for a Conv of C input and M output
+// channels and an OH x OW output, or 0 where the packed product is faster:
+// few channels (the transforms cost more than the products save) or few
+// tiles (a 7 x 7 map: partial tiles, and weights 4x their size read for
+// little work).
+int64_t winogradTile(int64_t C, int64_t M, int64_t OH, int64_t OW);
 
 }  // namespace nanoc

@@ -12,7 +12,8 @@ namespace nanoc {
 namespace {
 
 bool isAnchorOp(const std::string& op) {
-  return op == "Conv" || op == "nanoc.ConvGemm" || op == "Gemm" || op == "MatMul";
+  return op == "Conv" || op == "nanoc.ConvGemm" || op == "nanoc.Winograd" || op == "Gemm" ||
+         op == "MatMul";
 }
 
 // A scalar f32 constant's value.

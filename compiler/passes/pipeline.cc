@@ -18,7 +18,7 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
     foldBatchNormIntoConv(graph);
   }
   eliminateDeadCode(graph);
-  convToGemm(graph, options.conv_gemm_panel);
+  convToGemm(graph, options.conv_gemm_panel, options.winograd);
   if (options.fuse) fuseEpilogues(graph);
   legalizeOutputs(graph);
   verifyGraph(graph);

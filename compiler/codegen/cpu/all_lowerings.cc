@@ -29,6 +29,7 @@ Lowering makeLpPoolLowering();
 Lowering makeGlobalMaxPoolLowering();
 Lowering makeConvTransposeLowering();
 Lowering makeResizeLowering();
+Lowering makeWinogradLowering();  // lower_winograd.cc
 // Families of operators list their lowerings in one function each.
 using LoweringList = std::vector<std::pair<std::string, Lowering>>;
 LoweringList elementwiseTableLowerings();  // lower_elementwise.cc
@@ -57,6 +58,7 @@ const Lowering* findLowering(std::string_view op) {
         {"GlobalMaxPool", makeGlobalMaxPoolLowering()},
         {"ConvTranspose", makeConvTransposeLowering()},
         {"Resize", makeResizeLowering()},
+        {"nanoc.Winograd", makeWinogradLowering()},
     };
     for (LoweringList (*family)() :
          {elementwiseTableLowerings, reductionLowerings, dataMovementLowerings,

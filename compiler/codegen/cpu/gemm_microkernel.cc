@@ -206,8 +206,10 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
     return vec ? static_cast<int64_t>(vec->getNumElements()) : int64_t{1};
   };
   const int64_t b_stride = p.b_panel_stride > 0 ? p.b_panel_stride : w;
+  // Y's row of product row i.
+  auto yRow = [&](llvm::Value* i) { return p.y_row_origin ? b.CreateSub(i, p.y_row_origin) : i; };
   auto yIndex = [&](int64_t r, int64_t v) {
-    return b.CreateAdd(b.CreateMul(b.CreateAdd(i0, b.getInt64(r)), b.getInt64(p.N)),
+    return b.CreateAdd(b.CreateMul(yRow(b.CreateAdd(i0, b.getInt64(r))), b.getInt64(p.N)),
                        b.CreateAdd(j0, b.getInt64(v * tile.width)));
   };
 
@@ -298,7 +300,7 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
       if (p.alpha != 1.0) y = b.CreateFMul(y, llvm::ConstantFP::get(types[v], p.alpha));
       if (p.init) y = b.CreateFAdd(y, p.init(i, j, lanesOf(v), types[v]));
       if (p.epilogue) y = p.epilogue(i, j, lanesOf(v), y);
-      storeLanes(b, y, p.y, b.CreateAdd(b.CreateMul(i, b.getInt64(p.N)), j), lanesOf(v));
+      storeLanes(b, y, p.y, b.CreateAdd(b.CreateMul(yRow(i), b.getInt64(p.N)), j), lanesOf(v));
     }
   }
   if (done) {

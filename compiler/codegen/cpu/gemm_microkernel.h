@@ -100,6 +100,10 @@ struct PackedProduct {
   // for panels packed a task's columns at a time; nullptr: column 0.
   llvm::Value* b_column_origin = nullptr;
   llvm::Value* y = nullptr;  // row-major [M, N]
+  // The row y holds first (y's row i is the product's row i - y_row_origin),
+  // for a y that holds one block of rows; nullptr: row 0. The init,
+  // epilogue and prefetch hooks still see the product's rows.
+  llvm::Value* y_row_origin = nullptr;
   int64_t M = 0, K = 0, N = 0;
   int64_t rows_per_task = 1;  // packedRowsPerTask or balancedPackedRowsPerTask
   // K per cache block (the sum runs block by block, partial sums kept in Y);

@@ -1,6 +1,6 @@
 // Fused epilogues (ops/epilogue.h) in every lowering that takes them: each
 // activation, with and without a residual, on nanoc.ConvGemm (panels and X in
-// place, two images), the packed MatMul and Gemm, the row-product MatMul and
+// place, two images), nanoc.Winograd, the packed MatMul and Gemm, the row-product MatMul and
 // Gemm, and the direct Conv, on every register tile this machine runs,
 // against the anchor's reference (which applies the epilogue on the host).
 #include <gtest/gtest.h>
@@ -207,6 +207,19 @@ TEST(EpilogueLowering, ConvGemmPackingItsPanels) {
   attrs["output_spatial"] = Dims{10, 11};
   expectEveryEpilogue(
       {"nanoc.ConvGemm", {f32({2, 2, 10, 11}), f32({13, 2, 3, 3}), f32({13})}, attrs, {1}}, 1100);
+}
+
+TEST(EpilogueLowering, Winograd) {
+  // Scattered stores and residual gathers, partial tiles at the edges. F(2x2,
+  // 3x3): random U (not a transformed W) through F(4x4)'s larger
+  // coefficients cancels to outputs far smaller than its terms, whose
+  // rounding a bounded activation then shows against 1e-5 of its range.
+  Attrs attrs = {{"tile", int64_t{2}},
+                 {"pads", Dims{1, 1, 1, 1}},
+                 {"panel", int64_t{96}},
+                 {"output_spatial", Dims{10, 11}}};
+  expectEveryEpilogue(
+      {"nanoc.Winograd", {f32({2, 3, 10, 11}), f32({16, 13, 3}), f32({13})}, attrs, {1}}, 1200);
 }
 
 // The epilogue's parameters are checked where the anchor's shape is.

@@ -1,0 +1,340 @@
+// nanoc.Winograd (ops/winograd.h) on the GEMM micro-kernel. A task is one
+// block of an image's tiles (and a group of output channels, when an image
+// has too few tiles to give two tasks):
+//  1. the input transform V = B^T d B of the block, vectorized over V tiles
+//     (lanes gather their t x t patches, padding as masked-off lanes), into
+//     the worker's scratch as t*t packed B operands [C x tiles], in panels of
+//     the tile's nr columns;
+//  2. per block of R output channels: t*t register-tiled products U[xi] (the
+//     compile-time transformed weights, read in place as A) x V[xi] into
+//     scratch, then the output transform A^T Mx A, bias and the fused
+//     epilogue, V tiles at a time, scattered into Y (lanes past OH or OW
+//     masked off).
+// The transforms are unrolled at compile time from the constant matrices
+// (zero coefficients skipped, +-1 as adds), so an F(4x4, 3x3) tile costs 36
+// multiply-adds per channel pair instead of 144.
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Intrinsics.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/epilogue.h"
+#include "compiler/codegen/cpu/gemm_microkernel.h"
+#include "compiler/codegen/cpu/loops.h"
+#include "compiler/codegen/cpu/lowering.h"
+#include "compiler/ir/error.h"
+#include "compiler/ops/winograd.h"
+
+namespace nanoc::cpu {
+
+namespace {
+
+// A task's transformed input (t*t x C x tiles) stays about this size (whole
+// panels, at least one): it is read again by every block of rows.
+constexpr int64_t kBlockBytes = int64_t{512} << 10;
+// Output channels per block of the products (a multiple of
+// kPackedRowQuantum, so of every tile's rows).
+constexpr int64_t kRowBlock = 96;
+
+struct WinogradPlan {
+  WinogradShape s;
+  int64_t tiles = 0;      // per image
+  int64_t block = 1;      // tiles per task (the last block may have fewer)
+  int64_t block_pad = 1;  // block rounded up to whole panels
+  int64_t blocks = 1;     // per image
+  int64_t rows = 1;       // R: output channels per block of the products
+  int64_t row_blocks = 1;
+  int64_t groups = 1;  // tasks per tile block, each a range of row blocks
+  int64_t perImage() const { return blocks * groups; }
+  int64_t lastBlock() const { return tiles - (blocks - 1) * block; }
+  int64_t t2() const { return s.t * s.t; }
+  uint64_t scratchBytes() const {
+    return static_cast<uint64_t>(4 * t2() * (s.c * block_pad + rows * block));
+  }
+};
+
+WinogradPlan planWinograd(const Node& node) {
+  WinogradPlan p;
+  p.s = winogradShape(node);
+  const WinogradShape& s = p.s;
+  p.tiles = s.tiles();
+  const int64_t panel_bytes = 4 * p.t2() * std::max<int64_t>(1, s.c) * s.panel;
+  const int64_t panels = std::max<int64_t>(1, kBlockBytes / panel_bytes);
+  p.block = std::min(p.tiles, panels * s.panel);
+  p.blocks = (p.tiles + p.block - 1) / p.block;
+  p.block_pad = (p.block + s.panel - 1) / s.panel * s.panel;
+  const int64_t M = s.m_out;
+  p.rows = std::min(M, kRowBlock);
+  // One block of tiles per image: two groups of rows, so that two threads
+  // share an image (each transforms the block's input itself).
+  if (p.blocks == 1 && M > kPackedRowQuantum) {
+    p.rows = std::min(p.rows, ((M + 1) / 2 + kPackedRowQuantum - 1) / kPackedRowQuantum *
+                                  kPackedRowQuantum);
+    p.row_blocks = (M + p.rows - 1) / p.rows;
+    p.groups = std::min<int64_t>(2, p.row_blocks);
+  } else {
+    p.row_blocks = (M + p.rows - 1) / p.rows;
+  }
+  return p;
+}
+
+// The linear combination sum_k coeffs[k] * values[k] of vectors, unrolled:
+// zero coefficients skipped, +-1 as adds and subtractions, the rest
+// multiply-adds; all zero: 0.
+llvm::Value* combine(llvm::IRBuilder<>& b, llvm::Type* type, const double* coeffs, int64_t stride,
+                     const std::vector<llvm::Value*>& values) {
+  llvm::Value* sum = nullptr;
+  for (size_t k = 0; k < values.size(); ++k) {
+    const double c = coeffs[static_cast<int64_t>(k) * stride];
+    if (c == 0) continue;
+    llvm::Value* v = values[k];
+    if (!sum) {
+      sum = c == 1 ? v : c == -1 ? b.CreateFNeg(v) : b.CreateFMul(v, llvm::ConstantFP::get(type, c));
+    } else if (c == 1) {
+      sum = b.CreateFAdd(sum, v);
+    } else if (c == -1) {
+      sum = b.CreateFSub(sum, v);
+    } else {
+      sum = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {type},
+                              {v, llvm::ConstantFP::get(type, c), sum});
+    }
+  }
+  return sum ? sum : llvm::Constant::getNullValue(type);
+}
+
+}  // namespace
+
+Lowering makeWinogradLowering() {
+  Lowering lowering{
+      [](const Node& node) -> uint64_t {
+        WinogradPlan plan = planWinograd(node);
+        return static_cast<uint64_t>(std::max<int64_t>(1, plan.s.n * plan.perImage()));
+      },
+      [](KernelBuilder& kb) {
+        WinogradPlan plan = planWinograd(kb.node);
+        const WinogradShape& s = plan.s;
+        if (s.n == 0) return;
+        llvm::IRBuilder<>& b = kb.b;
+        const RegisterTile tile = registerTile(*kb.fn);
+        const int64_t V = tile.width, S = tile.columns();
+        if (plan.block_pad % S != 0 || S % V != 0)
+          throw CompileError("nanoc.Winograd '" + kb.node.name + "': panel " +
+                             std::to_string(s.panel) + " is not a multiple of the tile's " +
+                             std::to_string(S) + " columns");
+        const WinogradMatrices& f = winogradMatrices(s.tile);
+        const int64_t t = s.t, T2 = plan.t2(), m = s.tile, C = s.c, M = s.m_out, R = plan.rows;
+        llvm::Type* f32 = b.getFloatTy();
+        llvm::Type* i32 = b.getInt32Ty();
+        llvm::Type* vtype = llvm::FixedVectorType::get(f32, V);
+        auto i64 = [&](int64_t v) { return b.getInt64(v); };
+        auto vi32 = [&](int64_t v) { return b.CreateVectorSplat(V, b.getInt32(static_cast<int32_t>(v))); };
+        llvm::Value* x = kb.input(0);
+        llvm::Value* u = kb.input(1);
+        llvm::Value* bias = s.has_bias ? kb.input(2) : nullptr;
+        llvm::Value* y = kb.output(0);
+        const FusedEpilogue epilogue = fusedEpilogue(kb);
+        llvm::Value* vbuf = kb.scratch;
+        llvm::Value* mbuf = b.CreateGEP(f32, kb.scratch, i64(T2 * C * plan.block_pad));
+        llvm::Value* zero = llvm::Constant::getNullValue(vtype);
+        std::vector<llvm::Constant*> iota_c;
+        for (int64_t l = 0; l < V; ++l) iota_c.push_back(b.getInt32(static_cast<uint32_t>(l)));
+        llvm::Value* iota = llvm::ConstantVector::get(iota_c);
+
+        // Lanes q0 + l of a block starting at tile t0 with nb tiles: their
+        // tiles' rows and columns and whether the lane holds a tile.
+        struct Lanes {
+          llvm::Value *th, *tw, *valid;
+        };
+        auto lanesAt = [&](llvm::Value* t0, llvm::Value* q0, int64_t nb) {
+          llvm::Value* q = b.CreateAdd(b.CreateVectorSplat(V, b.CreateTrunc(q0, i32)), iota);
+          llvm::Value* tq = b.CreateAdd(q, b.CreateVectorSplat(V, b.CreateTrunc(t0, i32)));
+          return Lanes{b.CreateUDiv(tq, vi32(s.tilesW())), b.CreateURem(tq, vi32(s.tilesW())),
+                       b.CreateICmpSLT(q, vi32(nb))};
+        };
+        auto inRange = [&](llvm::Value* v, int64_t end) {
+          return b.CreateAnd(b.CreateICmpSGE(v, vi32(0)), b.CreateICmpSLT(v, vi32(end)));
+        };
+        // Groups of V lanes over [0, nb): the full ones in a loop, then the
+        // partial one with its lane count.
+        auto forGroups = [&](int64_t nb, const std::function<void(llvm::Value*, int64_t)>& body) {
+          emitLoop(
+              b, 0, nb / V, [&](llvm::Value* g) { body(b.CreateMul(g, i64(V)), V); }, "group");
+          if (nb % V) body(i64(nb / V * V), nb % V);
+        };
+
+        // One block of nb tiles from tile t0 of image n, row blocks
+        // [rb_begin, rb_end).
+        auto block = [&](llvm::Value* n, llvm::Value* t0, llvm::Value* rb_begin,
+                         llvm::Value* rb_end, int64_t nb) {
+          llvm::Value* xn = b.CreateGEP(f32, x, b.CreateMul(n, i64(C * s.h * s.w)));
+          // 1. V[xi][c][q] at xi * C * block_pad + (q / S) * C * S + c * S + q % S.
+          forGroups(nb, [&](llvm::Value* q0, int64_t) {
+            Lanes l = lanesAt(t0, q0, nb);
+            std::vector<llvm::Value*> offset(static_cast<size_t>(T2)), mask(offset.size());
+            for (int64_t i = 0; i < t; ++i) {
+              llvm::Value* ih = b.CreateAdd(b.CreateMul(l.th, vi32(m)), vi32(i - s.pad_h));
+              llvm::Value* row_ok = b.CreateAnd(l.valid, inRange(ih, s.h));
+              for (int64_t j = 0; j < t; ++j) {
+                llvm::Value* iw = b.CreateAdd(b.CreateMul(l.tw, vi32(m)), vi32(j - s.pad_w));
+                offset[i * t + j] = b.CreateAdd(b.CreateMul(ih, vi32(s.w)), iw);
+                mask[i * t + j] = b.CreateAnd(row_ok, inRange(iw, s.w));
+              }
+            }
+            llvm::Value* dst0 = b.CreateAdd(b.CreateMul(b.CreateUDiv(q0, i64(S)), i64(C * S)),
+                                            b.CreateURem(q0, i64(S)));
+            emitLoop(
+                b, 0, C,
+                [&](llvm::Value* c) {
+                  llvm::Value* xc = b.CreateGEP(f32, xn, b.CreateMul(c, i64(s.h * s.w)));
+                  // tmp = B^T d, column by column of d.
+                  std::vector<llvm::Value*> tmp(static_cast<size_t>(T2));
+                  for (int64_t j = 0; j < t; ++j) {
+                    std::vector<llvm::Value*> column;
+                    for (int64_t i = 0; i < t; ++i)
+                      column.push_back(b.CreateMaskedGather(
+                          vtype, b.CreateGEP(f32, xc, offset[i * t + j]), llvm::Align(4),
+                          mask[i * t + j], zero));
+                    for (int64_t a = 0; a < t; ++a)
+                      tmp[a * t + j] = combine(b, vtype, &f.bt[a * t], 1, column);
+                  }
+                  llvm::Value* dst = b.CreateAdd(dst0, b.CreateMul(c, i64(S)));
+                  for (int64_t a = 0; a < t; ++a) {
+                    std::vector<llvm::Value*> row(tmp.begin() + a * t, tmp.begin() + (a + 1) * t);
+                    for (int64_t bb = 0; bb < t; ++bb) {
+                      llvm::Value* v = combine(b, vtype, &f.bt[bb * t], 1, row);
+                      b.CreateAlignedStore(
+                          v, f32Ptr(b, vbuf, b.CreateAdd(dst, i64((a * t + bb) * C * plan.block_pad))),
+                          llvm::Align(4));
+                    }
+                  }
+                },
+                "c");
+          });
+          // 2. Row block by row block: the products, then the output transform.
+          emitLoop(
+              b, rb_begin, rb_end,
+              [&](llvm::Value* rb) {
+                llvm::Value* r0 = b.CreateMul(rb, i64(R));
+                emitLoop(
+                    b, 0, T2,
+                    [&](llvm::Value* xi) {
+                      PackedProduct p;
+                      p.a = b.CreateGEP(f32, u, b.CreateMul(xi, i64(M * C)));
+                      p.a_row_stride = C;
+                      p.a_k_stride = 1;
+                      p.packed_b = b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(C * plan.block_pad)));
+                      p.b_panel_stride = S;
+                      p.y = b.CreateGEP(f32, mbuf, b.CreateMul(xi, i64(R * nb)));
+                      p.y_row_origin = r0;
+                      p.M = M;
+                      p.K = C;
+                      p.N = nb;
+                      p.rows_per_task = R;
+                      emitPackedProductTask(b, tile, p, rb);
+                    },
+                    "xi");
+                llvm::Value* r1 = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                                          b.CreateAdd(r0, i64(R)), i64(M));
+                forGroups(nb, [&](llvm::Value* q0, int64_t lanes) {
+                  Lanes l = lanesAt(t0, q0, nb);
+                  std::vector<llvm::Value*> offset(static_cast<size_t>(m * m)),
+                      mask(offset.size());
+                  for (int64_t r = 0; r < m; ++r) {
+                    llvm::Value* oh = b.CreateAdd(b.CreateMul(l.th, vi32(m)), vi32(r));
+                    llvm::Value* row_ok = b.CreateAnd(l.valid, b.CreateICmpSLT(oh, vi32(s.oh)));
+                    for (int64_t q = 0; q < m; ++q) {
+                      llvm::Value* ow = b.CreateAdd(b.CreateMul(l.tw, vi32(m)), vi32(q));
+                      offset[r * m + q] = b.CreateAdd(b.CreateMul(oh, vi32(s.ow)), ow);
+                      mask[r * m + q] = b.CreateAnd(row_ok, b.CreateICmpSLT(ow, vi32(s.ow)));
+                    }
+                  }
+                  emitLoop(
+                      b, r0, r1,
+                      [&](llvm::Value* o) {
+                        llvm::Value* at = b.CreateAdd(b.CreateMul(b.CreateSub(o, r0), i64(nb)), q0);
+                        std::vector<llvm::Value*> acc;
+                        for (int64_t xi = 0; xi < T2; ++xi)
+                          acc.push_back(
+                              loadLanes(b, vtype, mbuf, b.CreateAdd(at, i64(xi * R * nb)), lanes));
+                        // tmp = A^T Mx (m x t), then A^T Mx A.
+                        std::vector<llvm::Value*> tmp;
+                        for (int64_t r = 0; r < m; ++r)
+                          for (int64_t j = 0; j < t; ++j) {
+                            std::vector<llvm::Value*> column;
+                            for (int64_t a = 0; a < t; ++a) column.push_back(acc[a * t + j]);
+                            tmp.push_back(combine(b, vtype, &f.at[r * t], 1, column));
+                          }
+                        llvm::Value* plane =
+                            b.CreateMul(b.CreateAdd(b.CreateMul(n, i64(M)), o), i64(s.oh * s.ow));
+                        llvm::Value* y_plane = b.CreateGEP(f32, y, plane);
+                        llvm::Value* r_plane =
+                            epilogue.spec.residual && epilogue.residual
+                                ? b.CreateGEP(f32, epilogue.residual, plane)
+                                : nullptr;
+                        llvm::Value* bias_o =
+                            bias ? b.CreateVectorSplat(V, loadF32(b, bias, o)) : nullptr;
+                        for (int64_t r = 0; r < m; ++r)
+                          for (int64_t q = 0; q < m; ++q) {
+                            std::vector<llvm::Value*> row(tmp.begin() + r * t,
+                                                          tmp.begin() + (r + 1) * t);
+                            llvm::Value* v = combine(b, vtype, &f.at[q * t], 1, row);
+                            if (bias_o) v = b.CreateFAdd(v, bias_o);
+                            if (r_plane)
+                              v = b.CreateFAdd(
+                                  v, b.CreateMaskedGather(
+                                         vtype, b.CreateGEP(f32, r_plane, offset[r * m + q]),
+                                         llvm::Align(4), mask[r * m + q], zero));
+                            v = emitActivation(b, epilogue.spec, v);
+                            b.CreateMaskedScatter(v, b.CreateGEP(f32, y_plane, offset[r * m + q]),
+                                                  llvm::Align(4), mask[r * m + q]);
+                          }
+                      },
+                      "o");
+                });
+              },
+              "rows");
+        };
+
+        emitLoop(
+            b, kb.task_begin, kb.task_end,
+            [&](llvm::Value* task) {
+              llvm::Value* n = b.CreateUDiv(task, i64(plan.perImage()));
+              llvm::Value* r = b.CreateURem(task, i64(plan.perImage()));
+              llvm::Value* tb = b.CreateUDiv(r, i64(plan.groups));
+              llvm::Value* g = b.CreateURem(r, i64(plan.groups));
+              llvm::Value* t0 = b.CreateMul(tb, i64(plan.block));
+              llvm::Value* rb_begin =
+                  b.CreateUDiv(b.CreateMul(g, i64(plan.row_blocks)), i64(plan.groups));
+              llvm::Value* rb_end = b.CreateUDiv(
+                  b.CreateMul(b.CreateAdd(g, i64(1)), i64(plan.row_blocks)), i64(plan.groups));
+              if (plan.lastBlock() == plan.block) {
+                block(n, t0, rb_begin, rb_end, plan.block);
+                return;
+              }
+              llvm::Function* fn = b.GetInsertBlock()->getParent();
+              llvm::BasicBlock* full = llvm::BasicBlock::Create(b.getContext(), "full", fn);
+              llvm::BasicBlock* last = llvm::BasicBlock::Create(b.getContext(), "last", fn);
+              llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "block.done", fn);
+              b.CreateCondBr(b.CreateICmpEQ(tb, i64(plan.blocks - 1)), last, full);
+              b.SetInsertPoint(full);
+              block(n, t0, rb_begin, rb_end, plan.block);
+              b.CreateBr(done);
+              b.SetInsertPoint(last);
+              block(n, t0, rb_begin, rb_end, plan.lastBlock());
+              b.CreateBr(done);
+              b.SetInsertPoint(done);
+            },
+            "task");
+      }};
+  // The transformed input of a block (t*t x C x block_pad) and the products
+  // of a block of rows (t*t x R x block).
+  lowering.scratch_bytes = [](const Node& node) -> uint64_t {
+    return planWinograd(node).scratchBytes();
+  };
+  return lowering;
+}
+
+}  // namespace nanoc::cpu

@@ -1,0 +1,135 @@
+// nanoc.Winograd against its reference (the transforms in double) on every
+// register tile this machine runs: partial tiles at the bottom and right
+// edges, every padding, several blocks of tiles and of rows, two images; and
+// conv_to_gemm's rewrite of a 3x3 Conv into it matching the Conv's own
+// reference (the compile-time weight transform included).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/ir/error.h"
+#include "compiler/passes/conv_to_gemm.h"
+
+namespace nanoc::cpu {
+namespace {
+
+using testing::AlignedBuffer;
+using Attrs = std::map<std::string, Attr>;
+using Dims = std::vector<int64_t>;
+
+TensorType f32(Dims dims) { return {DType::F32, std::move(dims)}; }
+
+Attrs winogradAttrs(int64_t tile, Dims pads, Dims x) {
+  return {{"tile", tile},
+          {"pads", pads},
+          {"panel", int64_t{96}},
+          {"output_spatial", Dims{x[2] + pads[0] + pads[2] - 2, x[3] + pads[1] + pads[3] - 2}}};
+}
+
+TEST(WinogradLowering, EveryShapeOnEveryTile) {
+  struct Case {
+    Dims x;
+    int64_t m, tile;
+    Dims pads;
+    bool bias;
+  };
+  std::vector<Case> cases = {
+      {{1, 16, 14, 14}, 16, 4, {1, 1, 1, 1}, true},
+      // Partial tiles at both edges, channels off every tile's rows.
+      {{1, 5, 13, 11}, 13, 4, {1, 1, 1, 1}, false},
+      {{2, 3, 9, 10}, 7, 4, {0, 1, 2, 0}, true},
+      {{1, 4, 8, 8}, 6, 4, {0, 0, 0, 0}, true},
+      {{1, 6, 10, 9}, 11, 2, {1, 2, 1, 0}, true},
+      // 225 tiles of 16 channels: two blocks of tiles (192 + 33).
+      {{1, 16, 60, 60}, 8, 4, {1, 1, 1, 1}, true},
+      // 100 rows: two blocks of rows of 96; one block of tiles, two groups.
+      {{1, 8, 12, 12}, 100, 4, {1, 1, 1, 1}, true},
+  };
+  uint64_t seed = 5000;
+  for (const Case& c : cases) {
+    const int64_t t = c.tile + 2;
+    std::vector<TensorType> inputs = {f32(c.x), f32({t * t, c.m, c.x[1]})};
+    if (c.bias) inputs.push_back(f32({c.m}));
+    auto g = testing::makeSingleNodeGraph("nanoc.Winograd", inputs,
+                                          winogradAttrs(c.tile, c.pads, c.x));
+    ASSERT_GT(findLowering("nanoc.Winograd")->scratch_bytes(*g->node), 0u);
+    testing::expectMatchesOnEveryTile(*g->node, seed++, testing::describe("nanoc.Winograd", inputs),
+                                      {1});
+  }
+}
+
+TEST(WinogradSchema, RejectsBadTilesPadsAndWeights) {
+  auto build = [](Dims x, Dims u, Attrs attrs) {
+    testing::makeSingleNodeGraph("nanoc.Winograd", {f32(x), f32(u)}, attrs);
+  };
+  const Dims x = {1, 4, 8, 8};
+  EXPECT_NO_THROW(build(x, {36, 5, 4}, winogradAttrs(4, {1, 1, 1, 1}, x)));
+  EXPECT_THROW(build(x, {36, 5, 4}, winogradAttrs(3, {1, 1, 1, 1}, x)), CompileError);
+  EXPECT_THROW(build(x, {16, 5, 4}, winogradAttrs(4, {1, 1, 1, 1}, x)), CompileError);
+  EXPECT_THROW(build(x, {36, 5, 3}, winogradAttrs(4, {1, 1, 1, 1}, x)), CompileError);
+  EXPECT_THROW(build(x, {36, 5, 4}, winogradAttrs(4, {3, 1, 1, 1}, x)), CompileError);
+  Attrs wrong = winogradAttrs(4, {1, 1, 1, 1}, x);
+  wrong["output_spatial"] = Dims{7, 8};
+  EXPECT_THROW(build(x, {36, 5, 4}, wrong), CompileError);
+  EXPECT_THROW(build({1, 4, 1, 1}, {36, 5, 4}, winogradAttrs(4, {0, 0, 0, 0}, {1, 4, 1, 1})),
+               CompileError);
+}
+
+// The rewrite picks Winograd for 3x3 stride-1 Convs with enough channels and
+// tiles, and the rewritten node matches the Conv's reference (direct sums in
+// double) within the harness's 1e-5 of the largest output.
+TEST(ConvToWinograd, RewrittenConvMatchesConv) {
+  struct Case {
+    Dims x, w, pads;
+  };
+  std::vector<Case> cases = {
+      {{1, 16, 14, 14}, {16, 16, 3, 3}, {1, 1, 1, 1}},
+      {{1, 20, 17, 15}, {24, 20, 3, 3}, {0, 1, 2, 0}},
+      {{2, 64, 16, 16}, {32, 64, 3, 3}, {1, 1, 1, 1}},
+  };
+  const std::vector<testing::KernelAttributes> targets = testing::tileTargets();
+  uint64_t seed = 5100;
+  for (const Case& c : cases) {
+    Attrs attrs = {{"kernel_shape", Dims{3, 3}},
+                   {"pads", c.pads},
+                   {"strides", Dims{1, 1}},
+                   {"dilations", Dims{1, 1}},
+                   {"group", int64_t{1}}};
+    std::vector<TensorType> inputs = {f32(c.x), f32(c.w), f32({c.w[0]})};
+    SCOPED_TRACE(testing::describe("Conv", inputs));
+    auto g = testing::makeSingleNodeGraph("Conv", inputs, attrs);
+    std::mt19937_64 rng(seed++);
+    std::vector<AlignedBuffer> data;
+    for (const TensorType& type : inputs) {
+      data.emplace_back(type.bytes());
+      testing::fillRandom(data.back(), type, rng);
+    }
+    g->node->inputs[1]->data =
+        std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
+    AlignedBuffer want(g->node->outputs[0]->type.bytes());
+    findOp("Conv")->reference(*g->node, {data[0].data(), data[1].data(), data[2].data()},
+                              {want.data()});
+    ASSERT_EQ(convToGemm(g->graph, 96, /*winograd=*/true), 1);
+    Node& node = *g->graph.nodes.back();
+    ASSERT_EQ(node.op, "nanoc.Winograd");
+    const Value* u = node.inputs[1];
+    ASSERT_TRUE(u->isConstant());
+    for (const testing::KernelAttributes& target : targets) {
+      testing::JitKernel kernel = testing::compileKernel(node, target);
+      AlignedBuffer got(node.outputs[0]->type.bytes());
+      testing::runKernel(kernel, {data[0].data(), const_cast<float*>(u->as<float>()),
+                                  data[2].data(), got.data()});
+      testing::expectOutputMatches(node.outputs[0]->type, got, want, "Conv as nanoc.Winograd");
+    }
+  }
+  // Too few channels or tiles: the packed product.
+  EXPECT_EQ(winogradTile(8, 64, 56, 56), 0);
+  EXPECT_EQ(winogradTile(64, 64, 7, 7), 0);
+  EXPECT_EQ(winogradTile(64, 64, 14, 14), 4);
+}
+
+}  // namespace
+}  // namespace nanoc::cpu

@@ -1,0 +1,57 @@
+// nanoc.Winograd: a 3x3, stride-1, undilated 2-D convolution by Winograd's
+// minimal filtering F(m x m, 3 x 3) (Lavin and Gray, "Fast Algorithms for
+// Convolutional Neural Networks", 2016). Each m x m tile of Y comes from the
+// t x t patch of X under it (t = m + 2):
+//
+//   V = B^T d B                      (input transform, per channel c)
+//   Mx[xi] = sum_c U[xi, o, c] V[xi]  (t*t products over the channels)
+//   Y tile = A^T Mx A                 (output transform, per output channel o)
+//
+// so an output tile costs t*t multiply-adds per channel instead of 9 m*m: 4x
+// fewer for m = 4, 2.25x for m = 2. The weights' transform U = G g G^T is done
+// by passes/conv_to_gemm.cc at compile time (winogradWeights):
+//
+//   nanoc.Winograd(X [N, C, H, W], U [t*t, M, C], bias [M]?, residual?)
+//       {tile = m (2 or 4), pads [4], output_spatial [OH, OW], panel}
+//     -> Y [N, M, OH, OW] with OH = H + pads[0] + pads[2] - 2 and
+//        OW = W + pads[1] + pads[3] - 2
+//
+// The last tiles of a row or column may hang past OH, OW (read as padding,
+// not stored). `panel` is the unit of the scratch's columns of tiles, a
+// multiple of every ISA variant's tile width (as nanoc.ConvGemm's). The
+// fusion pass's attributes (fused_*) and residual input apply to Y.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace nanoc {
+
+// B^T (t x t), G (t x 3) and A^T (m x t), row-major, for F(m x m, 3 x 3).
+struct WinogradMatrices {
+  int64_t m = 0, t = 0;
+  std::vector<double> bt, g, at;
+};
+// m = 2 or 4 (the points 0, +-1, +-2 and infinity for 4).
+const WinogradMatrices& winogradMatrices(int64_t m);
+
+// U [t*t, M, C] from W [M, C, 3, 3]: U[xi = a * t + b, o, c] = (G w[o, c] G^T)[a][b],
+// computed in double.
+std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t m);
+
+struct WinogradShape {
+  int64_t n = 0, c = 0, h = 0, w = 0, m_out = 0;  // m_out: output channels M
+  int64_t tile = 4, t = 6;                        // m and t = m + 2
+  int64_t pad_h = 0, pad_w = 0;                   // begins
+  int64_t oh = 0, ow = 0;
+  int64_t panel = 1;
+  bool has_bias = false;
+  int64_t tilesH() const { return (oh + tile - 1) / tile; }
+  int64_t tilesW() const { return (ow + tile - 1) / tile; }
+  int64_t tiles() const { return tilesH() * tilesW(); }  // per image
+};
+WinogradShape winogradShape(const Node& node);
+
+}  // namespace nanoc

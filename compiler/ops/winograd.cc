@@ -18,39 +18,49 @@ const WinogradMatrices& winogradMatrices(int64_t m) {
                                        0, 1, 1, 0,   //
                                        0, -1, 1, 0,  //
                                        0, 1, 0, -1},
-                                      {1, 0, 0,        //
-                                       0.5, 0.5, 0.5,  //
+                                      {1, 0, 0,         //
+                                       0.5, 0.5, 0.5,   //
                                        0.5, -0.5, 0.5,  //
                                        0, 0, 1},
                                       {1, 1, 1, 0,  //
                                        0, 1, -1, -1}};
   static const WinogradMatrices f4 = {4,
                                       6,
-                                      {4, 0, -5, 0, 1, 0,    //
-                                       0, -4, -4, 1, 1, 0,   //
-                                       0, 4, -4, -1, 1, 0,   //
-                                       0, -2, -1, 2, 1, 0,   //
-                                       0, 2, -1, -2, 1, 0,   //
-                                       0, 4, 0, -5, 0, 1},
-                                      {1.0 / 4, 0, 0,                   //
-                                       -1.0 / 6, -1.0 / 6, -1.0 / 6,   //
-                                       -1.0 / 6, 1.0 / 6, -1.0 / 6,    //
-                                       1.0 / 24, 1.0 / 12, 1.0 / 6,    //
-                                       1.0 / 24, -1.0 / 12, 1.0 / 6,   //
+                                      {4, 0,  -5, 0,  1, 0,  //
+                                       0, -4, -4, 1,  1, 0,  //
+                                       0, 4,  -4, -1, 1, 0,  //
+                                       0, -2, -1, 2,  1, 0,  //
+                                       0, 2,  -1, -2, 1, 0,  //
+                                       0, 4,  0,  -5, 0, 1},
+                                      {1.0 / 4, 0, 0,                 //
+                                       -1.0 / 6, -1.0 / 6, -1.0 / 6,  //
+                                       -1.0 / 6, 1.0 / 6, -1.0 / 6,   //
+                                       1.0 / 24, 1.0 / 12, 1.0 / 6,   //
+                                       1.0 / 24, -1.0 / 12, 1.0 / 6,  //
                                        0, 0, 1},
-                                      {1, 1, 1, 1, 1, 0,    //
+                                      {1, 1, 1,  1, 1,  0,  //
                                        0, 1, -1, 2, -2, 0,  //
-                                       0, 1, 1, 4, 4, 0,    //
+                                       0, 1, 1,  4, 4,  0,  //
                                        0, 1, -1, 8, -8, 1}};
   if (m == 2) return f2;
   if (m == 4) return f4;
   throw CompileError("Winograd tile " + std::to_string(m) + " is not 2 or 4");
 }
 
+int64_t winogradGroups(int64_t M) { return (M + kWinogradRowGroup - 1) / kWinogradRowGroup; }
+
+namespace {
+// U's element (xi, o, c).
+int64_t uIndex(int64_t xi, int64_t o, int64_t c, int64_t M, int64_t C) {
+  constexpr int64_t Q = kWinogradRowGroup;
+  return ((xi * winogradGroups(M) + o / Q) * C + c) * Q + o % Q;
+}
+}  // namespace
+
 std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t m) {
   const WinogradMatrices& f = winogradMatrices(m);
   const int64_t t = f.t;
-  std::vector<float> u(static_cast<size_t>(t * t * M * C));
+  std::vector<float> u(static_cast<size_t>(t * t * winogradGroups(M) * C * kWinogradRowGroup));
   for (int64_t o = 0; o < M; ++o)
     for (int64_t c = 0; c < C; ++c) {
       const float* g = w + (o * C + c) * 9;
@@ -65,7 +75,7 @@ std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t
         for (int64_t b = 0; b < t; ++b) {
           double s = 0;
           for (int64_t j = 0; j < 3; ++j) s += gg[a][j] * f.g[b * 3 + j];
-          u[static_cast<size_t>(((a * t + b) * M + o) * C + c)] = static_cast<float>(s);
+          u[static_cast<size_t>(uIndex(a * t + b, o, c, M, C))] = static_cast<float>(s);
         }
     }
   return u;
@@ -74,7 +84,7 @@ std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t
 WinogradShape winogradShape(const Node& node) {
   requireF32(node);
   requireRank(node, 0, "X", 4);
-  requireRank(node, 1, "U", 3);
+  requireRank(node, 1, "U", 4);
   const std::vector<int64_t>& x = inputType(node, 0).dims;
   const std::vector<int64_t>& u = inputType(node, 1).dims;
   WinogradShape s;
@@ -92,23 +102,27 @@ WinogradShape winogradShape(const Node& node) {
   if (s.oh < 1 || s.ow < 1) failNode(node, "the 3x3 window is larger than the padded input");
   const std::vector<int64_t>& spatial = intsAttr(node, "output_spatial", 2, 0);
   if (spatial[0] != s.oh || spatial[1] != s.ow)
-    failNode(node, "output_spatial must be [" + std::to_string(s.oh) + ", " +
-                       std::to_string(s.ow) + "]");
+    failNode(node,
+             "output_spatial must be [" + std::to_string(s.oh) + ", " + std::to_string(s.ow) + "]");
   s.panel = node.i("panel");
   if (s.panel < 1 || s.panel > 1024)
     failNode(node, "attribute 'panel' must be in [1, 1024], got " + std::to_string(s.panel));
-  if (u[0] != s.t * s.t || u[2] != s.c)
-    failNode(node, "U " + dimsStr(u) + " must be [" + std::to_string(s.t * s.t) + ", M, " +
-                       std::to_string(s.c) + "]");
-  s.m_out = u[1];
+  s.m_out = node.i("out_channels");
+  if (s.m_out < 1 || s.m_out > (int64_t{1} << 24))
+    failNode(node, "attribute 'out_channels' must be in [1, 2^24]");
+  if (u[0] != s.t * s.t || u[1] != winogradGroups(s.m_out) || u[2] != s.c ||
+      u[3] != kWinogradRowGroup)
+    failNode(node, "U " + dimsStr(u) + " must be [" + std::to_string(s.t * s.t) + ", " +
+                       std::to_string(winogradGroups(s.m_out)) + ", " + std::to_string(s.c) + ", " +
+                       std::to_string(kWinogradRowGroup) + "]");
   // The kernel indexes X and Y with 32-bit lane offsets.
   constexpr int64_t kLimit = int64_t{1} << 31;
   if (s.n * s.c * s.h * s.w >= kLimit || s.n * s.m_out * s.oh * s.ow >= kLimit)
     failNode(node, "X and Y must have fewer than 2^31 elements");
   if (node.inputs.size() > 2 && node.inputs[2]) {
     if (node.inputs[2]->type.dims != std::vector<int64_t>{s.m_out})
-      failNode(node, "bias must be [" + std::to_string(s.m_out) + "], got " +
-                         node.inputs[2]->type.str());
+      failNode(node,
+               "bias must be [" + std::to_string(s.m_out) + "], got " + node.inputs[2]->type.str());
     s.has_bias = true;
   }
   return s;
@@ -165,8 +179,8 @@ OpSchema makeWinogradSchema() {
           for (int64_t o = 0; o < s.m_out; ++o) {
             for (int64_t xi = 0; xi < T2; ++xi) {
               double sum = 0;
-              const float* uo = u + (xi * s.m_out + o) * s.c;
-              for (int64_t c = 0; c < s.c; ++c) sum += uo[c] * v[static_cast<size_t>(c * T2 + xi)];
+              for (int64_t c = 0; c < s.c; ++c)
+                sum += u[uIndex(xi, o, c, s.m_out, s.c)] * v[static_cast<size_t>(c * T2 + xi)];
               acc[static_cast<size_t>(xi)] = sum;
             }
             for (int64_t r = 0; r < m; ++r)

@@ -11,10 +11,16 @@
 // fewer for m = 4, 2.25x for m = 2. The weights' transform U = G g G^T is done
 // by passes/conv_to_gemm.cc at compile time (winogradWeights):
 //
-//   nanoc.Winograd(X [N, C, H, W], U [t*t, M, C], bias [M]?, residual?)
-//       {tile = m (2 or 4), pads [4], output_spatial [OH, OW], panel}
+//   nanoc.Winograd(X [N, C, H, W], U [t*t, G, C, 24], bias [M]?, residual?)
+//       {tile = m (2 or 4), out_channels = M, pads [4], output_spatial [OH, OW],
+//        panel}
 //     -> Y [N, M, OH, OW] with OH = H + pads[0] + pads[2] - 2 and
 //        OW = W + pads[1] + pads[3] - 2
+//
+// U holds output channel o of product xi at U[xi, o / 24, c, o % 24] (G =
+// ceil(M / 24) groups of 24, the rows past M zero): the micro-kernel's A
+// packed in row groups (gemm_microkernel.h), so a tile of any ISA's mr rows
+// reads its weights as one stream.
 //
 // The last tiles of a row or column may hang past OH, OW (read as padding,
 // not stored). `panel` is the unit of the scratch's columns of tiles, a
@@ -37,9 +43,13 @@ struct WinogradMatrices {
 // m = 2 or 4 (the points 0, +-1, +-2 and infinity for 4).
 const WinogradMatrices& winogradMatrices(int64_t m);
 
-// U [t*t, M, C] from W [M, C, 3, 3]: U[xi = a * t + b, o, c] = (G w[o, c] G^T)[a][b],
-// computed in double.
+// The rows per group of U.
+constexpr int64_t kWinogradRowGroup = 24;
+
+// U [t*t, G, C, 24] from W [M, C, 3, 3]: U[xi = a * t + b, o / 24, c, o % 24]
+// = (G w[o, c] G^T)[a][b], computed in double.
 std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t m);
+int64_t winogradGroups(int64_t M);
 
 struct WinogradShape {
   int64_t n = 0, c = 0, h = 0, w = 0, m_out = 0;  // m_out: output channels M

@@ -42,8 +42,9 @@ bool winogradWindow(const ConvShape& s) {
 int64_t winogradTile(int64_t C, int64_t M, int64_t OH, int64_t OW) {
   constexpr int64_t kMinChannels = 16, kMinTiles = 16;
   if (C < kMinChannels || M < kMinChannels) return 0;
-  if ((OH + 3) / 4 * ((OW + 3) / 4) < kMinTiles) return 0;
-  return 4;
+  if ((OH + 3) / 4 * ((OW + 3) / 4) >= kMinTiles) return 4;
+  if ((OH + 1) / 2 * ((OW + 1) / 2) >= kMinTiles) return 2;
+  return 0;
 }
 
 int convToGemm(Graph& graph, int64_t panel, bool winograd) {
@@ -69,9 +70,11 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
       std::vector<float> u = winogradWeights(w->as<float>(), s.m, s.c, tile);
       std::vector<uint8_t> bytes(u.size() * sizeof(float));
       std::memcpy(bytes.data(), u.data(), bytes.size());
-      Value* transformed = graph.addConstant(w->name + "_winograd", {DType::F32, {t * t, s.m, s.c}},
-                                             std::move(bytes));
+      Value* transformed = graph.addConstant(
+          w->name + "_winograd", {DType::F32, {t * t, winogradGroups(s.m), s.c, kWinogradRowGroup}},
+          std::move(bytes));
       attrs["tile"] = tile;
+      attrs["out_channels"] = s.m;
       attrs["pads"] = s.pads;
       attrs["panel"] = panel;
       conv->inputs[1] = transformed;

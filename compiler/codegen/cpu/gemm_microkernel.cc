@@ -218,8 +218,18 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "tile.body", fn);
   llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "tile.store", fn);
   std::vector<llvm::Value*> a_rows;
-  for (int64_t r = 0; r < rows; ++r)
-    a_rows.push_back(b.CreateMul(b.CreateAdd(i0, b.getInt64(r)), b.getInt64(p.a_row_stride)));
+  if (p.a_row_group > 0) {
+    // The tile's rows lie in one group (i0 is a multiple of mr, which
+    // divides the group).
+    const int64_t g = p.a_row_group;
+    llvm::Value* base =
+        b.CreateAdd(b.CreateMul(b.CreateUDiv(i0, b.getInt64(g)), b.getInt64(g * p.K)),
+                    b.CreateURem(i0, b.getInt64(g)));
+    for (int64_t r = 0; r < rows; ++r) a_rows.push_back(b.CreateAdd(base, b.getInt64(r)));
+  } else {
+    for (int64_t r = 0; r < rows; ++r)
+      a_rows.push_back(b.CreateMul(b.CreateAdd(i0, b.getInt64(r)), b.getInt64(p.a_row_stride)));
+  }
   if (p.prefetch)
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t v = 0; v < vectors; ++v)
@@ -261,7 +271,7 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
     bvec.push_back(loadLanes(b, types[v], p.packed_b,
                              b.CreateAdd(b_row, b.getInt64(v * tile.width * b_lane_stride)),
                              lanesOf(v)));
-  llvm::Value* a_k = b.CreateMul(k, b.getInt64(p.a_k_stride));
+  llvm::Value* a_k = b.CreateMul(k, b.getInt64(p.a_row_group > 0 ? p.a_row_group : p.a_k_stride));
   for (int64_t r = 0; r < rows; ++r) {
     llvm::Value* a = loadF32(b, p.a, b.CreateAdd(a_rows[r], a_k));
     std::map<int64_t, llvm::Value*> splats;  // by width

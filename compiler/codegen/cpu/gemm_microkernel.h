@@ -84,6 +84,11 @@ llvm::GlobalVariable* packB(llvm::Module& module, const Value& b, bool trans_b, 
 struct PackedProduct {
   llvm::Value* a = nullptr;  // A(i, k) = a[i * a_row_stride + k * a_k_stride]
   int64_t a_row_stride = 0, a_k_stride = 0;
+  // > 0: A packed in groups of this many rows (a multiple of the tile's mr,
+  // such as kPackedRowQuantum): A(i, k) = a[(i / g) * g * K + k * g + i % g],
+  // so a tile's rows at one k are adjacent and its K loop reads one stream
+  // (a_row_stride and a_k_stride unused).
+  int64_t a_row_group = 0;
   // packB's layout, or with b_in_place op(B) where it is:
   // op(B)(k, j) = packed_b[k * b_k_stride + j * b_col_stride]. In place only
   // at width 1 (scalar tiles: Cortex-M, RV64GC), where a second copy of the

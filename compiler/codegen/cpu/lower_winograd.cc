@@ -35,6 +35,8 @@ namespace {
 // A task's transformed input (t*t x C x tiles) stays about this size (whole
 // panels, at least one): it is read again by every block of rows.
 constexpr int64_t kBlockBytes = int64_t{512} << 10;
+// Tiles per block are a multiple of this where an image has several blocks.
+constexpr int64_t kBlockQuantum = 8;
 // Output channels per block of the products (a multiple of
 // kPackedRowQuantum, so of every tile's rows).
 constexpr int64_t kRowBlock = 96;
@@ -62,8 +64,22 @@ WinogradPlan planWinograd(const Node& node) {
   const WinogradShape& s = p.s;
   p.tiles = s.tiles();
   const int64_t panel_bytes = 4 * p.t2() * std::max<int64_t>(1, s.c) * s.panel;
-  const int64_t panels = std::max<int64_t>(1, kBlockBytes / panel_bytes);
-  p.block = std::min(p.tiles, panels * s.panel);
+  const int64_t most = std::max<int64_t>(1, kBlockBytes / panel_bytes) * s.panel;
+  if (p.tiles <= most) {
+    p.block = p.tiles;
+  } else {
+    // Blocks of whole 8-tile groups (full vectors of 8 or 16 lanes), at most
+    // `most`, chosen so that nanort's two threads, one per half of the tasks,
+    // get about as many tiles each (196 tiles: 13 blocks of 16 rather than 7
+    // of 32, which split 128 + 68); a block costs about two tiles more.
+    int64_t best_cost = -1;
+    for (int64_t size = kBlockQuantum; size <= most; size += kBlockQuantum) {
+      const int64_t count = (p.tiles + size - 1) / size;
+      const int64_t first = std::min(p.tiles, (count + 1) / 2 * size);
+      const int64_t cost = std::max(first, p.tiles - first) + 2 * ((count + 1) / 2);
+      if (best_cost < 0 || cost <= best_cost) best_cost = cost, p.block = size;
+    }
+  }
   p.blocks = (p.tiles + p.block - 1) / p.block;
   p.block_pad = (p.block + s.panel - 1) / s.panel * s.panel;
   const int64_t M = s.m_out;
@@ -71,8 +87,16 @@ WinogradPlan planWinograd(const Node& node) {
   // One block of tiles per image: two groups of rows, so that two threads
   // share an image (each transforms the block's input itself).
   if (p.blocks == 1 && M > kPackedRowQuantum) {
-    p.rows = std::min(p.rows, ((M + 1) / 2 + kPackedRowQuantum - 1) / kPackedRowQuantum *
-                                  kPackedRowQuantum);
+    // Row blocks whose two groups (group 0 takes the first row_blocks / 2)
+    // differ least in rows (M = 256: 11 blocks of 24, 120 + 136).
+    int64_t best = -1;
+    for (int64_t rows = kPackedRowQuantum; rows <= std::min(M, kRowBlock);
+         rows += kPackedRowQuantum) {
+      const int64_t blocks = (M + rows - 1) / rows;
+      const int64_t first = std::min(M, blocks / 2 * rows);
+      const int64_t busiest = std::max(first, M - first);
+      if (best < 0 || busiest <= best) best = busiest, p.rows = rows;
+    }
     p.row_blocks = (M + p.rows - 1) / p.rows;
     p.groups = std::min<int64_t>(2, p.row_blocks);
   } else {
@@ -92,7 +116,9 @@ llvm::Value* combine(llvm::IRBuilder<>& b, llvm::Type* type, const double* coeff
     if (c == 0) continue;
     llvm::Value* v = values[k];
     if (!sum) {
-      sum = c == 1 ? v : c == -1 ? b.CreateFNeg(v) : b.CreateFMul(v, llvm::ConstantFP::get(type, c));
+      sum = c == 1    ? v
+            : c == -1 ? b.CreateFNeg(v)
+                      : b.CreateFMul(v, llvm::ConstantFP::get(type, c));
     } else if (c == 1) {
       sum = b.CreateFAdd(sum, v);
     } else if (c == -1) {
@@ -130,7 +156,9 @@ Lowering makeWinogradLowering() {
         llvm::Type* i32 = b.getInt32Ty();
         llvm::Type* vtype = llvm::FixedVectorType::get(f32, V);
         auto i64 = [&](int64_t v) { return b.getInt64(v); };
-        auto vi32 = [&](int64_t v) { return b.CreateVectorSplat(V, b.getInt32(static_cast<int32_t>(v))); };
+        auto vi32 = [&](int64_t v) {
+          return b.CreateVectorSplat(V, b.getInt32(static_cast<int32_t>(v)));
+        };
         llvm::Value* x = kb.input(0);
         llvm::Value* u = kb.input(1);
         llvm::Value* bias = s.has_bias ? kb.input(2) : nullptr;
@@ -194,9 +222,9 @@ Lowering makeWinogradLowering() {
                   for (int64_t j = 0; j < t; ++j) {
                     std::vector<llvm::Value*> column;
                     for (int64_t i = 0; i < t; ++i)
-                      column.push_back(b.CreateMaskedGather(
-                          vtype, b.CreateGEP(f32, xc, offset[i * t + j]), llvm::Align(4),
-                          mask[i * t + j], zero));
+                      column.push_back(b.CreateMaskedGather(vtype,
+                                                            b.CreateGEP(f32, xc, offset[i * t + j]),
+                                                            llvm::Align(4), mask[i * t + j], zero));
                     for (int64_t a = 0; a < t; ++a)
                       tmp[a * t + j] = combine(b, vtype, &f.bt[a * t], 1, column);
                   }
@@ -206,7 +234,8 @@ Lowering makeWinogradLowering() {
                     for (int64_t bb = 0; bb < t; ++bb) {
                       llvm::Value* v = combine(b, vtype, &f.bt[bb * t], 1, row);
                       b.CreateAlignedStore(
-                          v, f32Ptr(b, vbuf, b.CreateAdd(dst, i64((a * t + bb) * C * plan.block_pad))),
+                          v,
+                          f32Ptr(b, vbuf, b.CreateAdd(dst, i64((a * t + bb) * C * plan.block_pad))),
                           llvm::Align(4));
                     }
                   }
@@ -222,9 +251,9 @@ Lowering makeWinogradLowering() {
                     b, 0, T2,
                     [&](llvm::Value* xi) {
                       PackedProduct p;
-                      p.a = b.CreateGEP(f32, u, b.CreateMul(xi, i64(M * C)));
-                      p.a_row_stride = C;
-                      p.a_k_stride = 1;
+                      p.a = b.CreateGEP(
+                          f32, u, b.CreateMul(xi, i64(winogradGroups(M) * C * kWinogradRowGroup)));
+                      p.a_row_group = kWinogradRowGroup;
                       p.packed_b = b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(C * plan.block_pad)));
                       p.b_panel_stride = S;
                       p.y = b.CreateGEP(f32, mbuf, b.CreateMul(xi, i64(R * nb)));
@@ -236,12 +265,11 @@ Lowering makeWinogradLowering() {
                       emitPackedProductTask(b, tile, p, rb);
                     },
                     "xi");
-                llvm::Value* r1 = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
-                                                          b.CreateAdd(r0, i64(R)), i64(M));
+                llvm::Value* r1 =
+                    b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(r0, i64(R)), i64(M));
                 forGroups(nb, [&](llvm::Value* q0, int64_t lanes) {
                   Lanes l = lanesAt(t0, q0, nb);
-                  std::vector<llvm::Value*> offset(static_cast<size_t>(m * m)),
-                      mask(offset.size());
+                  std::vector<llvm::Value*> offset(static_cast<size_t>(m * m)), mask(offset.size());
                   for (int64_t r = 0; r < m; ++r) {
                     llvm::Value* oh = b.CreateAdd(b.CreateMul(l.th, vi32(m)), vi32(r));
                     llvm::Value* row_ok = b.CreateAnd(l.valid, b.CreateICmpSLT(oh, vi32(s.oh)));
@@ -270,10 +298,9 @@ Lowering makeWinogradLowering() {
                         llvm::Value* plane =
                             b.CreateMul(b.CreateAdd(b.CreateMul(n, i64(M)), o), i64(s.oh * s.ow));
                         llvm::Value* y_plane = b.CreateGEP(f32, y, plane);
-                        llvm::Value* r_plane =
-                            epilogue.spec.residual && epilogue.residual
-                                ? b.CreateGEP(f32, epilogue.residual, plane)
-                                : nullptr;
+                        llvm::Value* r_plane = epilogue.spec.residual && epilogue.residual
+                                                   ? b.CreateGEP(f32, epilogue.residual, plane)
+                                                   : nullptr;
                         llvm::Value* bias_o =
                             bias ? b.CreateVectorSplat(V, loadF32(b, bias, o)) : nullptr;
                         for (int64_t r = 0; r < m; ++r)

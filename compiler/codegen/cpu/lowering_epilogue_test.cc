@@ -215,11 +215,12 @@ TEST(EpilogueLowering, Winograd) {
   // coefficients cancels to outputs far smaller than its terms, whose
   // rounding a bounded activation then shows against 1e-5 of its range.
   Attrs attrs = {{"tile", int64_t{2}},
+                 {"out_channels", int64_t{13}},
                  {"pads", Dims{1, 1, 1, 1}},
                  {"panel", int64_t{96}},
                  {"output_spatial", Dims{10, 11}}};
   expectEveryEpilogue(
-      {"nanoc.Winograd", {f32({2, 3, 10, 11}), f32({16, 13, 3}), f32({13})}, attrs, {1}}, 1200);
+      {"nanoc.Winograd", {f32({2, 3, 10, 11}), f32({16, 1, 3, 24}), f32({13})}, attrs, {1}}, 1200);
 }
 
 // The epilogue's parameters are checked where the anchor's shape is.

@@ -22,8 +22,9 @@ using Dims = std::vector<int64_t>;
 
 TensorType f32(Dims dims) { return {DType::F32, std::move(dims)}; }
 
-Attrs winogradAttrs(int64_t tile, Dims pads, Dims x) {
+Attrs winogradAttrs(int64_t tile, Dims pads, Dims x, int64_t m) {
   return {{"tile", tile},
+          {"out_channels", m},
           {"pads", pads},
           {"panel", int64_t{96}},
           {"output_spatial", Dims{x[2] + pads[0] + pads[2] - 2, x[3] + pads[1] + pads[3] - 2}}};
@@ -51,10 +52,10 @@ TEST(WinogradLowering, EveryShapeOnEveryTile) {
   uint64_t seed = 5000;
   for (const Case& c : cases) {
     const int64_t t = c.tile + 2;
-    std::vector<TensorType> inputs = {f32(c.x), f32({t * t, c.m, c.x[1]})};
+    std::vector<TensorType> inputs = {f32(c.x), f32({t * t, (c.m + 23) / 24, c.x[1], 24})};
     if (c.bias) inputs.push_back(f32({c.m}));
     auto g = testing::makeSingleNodeGraph("nanoc.Winograd", inputs,
-                                          winogradAttrs(c.tile, c.pads, c.x));
+                                          winogradAttrs(c.tile, c.pads, c.x, c.m));
     ASSERT_GT(findLowering("nanoc.Winograd")->scratch_bytes(*g->node), 0u);
     testing::expectMatchesOnEveryTile(*g->node, seed++, testing::describe("nanoc.Winograd", inputs),
                                       {1});
@@ -66,15 +67,20 @@ TEST(WinogradSchema, RejectsBadTilesPadsAndWeights) {
     testing::makeSingleNodeGraph("nanoc.Winograd", {f32(x), f32(u)}, attrs);
   };
   const Dims x = {1, 4, 8, 8};
-  EXPECT_NO_THROW(build(x, {36, 5, 4}, winogradAttrs(4, {1, 1, 1, 1}, x)));
-  EXPECT_THROW(build(x, {36, 5, 4}, winogradAttrs(3, {1, 1, 1, 1}, x)), CompileError);
-  EXPECT_THROW(build(x, {16, 5, 4}, winogradAttrs(4, {1, 1, 1, 1}, x)), CompileError);
-  EXPECT_THROW(build(x, {36, 5, 3}, winogradAttrs(4, {1, 1, 1, 1}, x)), CompileError);
-  EXPECT_THROW(build(x, {36, 5, 4}, winogradAttrs(4, {3, 1, 1, 1}, x)), CompileError);
-  Attrs wrong = winogradAttrs(4, {1, 1, 1, 1}, x);
+  const Dims u = {36, 1, 4, 24};
+  EXPECT_NO_THROW(build(x, u, winogradAttrs(4, {1, 1, 1, 1}, x, 5)));
+  EXPECT_THROW(build(x, u, winogradAttrs(3, {1, 1, 1, 1}, x, 5)), CompileError);
+  EXPECT_THROW(build(x, {16, 1, 4, 24}, winogradAttrs(4, {1, 1, 1, 1}, x, 5)), CompileError);
+  EXPECT_THROW(build(x, {36, 1, 3, 24}, winogradAttrs(4, {1, 1, 1, 1}, x, 5)), CompileError);
+  EXPECT_THROW(build(x, {36, 1, 4, 12}, winogradAttrs(4, {1, 1, 1, 1}, x, 5)), CompileError);
+  EXPECT_THROW(build(x, u, winogradAttrs(4, {1, 1, 1, 1}, x, 25)), CompileError);
+  EXPECT_THROW(build(x, u, winogradAttrs(4, {1, 1, 1, 1}, x, 0)), CompileError);
+  EXPECT_THROW(build(x, {36, 5, 4}, winogradAttrs(4, {1, 1, 1, 1}, x, 5)), CompileError);
+  EXPECT_THROW(build(x, u, winogradAttrs(4, {3, 1, 1, 1}, x, 5)), CompileError);
+  Attrs wrong = winogradAttrs(4, {1, 1, 1, 1}, x, 5);
   wrong["output_spatial"] = Dims{7, 8};
-  EXPECT_THROW(build(x, {36, 5, 4}, wrong), CompileError);
-  EXPECT_THROW(build({1, 4, 1, 1}, {36, 5, 4}, winogradAttrs(4, {0, 0, 0, 0}, {1, 4, 1, 1})),
+  EXPECT_THROW(build(x, u, wrong), CompileError);
+  EXPECT_THROW(build({1, 4, 1, 1}, u, winogradAttrs(4, {0, 0, 0, 0}, {1, 4, 1, 1}, 5)),
                CompileError);
 }
 
@@ -89,6 +95,7 @@ TEST(ConvToWinograd, RewrittenConvMatchesConv) {
       {{1, 16, 14, 14}, {16, 16, 3, 3}, {1, 1, 1, 1}},
       {{1, 20, 17, 15}, {24, 20, 3, 3}, {0, 1, 2, 0}},
       {{2, 64, 16, 16}, {32, 64, 3, 3}, {1, 1, 1, 1}},
+      {{1, 32, 7, 7}, {40, 32, 3, 3}, {1, 1, 1, 1}},
   };
   const std::vector<testing::KernelAttributes> targets = testing::tileTargets();
   uint64_t seed = 5100;
@@ -120,14 +127,16 @@ TEST(ConvToWinograd, RewrittenConvMatchesConv) {
     for (const testing::KernelAttributes& target : targets) {
       testing::JitKernel kernel = testing::compileKernel(node, target);
       AlignedBuffer got(node.outputs[0]->type.bytes());
-      testing::runKernel(kernel, {data[0].data(), const_cast<float*>(u->as<float>()),
-                                  data[2].data(), got.data()});
+      testing::runKernel(
+          kernel, {data[0].data(), const_cast<float*>(u->as<float>()), data[2].data(), got.data()});
       testing::expectOutputMatches(node.outputs[0]->type, got, want, "Conv as nanoc.Winograd");
     }
   }
   // Too few channels or tiles: the packed product.
   EXPECT_EQ(winogradTile(8, 64, 56, 56), 0);
-  EXPECT_EQ(winogradTile(64, 64, 7, 7), 0);
+  EXPECT_EQ(winogradTile(64, 64, 5, 5), 0);
+  // A 7 x 7 map: F(2x2, 3x3)'s 16 tiles rather than F(4x4)'s 4.
+  EXPECT_EQ(winogradTile(64, 64, 7, 7), 2);
   EXPECT_EQ(winogradTile(64, 64, 14, 14), 4);
 }
 

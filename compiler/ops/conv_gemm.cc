@@ -42,19 +42,35 @@ Im2ColShape im2colShape(const Node& node) {
 ConvGemmShape convGemmShape(const Node& node) {
   requireF32(node);
   requireRank(node, 0, "B", 4);
-  requireRank(node, 1, "W", 4);
+  ConvGemmShape s;
+  s.grouped_w = node.has("out_channels");
+  requireRank(node, 1, "W", s.grouped_w ? 3 : 4);
   const std::vector<int64_t>& bd = inputType(node, 0).dims;
   const std::vector<int64_t>& wd = inputType(node, 1).dims;
-  ConvGemmShape s;
   s.panel = node.i("panel");
   const std::vector<int64_t>& spatial = intsAttr(node, "output_spatial", 2, 0);
   s.oh = spatial[0], s.ow = spatial[1];
-  s.n = bd[0], s.m = wd[0], s.k = product(wd, 1, 4);
+  s.n = bd[0];
+  if (s.grouped_w) {
+    s.m = node.i("out_channels");
+    s.k = wd[1];
+    if (s.m < 1 || s.m > (int64_t{1} << 24))
+      failNode(node, "attribute 'out_channels' must be in [1, 2^24]");
+    const int64_t groups = (s.m + kConvGemmRowGroup - 1) / kConvGemmRowGroup;
+    if (wd[0] != groups || wd[2] != kConvGemmRowGroup)
+      failNode(node, "grouped W " + dimsStr(wd) + " must be [" + std::to_string(groups) + ", K, " +
+                         std::to_string(kConvGemmRowGroup) + "]");
+  } else {
+    s.m = wd[0], s.k = product(wd, 1, 4);
+  }
   if (node.has("kernel_shape")) {
     s.packs = true;
     s.window = im2colShape(node);
     const Im2ColShape& x = s.window;
-    if (wd[1] != x.c || wd[2] != x.kh || wd[3] != x.kw)
+    if (s.grouped_w) {
+      if (s.k != x.k())
+        failNode(node, "grouped W " + dimsStr(wd) + " must have K = " + std::to_string(x.k()));
+    } else if (wd[1] != x.c || wd[2] != x.kh || wd[3] != x.kw)
       failNode(node, "W " + dimsStr(wd) + " must be [M, " + std::to_string(x.c) + ", " +
                          std::to_string(x.kh) + ", " + std::to_string(x.kw) + "]");
     if (s.oh != x.oh || s.ow != x.ow)
@@ -77,6 +93,15 @@ ConvGemmShape convGemmShape(const Node& node) {
     s.has_bias = true;
   }
   return s;
+}
+
+std::vector<float> groupWeightRows(const float* w, int64_t M, int64_t K) {
+  constexpr int64_t Q = kConvGemmRowGroup;
+  std::vector<float> out(static_cast<size_t>((M + Q - 1) / Q * K * Q), 0.0f);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; ++k)
+      out[static_cast<size_t>(((m / Q) * K + k) * Q + m % Q)] = w[m * K + k];
+  return out;
 }
 
 namespace {
@@ -145,7 +170,8 @@ OpSchema makeConvGemmSchema() {
       for (int64_t m = 0; m < s.m; ++m)
         for (int64_t p = 0; p < P; ++p) {
           double acc = bias ? bias[m] : 0.0;
-          for (int64_t k = 0; k < K; ++k) acc += static_cast<double>(w[m * K + k]) * at(n, k, p);
+          for (int64_t k = 0; k < K; ++k)
+            acc += static_cast<double>(w[s.wIndex(m, k)]) * at(n, k, p);
           y[(n * s.m + m) * P + p] = static_cast<float>(acc);
         }
     applyEpilogue(

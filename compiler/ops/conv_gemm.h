@@ -25,6 +25,14 @@
 //   is then the unit of a task's columns (a multiple of every variant's nr).
 //   The fusion pass's attributes (fused_*) and residual input carry over from
 //   the Conv.
+//
+// Each form may instead take W packed in groups of 24 rows, with the
+// attribute out_channels = M: W [ceil(M / 24), K, 24], W(m, k) at
+// [m / 24, k, m % 24] (rows past M zero), as conv_to_gemm writes it for
+// pointwise Convs: the
+// micro-kernel's A in row groups (gemm_microkernel.h), so a tile's weights
+// are one stream, not mr rows K apart (which stalled on memory where few
+// pixels reuse them: 7 x 7 and 14 x 14 maps).
 #pragma once
 
 #include <cstdint>
@@ -47,8 +55,19 @@ struct Im2ColShape {
 };
 Im2ColShape im2colShape(const Node& node);
 
+// Rows per group of a grouped W.
+constexpr int64_t kConvGemmRowGroup = 24;
+// W [M, K] (row-major) as [ceil(M / 24), K, 24].
+std::vector<float> groupWeightRows(const float* w, int64_t M, int64_t K);
+
 struct ConvGemmShape {
   int64_t n = 0, m = 0, k = 0, oh = 0, ow = 0;
+  bool grouped_w = false;  // W [ceil(M / 24), K, 24]
+  int64_t wIndex(int64_t row, int64_t col) const {
+    return grouped_w
+               ? ((row / kConvGemmRowGroup) * k + col) * kConvGemmRowGroup + row % kConvGemmRowGroup
+               : row * k + col;
+  }
   int64_t panel = 0;  // 0: B is X in place
   bool has_bias = false;
   // Input 0 is X and the kernel packs B from it (`window` describes how).

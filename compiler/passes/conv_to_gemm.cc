@@ -7,6 +7,7 @@
 #include <string>
 
 #include "compiler/ops/conv.h"
+#include "compiler/ops/conv_gemm.h"
 #include "compiler/ops/winograd.h"
 
 namespace nanoc {
@@ -94,6 +95,21 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
       attrs["strides"] = s.strides;
       attrs["dilations"] = s.dilations;
       attrs["panel"] = panel;
+    }
+    // A pointwise Conv's W in groups of 24 rows: the micro-kernel reads a
+    // tile's weights as one stream (13-15% faster on 1x1 layers of 7 x 7 and
+    // 14 x 14 maps, whose few pixels reuse W little). Packing ConvGemms keep
+    // W's rows (about 5% slower grouped, on a 3x3 stride-2 512-channel layer).
+    if (isPointwise(s)) {
+      const Value* w = conv->inputs[1];
+      std::vector<float> grouped = groupWeightRows(w->as<float>(), s.m, k);
+      std::vector<uint8_t> bytes(grouped.size() * sizeof(float));
+      std::memcpy(bytes.data(), grouped.data(), bytes.size());
+      conv->inputs[1] = graph.addConstant(
+          w->name + "_rows",
+          {DType::F32, {(s.m + kConvGemmRowGroup - 1) / kConvGemmRowGroup, k, kConvGemmRowGroup}},
+          std::move(bytes));
+      attrs["out_channels"] = s.m;
     }
     conv->op = "nanoc.ConvGemm";
     conv->attrs = std::move(attrs);

@@ -401,8 +401,12 @@ Lowering makeConvGemmLowering() {
                   residual = b.CreateGEP(f32, residual, b.CreateMul(n, b.getInt64(s.m * P)));
               }
               p.a = w;
-              p.a_row_stride = s.k;
-              p.a_k_stride = 1;
+              if (s.grouped_w) {
+                p.a_row_group = kConvGemmRowGroup;
+              } else {
+                p.a_row_stride = s.k;
+                p.a_k_stride = 1;
+              }
               if (s.packs) {
                 // This task's columns [c0, c1) of image n (tt is its column
                 // block), packed into panels of the tile's nr columns in the

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/ir/error.h"
 #include "compiler/passes/conv_to_gemm.h"
 
 namespace nanoc::cpu {
@@ -88,6 +89,49 @@ TEST(ConvGemmLowering, PointwiseReadsXInPlace) {
     for (Dims hw : {Dims{1, 1}, Dims{7, 7}, Dims{5, 41}})
       expectConvGemmMatches({1, 16, hw[0], hw[1]}, {m, 16, 1, 1}, true, 0, hw, seed++);
   expectConvGemmMatches({2, 8, 6, 6}, {9, 8, 1, 1}, false, 0, {6, 6}, seed++);
+}
+
+// W grouped in 24 rows (out_channels set, as conv_to_gemm writes it), on
+// every tile (mr 4, 6, 8, 12 inside a group): pointwise and packing, M off
+// the group and tile heights, several row blocks.
+TEST(ConvGemmLowering, GroupedWeightsOnEveryTile) {
+  struct Case {
+    Dims x;
+    int64_t m, k;
+    Attrs window;
+  };
+  std::vector<Case> cases = {
+      {{1, 16, 7, 7}, 40, 16, {}},
+      {{2, 24, 5, 9}, 13, 24, {}},
+      {{1, 64, 14, 14}, 100, 64, {}},
+      {{1, 8, 12, 13}, 30, 72, window({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1})},
+  };
+  uint64_t seed = 280;
+  for (const Case& c : cases) {
+    Attrs attrs = c.window;
+    attrs["out_channels"] = c.m;
+    Dims spatial = {c.x[2], c.x[3]};
+    if (!c.window.empty()) {
+      attrs["panel"] = int64_t{96};
+      spatial = {(c.x[2] + 2 - 3) / 2 + 1, (c.x[3] + 2 - 3) / 2 + 1};
+    } else {
+      attrs["panel"] = int64_t{0};
+    }
+    attrs["output_spatial"] = spatial;
+    std::vector<TensorType> inputs = {f32(c.x), f32({(c.m + 23) / 24, c.k, 24}), f32({c.m})};
+    auto g = testing::makeSingleNodeGraph("nanoc.ConvGemm", inputs, attrs);
+    testing::expectMatchesOnEveryTile(*g->node, seed++, testing::describe("nanoc.ConvGemm", inputs),
+                                      {1});
+  }
+  // The grouped W's shape is checked.
+  Attrs attrs = {
+      {"panel", int64_t{0}}, {"output_spatial", Dims{7, 7}}, {"out_channels", int64_t{40}}};
+  EXPECT_THROW(
+      testing::makeSingleNodeGraph("nanoc.ConvGemm", {f32({1, 16, 7, 7}), f32({1, 16, 24})}, attrs),
+      CompileError);
+  EXPECT_THROW(
+      testing::makeSingleNodeGraph("nanoc.ConvGemm", {f32({1, 16, 7, 7}), f32({2, 16, 12})}, attrs),
+      CompileError);
 }
 
 // ConvGemm on X, packing its panels into scratch a task at a time, on each
@@ -169,13 +213,21 @@ TEST(ConvToGemm, RewrittenConvMatchesConv) {
     for (const auto& node : g->graph.nodes) {
       testing::JitKernel kernel = testing::compileKernel(*node, widest);
       std::vector<void*> args;
-      for (const Value* in : node->inputs) args.push_back(buffers.at(in)->data());
+      // The rewrite's own constants (W grouped by rows) hold their data.
+      for (const Value* in : node->inputs)
+        args.push_back(buffers.count(in) ? static_cast<void*>(buffers.at(in)->data())
+                                         : const_cast<uint8_t*>(in->data->data()));
       owned.push_back(std::make_unique<AlignedBuffer>(node->outputs[0]->type.bytes()));
       args.push_back(owned.back()->data());
       buffers[node->outputs[0]] = owned.back().get();
       testing::runKernel(kernel, args);
     }
     EXPECT_EQ(g->graph.nodes.back()->op, "nanoc.ConvGemm");
+    // Pointwise: W grouped by rows.
+    if (c.w[2] == 1 && c.attrs.at("strides") == Attr(Dims{1, 1}))
+      EXPECT_EQ(g->graph.nodes.back()->i("out_channels"), c.w[0]);
+    else
+      EXPECT_FALSE(g->graph.nodes.back()->has("out_channels"));
     testing::expectOutputMatches(g->node->outputs[0]->type, *owned.back(), want, "rewritten Conv");
   }
 }

@@ -38,6 +38,8 @@ namespace {
 // More edge chunks than this on one side of a row (pads many vectors wide):
 // the generic loop, rather than that much unrolled code.
 constexpr int64_t kMaxEdgeChunks = 8;
+// A flat plane's vectors times taps, unrolled, at most.
+constexpr int64_t kMaxFlatTaps = 1024;
 // Planes of at most this many rows and chunks are unrolled whole.
 constexpr int64_t kMaxUnrolledRows = 16, kMaxUnrolledChunks = 32;
 
@@ -70,6 +72,15 @@ struct DepthwisePlan {
   int64_t V = 0, U = 0;       // lanes per vector, accumulators per step
   int64_t rows_per_step = 1;  // rows whose edge chunks go together
   bool unroll_plane = false;  // every row at compile time
+  // The plane as one flat run of OH * OW outputs, V per vector, whatever
+  // their rows: at unit strides and dilations with W == OW, tap (kh, kw)
+  // of output p reads input p + (kh - ph) W + (kw - pw), so each vector's
+  // tap is one load (lanes in the padding masked off by constant masks).
+  // Small planes narrower than V, where it saves a quarter of the vectors
+  // or more (7 x 7 on 16 lanes: 4 vectors, not 7 rows of 7 lanes; 2.2x on
+  // efficientnet_b0's 5x5 layers; 14 x 14's 13 vectors for 14 rows ran 5%
+  // slower).
+  bool flat = false;
   std::vector<RowRun> rows;
   std::vector<Chunk> left, right;  // edge chunks, at fixed columns
   int64_t full_begin = 0, full_chunks = 0;
@@ -164,7 +175,9 @@ class DepthwiseEmitter {
                        : llvm::Constant::getNullValue(vtype_);
           x_plane_ = b_.CreateMul(t, b_.getInt64(in_plane));
           y_plane_ = b_.CreateMul(t, b_.getInt64(plane));
-          if (plan_.unroll_plane) {
+          if (plan_.flat) {
+            emitFlatPlane();
+          } else if (plan_.unroll_plane) {
             const int64_t OH = s_.out[0], OW = s_.out[1];
             // A small plane: every chunk of every row at compile time, U at
             // a time, so that the few chunks of a row do not wait on each
@@ -204,6 +217,48 @@ class DepthwiseEmitter {
     const Chunk* chunk;
     int64_t stored;
   };
+
+  // The plane's vectors of outputs [v V, v V + V), U at a time, each tap's
+  // lanes masked where they read the padding; taps no lane reads skipped.
+  void emitFlatPlane() {
+    const int64_t V = plan_.V, U = plan_.U, KH = s_.kernel[0], KW = s_.kernel[1];
+    const int64_t H = s_.in[0], W = s_.in[1], OW = s_.out[1], P = s_.out[0] * s_.out[1];
+    const int64_t vectors = (P + V - 1) / V;
+    for (int64_t first = 0; first < vectors; first += U) {
+      const int64_t count = std::min(U, vectors - first);
+      std::vector<llvm::Value*> acc(static_cast<size_t>(count), init_);
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          for (int64_t i = 0; i < count; ++i) {
+            const int64_t v = first + i;
+            std::vector<llvm::Constant*> bits;
+            bool some = false, all = true;
+            for (int64_t l = 0; l < V; ++l) {
+              const int64_t p = v * V + l, ih = p / OW - s_.pads[0] + kh,
+                            iw = p % OW - s_.pads[1] + kw;
+              const bool on = p < P && ih >= 0 && ih < H && iw >= 0 && iw < W;
+              some |= on, all &= on;
+              bits.push_back(b_.getInt1(on));
+            }
+            if (!some) continue;
+            llvm::Value* ptr = b_.CreateGEP(
+                b_.getFloatTy(), kb_.input(0),
+                b_.CreateAdd(x_plane_,
+                             b_.getInt64(v * V + (kh - s_.pads[0]) * W + kw - s_.pads[1])));
+            llvm::Value* x =
+                all ? static_cast<llvm::Value*>(b_.CreateAlignedLoad(vtype_, ptr, llvm::Align(4)))
+                    : b_.CreateMaskedLoad(vtype_, ptr, llvm::Align(4),
+                                          llvm::ConstantVector::get(bits),
+                                          llvm::Constant::getNullValue(vtype_));
+            acc[i] = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vtype_},
+                                        {weights_[kh * KW + kw], x, acc[i]});
+          }
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t v = first + i;
+        store(acc[i], b_.CreateAdd(y_plane_, b_.getInt64(v * V)), std::min(V, P - v * V));
+      }
+    }
+  }
 
   // The run's rows, rows_per_step at a time: their edge chunks together,
   // then each row's full chunks.
@@ -381,6 +436,10 @@ bool emitDepthwiseConv(KernelBuilder& kb, const ConvShape& s) {
   plan.rows_per_step = edges > 0 ? std::clamp<int64_t>(plan.U / edges, 1, 4) : 1;
   const int64_t row_chunks = edges + plan.full_chunks;
   plan.unroll_plane = s.out[0] <= kMaxUnrolledRows && s.out[0] * row_chunks <= kMaxUnrolledChunks;
+  const int64_t flat_vectors = (s.out[0] * s.out[1] + tile.width - 1) / tile.width;
+  plan.flat = s.strides[0] == 1 && s.strides[1] == 1 && s.dilations[0] == 1 &&
+              s.dilations[1] == 1 && s.in[1] == s.out[1] && flat_vectors * taps <= kMaxFlatTaps &&
+              4 * flat_vectors <= 3 * s.out[0] * row_chunks;
   DepthwiseEmitter(kb, s, plan).emit();
   return true;
 }

@@ -75,6 +75,21 @@ TEST(DepthwiseConvLowering, EveryWindowAndWidth) {
     }
 }
 
+// Small planes as flat runs of V outputs (stride 1, W == OW): the 7 x 7
+// maps of mobilenet and efficientnet (and 14 x 14, which stays by rows on
+// the widest tiles), rows of 1 to 6 columns, asymmetric pads that keep W ==
+// OW, H != OH, a partial last vector.
+TEST(DepthwiseConvLowering, SmallPlanesAsFlatRuns) {
+  uint64_t seed = 400;
+  expectDepthwiseMatches({1, 3, 7, 7}, {{3, 3}, {1, 1, 1, 1}, {1, 1}}, true, true, seed++);
+  expectDepthwiseMatches({1, 3, 7, 7}, {{5, 5}, {2, 2, 2, 2}, {1, 1}}, true, false, seed++);
+  expectDepthwiseMatches({2, 4, 14, 14}, {{5, 5}, {2, 2, 2, 2}, {1, 1}}, false, true, seed++);
+  expectDepthwiseMatches({1, 2, 9, 3}, {{3, 3}, {1, 1, 1, 1}, {1, 1}}, true, true, seed++);
+  expectDepthwiseMatches({1, 2, 5, 1}, {{3, 3}, {1, 1, 1, 1}, {1, 1}}, true, false, seed++);
+  expectDepthwiseMatches({1, 2, 6, 5}, {{3, 2}, {0, 1, 2, 0}, {1, 1}}, true, true, seed++);
+  expectDepthwiseMatches({1, 2, 4, 6}, {{5, 3}, {2, 0, 2, 2}, {1, 1}}, false, false, seed++);
+}
+
 TEST(DepthwiseConvLowering, BatchAndChannels) {
   expectDepthwiseMatches({2, 5, 9, 20}, {{3, 3}, {1, 1, 1, 1}, {1, 1}}, true, false, 100);
   expectDepthwiseMatches({2, 4, 11, 35}, {{5, 5}, {2, 2, 2, 2}, {2, 2}}, false, true, 101);

@@ -65,8 +65,12 @@ WinogradPlan planWinograd(const Node& node) {
   p.tiles = s.tiles();
   const int64_t panel_bytes = 4 * p.t2() * std::max<int64_t>(1, s.c) * s.panel;
   const int64_t most = std::max<int64_t>(1, kBlockBytes / panel_bytes) * s.panel;
-  if (p.tiles <= most) {
+  if (p.tiles <= most && p.tiles < 2 * kBlockQuantum) {
     p.block = p.tiles;
+  } else if (p.tiles <= most) {
+    // Two blocks, so that two threads share the image's tiles without
+    // transforming the same input twice (rows split 24 + 40 at M = 64).
+    p.block = ((p.tiles + 1) / 2 + kBlockQuantum - 1) / kBlockQuantum * kBlockQuantum;
   } else {
     // Blocks of whole 8-tile groups (full vectors of 8 or 16 lanes), at most
     // `most`, chosen so that nanort's two threads, one per half of the tasks,

@@ -371,6 +371,24 @@ def conv_pointwise():
 
 
 @case()
+def conv_winograd_f4():
+    # 3x3 stride 1 with 16 channels each way on a 14 x 14 map: nanoc.Winograd,
+    # F(4x4, 3x3) (16 tiles, the last row and column of tiles half outside),
+    # two images.
+    return conv_case(
+        "conv_winograd_f4", (2, 16, 14, 14), (24, 16, 3, 3), (2, 24, 14, 14), pads=[1, 1, 1, 1]
+    )
+
+
+@case()
+def conv_winograd_f2():
+    # A 7 x 7 map: F(2x2, 3x3), 40 output channels (two groups of 24 rows).
+    return conv_case(
+        "conv_winograd_f2", (1, 32, 7, 7), (40, 32, 3, 3), (1, 40, 7, 7), pads=[1, 1, 1, 1]
+    )
+
+
+@case()
 def conv_opset11():
     return conv_case(
         "conv_opset11",

@@ -78,9 +78,10 @@ options:
   --no-conv-gemm     keep every Conv a direct loop nest instead of patches
                      (nanoc.Im2Col) fed to the GEMM micro-kernel
   --no-winograd      run 3x3 stride-1 Convs on packed patches too, instead of
-                     Winograd's F(4x4, 3x3) (4x fewer multiply-adds, weights
-                     transformed at compile time, rounding within 1e-5 of
-                     the direct sum's scale)
+                     Winograd's F(4x4, 3x3) (4x fewer multiply-adds; rounding
+                     within 1e-5 of the direct sum's scale). The transformed
+                     weights are 4x the 3x3 weights' size (16/9 on 7x7 maps):
+                     resnet18's constants are 100.7 MB with, 46.7 MB without
   --no-fuse          keep residual Adds and activations after a Conv, Gemm or
                      MatMul as kernels of their own instead of folding them
                      into its store

@@ -15,7 +15,10 @@ llvm::Value* fmuladd(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* m, llvm:
 
 }  // namespace
 
-llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
+namespace {
+
+// e^x clamped to [e^-86.6, e^88.72] (finite, normal), any result for a NaN x.
+llvm::Value* emitExpClamped(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* ft = x->getType();
   llvm::Type* it = ft->getWithNewType(b.getInt32Ty());
   auto k = [&](float v) { return splat(b, ft, v); };
@@ -39,16 +42,28 @@ llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* ni = b.CreateFPToSI(n, it);
   llvm::Value* bits = b.CreateShl(b.CreateAdd(ni, llvm::ConstantInt::get(it, 126)), 23);
   llvm::Value* scale = b.CreateBitCast(bits, ft);
-  llvm::Value* result = b.CreateFMul(b.CreateFMul(er, scale), k(2.0f));
-  result = b.CreateSelect(b.CreateFCmpOGT(x, k(88.72f)), k(std::numeric_limits<float>::infinity()),
-                          result);
+  return b.CreateFMul(b.CreateFMul(er, scale), k(2.0f));
+}
+
+}  // namespace
+
+llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* ft = x->getType();
+  llvm::Value* result = emitExpClamped(b, x);
+  result = b.CreateSelect(b.CreateFCmpOGT(x, splat(b, ft, 88.72f)),
+                          splat(b, ft, std::numeric_limits<float>::infinity()), result);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
 }
 
 llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* ft = x->getType();
-  llvm::Value* e = emitExp(b, b.CreateFNeg(x));
-  return b.CreateFDiv(splat(b, ft, 1.0f), b.CreateFAdd(splat(b, ft, 1.0f), e));
+  // e^-x clamped: below x = -88.72 the quotient is 1 / 3.4e38 (about 3e-39)
+  // where e^-x = inf would give 0, a difference far below f32's resolution
+  // of the result's range; NaN goes through one select at the end rather
+  // than two inside e^x.
+  llvm::Value* e = emitExpClamped(b, b.CreateFNeg(x));
+  llvm::Value* y = b.CreateFDiv(splat(b, ft, 1.0f), b.CreateFAdd(splat(b, ft, 1.0f), e));
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
 }
 
 llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Value* x) {

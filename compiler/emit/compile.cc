@@ -86,6 +86,12 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
     s.task_count = thunk.task_count;
     const cpu::Lowering* lowering = cpu::findLowering(thunk.node->op);
     if (lowering->scratch_bytes) s.scratch_bytes = lowering->scratch_bytes(*thunk.node);
+    // nanort refuses a kernel that declares more (its verifier's bound).
+    constexpr uint64_t kMaxScratchBytes = uint64_t{1} << 30;
+    if (s.scratch_bytes > kMaxScratchBytes)
+      throw CompileError("node '" + thunk.node->name + "' (" + thunk.node->op + ") needs " +
+                         std::to_string(s.scratch_bytes) +
+                         " bytes of scratch per thread, over nanort's 1 GiB");
     out.plan.scratch_size = std::max(out.plan.scratch_size, (s.scratch_bytes + 63) / 64 * 64);
     signatures.push_back(std::move(s));
   }

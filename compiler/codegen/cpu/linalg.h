@@ -20,13 +20,15 @@ int64_t productRowsPerTask(int64_t M, int64_t K, int64_t N);
 //   Y(i, j) = alpha * sum_k A(i, k) * B(k, j) + init(i, j)   (init empty: 0)
 // where A(i, k) = a[a_base + i * a_row_stride + k * a_k_stride] and
 //       B(k, j) = bm[b_base + k * b_k_stride + j * b_col_stride].
-// The innermost loop follows B's unit stride, so it vectorizes.
+// The innermost loop follows B's unit stride, so it vectorizes. With
+// col_begin and col_end (i64), only columns [col_begin, col_end) of those rows.
 void emitProductRows(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* a_base,
                      int64_t a_row_stride, int64_t a_k_stride, llvm::Value* bm, llvm::Value* b_base,
                      int64_t b_k_stride, int64_t b_col_stride, llvm::Value* y, llvm::Value* y_base,
                      int64_t K, int64_t N, llvm::Value* row_begin, llvm::Value* row_end,
                      double alpha,
-                     const std::function<llvm::Value*(llvm::Value* i, llvm::Value* j)>& init);
+                     const std::function<llvm::Value*(llvm::Value* i, llvm::Value* j)>& init,
+                     llvm::Value* col_begin = nullptr, llvm::Value* col_end = nullptr);
 
 // Emits, for one H x W input plane and its OH x OW output plane, every pair
 // (window tap (kh, kw), output (oh, ow)) whose input element lies inside the

@@ -40,8 +40,11 @@ void emitProductRows(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* a_base,
                      int64_t b_k_stride, int64_t b_col_stride, llvm::Value* y, llvm::Value* y_base,
                      int64_t K, int64_t N, llvm::Value* row_begin, llvm::Value* row_end,
                      double alpha,
-                     const std::function<llvm::Value*(llvm::Value* i, llvm::Value* j)>& init) {
+                     const std::function<llvm::Value*(llvm::Value* i, llvm::Value* j)>& init,
+                     llvm::Value* col_begin, llvm::Value* col_end) {
   llvm::Type* f32 = b.getFloatTy();
+  if (!col_begin) col_begin = b.getInt64(0);
+  if (!col_end) col_end = b.getInt64(N);
   auto mulAdd = [&](llvm::Value* x, llvm::Value* w, llvm::Value* acc) {
     return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f32}, {x, w, acc});
   };
@@ -57,7 +60,7 @@ void emitProductRows(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* a_base,
         llvm::Value* a_row = index(a_base, i, a_row_stride);
         if (ikj) {
           emitLoop(
-              b, 0, N,
+              b, col_begin, col_end,
               [&](llvm::Value* j) {
                 llvm::Value* v = init ? init(i, j) : llvm::ConstantFP::get(f32, 0.0);
                 storeF32(b, v, y, b.CreateAdd(y_row, j));
@@ -75,7 +78,7 @@ void emitProductRows(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* a_base,
               b_rows.push_back(index(b_base, k, b_k_stride));
             }
             emitLoop(
-                b, 0, N,
+                b, col_begin, col_end,
                 [&](llvm::Value* j) {
                   llvm::Value* at = b.CreateAdd(y_row, j);
                   llvm::Value* acc = loadF32(b, y, at);
@@ -95,7 +98,7 @@ void emitProductRows(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* a_base,
           return;
         }
         emitLoop(
-            b, 0, N,
+            b, col_begin, col_end,
             [&](llvm::Value* j) {
               llvm::Value* b_col = index(b_base, j, b_col_stride);
               llvm::Value* sum;
@@ -141,8 +144,12 @@ struct GemmPlan {
 
   int64_t cols_per_task = 0;  // packed: PackedProduct's, 0 for all N
 
+  // Row product: column blocks of this many, 0 for all N.
+  int64_t row_product_cols = 0;
+
   int64_t blocks() const { return M == 0 ? 1 : (M + rows_per_task - 1) / rows_per_task; }
   int64_t colBlocks() const {
+    if (!packed && row_product_cols > 0) return (N + row_product_cols - 1) / row_product_cols;
     return cols_per_task > 0 ? (N + cols_per_task - 1) / cols_per_task : 1;
   }
 };
@@ -167,6 +174,16 @@ GemmPlan gemmPlan(const Node& node) {
   s.rows_per_task =
       s.packed ? balancedPackedRowsPerTask(s.M, s.K, s.N) : productRowsPerTask(s.M, s.K, s.N);
   if (s.packed) s.cols_per_task = balancedPackedColumnsPerTask(s.M, s.K, s.N, s.rows_per_task);
+  // Few rows (a batch-1 classifier: M = 1, K x N = 2048 x 1000) give one or
+  // two tasks: split the columns too, into blocks of whole 16-column groups
+  // of about productRowsPerTask's 64K multiply-adds, so that threads share
+  // the product.
+  if (!s.packed && s.blocks() < 4 && s.N >= 32) {
+    const int64_t per_column = std::max<int64_t>(1, s.K * s.rows_per_task);
+    int64_t cols = std::max<int64_t>(16, (65536 + per_column - 1) / per_column);
+    cols = (cols + 15) / 16 * 16;
+    if (cols < s.N) s.row_product_cols = cols;
+  }
   return s;
 }
 
@@ -216,8 +233,8 @@ void emitPackedGemm(KernelBuilder& kb, const GemmPlan& s) {
 
 }  // namespace
 
-// One task per block of rows of Y, or with a packed B per (block of rows,
-// block of columns).
+// One task per block of rows of Y (and of columns, for few rows), or with a
+// packed B per (block of rows, block of columns).
 Lowering makeGemmLowering() {
   return {[](const Node& node) -> uint64_t {
             GemmPlan s = gemmPlan(node);
@@ -240,9 +257,21 @@ Lowering makeGemmLowering() {
                   v = b.CreateFMul(v, llvm::ConstantFP::get(b.getFloatTy(), s.beta));
                 return v;
               };
+            const int64_t col_blocks = s.colBlocks();
             emitLoop(
                 b, kb.task_begin, kb.task_end,
-                [&](llvm::Value* t) {
+                [&](llvm::Value* task) {
+                  // Task = (row block, column block), columns fastest.
+                  llvm::Value* t = b.CreateUDiv(task, b.getInt64(col_blocks));
+                  llvm::Value* col_begin = nullptr;
+                  llvm::Value* col_end = nullptr;
+                  if (col_blocks > 1) {
+                    col_begin = b.CreateMul(b.CreateURem(task, b.getInt64(col_blocks)),
+                                            b.getInt64(s.row_product_cols));
+                    col_end = b.CreateBinaryIntrinsic(
+                        llvm::Intrinsic::smin,
+                        b.CreateAdd(col_begin, b.getInt64(s.row_product_cols)), b.getInt64(s.N));
+                  }
                   llvm::Value* row_begin = b.CreateMul(t, b.getInt64(s.rows_per_task));
                   llvm::Value* row_end = b.CreateBinaryIntrinsic(
                       llvm::Intrinsic::smin, b.CreateAdd(row_begin, b.getInt64(s.rows_per_task)),
@@ -251,13 +280,26 @@ Lowering makeGemmLowering() {
                   emitProductRows(b, kb.input(0), b.getInt64(0), s.trans_a ? 1 : s.K,
                                   s.trans_a ? s.M : 1, kb.input(1), b.getInt64(0),
                                   s.trans_b ? 1 : s.N, s.trans_b ? s.K : 1, kb.output(0),
-                                  b.getInt64(0), s.K, s.N, row_begin, row_end, s.alpha, init);
+                                  b.getInt64(0), s.K, s.N, row_begin, row_end, s.alpha, init,
+                                  col_begin, col_end);
                   // Y accumulates in place: the epilogue sweeps the task's
-                  // rows while they are in cache.
-                  emitEpilogueSweep(b, epilogue.spec, kb.output(0), epilogue.residual,
-                                    b.CreateMul(row_begin, b.getInt64(s.N)),
-                                    b.CreateMul(row_end, b.getInt64(s.N)),
-                                    registerTile(*kb.fn).width);
+                  // rows (its columns of them) while they are in cache.
+                  if (col_blocks == 1) {
+                    emitEpilogueSweep(b, epilogue.spec, kb.output(0), epilogue.residual,
+                                      b.CreateMul(row_begin, b.getInt64(s.N)),
+                                      b.CreateMul(row_end, b.getInt64(s.N)),
+                                      registerTile(*kb.fn).width);
+                    return;
+                  }
+                  emitLoop(
+                      b, row_begin, row_end,
+                      [&](llvm::Value* i) {
+                        llvm::Value* row = b.CreateMul(i, b.getInt64(s.N));
+                        emitEpilogueSweep(b, epilogue.spec, kb.output(0), epilogue.residual,
+                                          b.CreateAdd(row, col_begin), b.CreateAdd(row, col_end),
+                                          registerTile(*kb.fn).width);
+                      },
+                      "sweep");
                 },
                 "task");
           }};

@@ -149,6 +149,24 @@ TEST(GemmLowering, LargeAndSkinnyShapes) {
                                  gemmAttrs(-1.0, 3.0, 0, 0), 63);
 }
 
+// A batch-1 classifier's Gemm (few rows, B not a constant here: the row
+// product) splits its columns into tasks: K = 300 gives blocks of 224
+// columns, the last one partial; both layouts of B, C per column and per
+// element, two rows.
+TEST(GemmLowering, FewRowsSplitTheirColumns) {
+  expectLoweringMatchesReference("Gemm", {f32({1, 300}), f32({1000, 300}), f32({1000})},
+                                 gemmAttrs(1.0, 1.0, 0, 1), 64);
+  expectLoweringMatchesReference("Gemm", {f32({1, 300}), f32({300, 1000}), f32({1000})},
+                                 gemmAttrs(0.5, 2.0, 0, 0), 65);
+  expectLoweringMatchesReference("Gemm", {f32({300, 2}), f32({300, 700}), f32({2, 700})},
+                                 gemmAttrs(1.0, -1.0, 1, 0), 66);
+  // A fused residual and activation, swept over each task's columns.
+  Attrs fused = gemmAttrs(1.0, 1.0, 0, 1);
+  fused["fused_activation"] = std::string("Sigmoid");
+  expectLoweringMatchesReference(
+      "Gemm", {f32({1, 300}), f32({1000, 300}), f32({1000}), f32({1, 1000})}, fused, 67);
+}
+
 TEST(GemmLowering, HandComputedWithAlphaBetaAndTransposes) {
   // A^T = [[1,2],[3,4]] (A stored [[1,3],[2,4]]), B^T = I: 2 * A^T + 10 * [1, 2]
   EXPECT_EQ(runLowering("Gemm", {f32({2, 2}), f32({2, 2}), f32({2})},

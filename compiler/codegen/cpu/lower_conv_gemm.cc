@@ -407,6 +407,14 @@ Lowering makeConvGemmLowering() {
                 p.a_row_stride = s.k;
                 p.a_k_stride = 1;
               }
+              // A packing task's column block: the image's last (partial)
+              // block first, so that nanort's contiguous chunks of tasks
+              // get it beside whole ones (a 14 x 14 map's 7 blocks of 32,
+              // ..., 32, 4 columns split 100 + 96 between two threads, not
+              // 128 + 68).
+              if (s.packs && col_blocks > 1)
+                tt = b.CreateURem(b.CreateAdd(tt, b.getInt64(col_blocks - 1)),
+                                  b.getInt64(col_blocks));
               if (s.packs) {
                 // This task's columns [c0, c1) of image n (tt is its column
                 // block), packed into panels of the tile's nr columns in the

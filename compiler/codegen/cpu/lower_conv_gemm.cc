@@ -458,7 +458,17 @@ Lowering makeConvGemmLowering() {
               // The image's Y is [M, P].
               setPackedEpilogue(b, p, epilogue.spec, residual, P);
               if (!s.packs) {
-                emitPackedProductTask(b, tile, p, tt);
+                // Each row block's partial last column block first, as for
+                // the packing tasks (a 28 x 28 map's 9 blocks of 96, ..., 96,
+                // 16 columns split 400 + 384, not 480 + 304).
+                llvm::Value* task = tt;
+                if (col_blocks > 1 && plan.p.N % plan.p.cols_per_task != 0) {
+                  llvm::Value* cb = b.CreateURem(tt, b.getInt64(col_blocks));
+                  task = b.CreateAdd(b.CreateSub(tt, cb),
+                                     b.CreateURem(b.CreateAdd(cb, b.getInt64(col_blocks - 1)),
+                                                  b.getInt64(col_blocks)));
+                }
+                emitPackedProductTask(b, tile, p, task);
                 return;
               }
               // The product's tasks (row block r, this column block tt).

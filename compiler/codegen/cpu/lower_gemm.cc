@@ -177,8 +177,11 @@ GemmPlan gemmPlan(const Node& node) {
   // Few rows (a batch-1 classifier: M = 1, K x N = 2048 x 1000) give one or
   // two tasks: split the columns too, into blocks of whole 16-column groups
   // of about productRowsPerTask's 64K multiply-adds, so that threads share
-  // the product.
-  if (!s.packed && s.blocks() < 4 && s.N >= 32) {
+  // the product. Not below 1M multiply-adds: a product that short (an MLP's
+  // 784 x 512, about 10 us) gains less from a second thread than the
+  // wake-up and barrier cost.
+  constexpr int64_t kMinSplitWork = int64_t{1} << 20;
+  if (!s.packed && s.blocks() < 4 && s.N >= 32 && s.M * s.K * s.N >= kMinSplitWork) {
     const int64_t per_column = std::max<int64_t>(1, s.K * s.rows_per_task);
     int64_t cols = std::max<int64_t>(16, (65536 + per_column - 1) / per_column);
     cols = (cols + 15) / 16 * 16;

@@ -150,21 +150,28 @@ TEST(GemmLowering, LargeAndSkinnyShapes) {
 }
 
 // A batch-1 classifier's Gemm (few rows, B not a constant here: the row
-// product) splits its columns into tasks: K = 300 gives blocks of 224
-// columns, the last one partial; both layouts of B, C per column and per
-// element, two rows.
+// product, over 1M multiply-adds) splits its columns into tasks: K = 1100
+// gives blocks of 64 columns, the last one partial; both layouts of B, C per
+// column and per element, two rows.
 TEST(GemmLowering, FewRowsSplitTheirColumns) {
-  expectLoweringMatchesReference("Gemm", {f32({1, 300}), f32({1000, 300}), f32({1000})},
+  expectLoweringMatchesReference("Gemm", {f32({1, 1100}), f32({1000, 1100}), f32({1000})},
                                  gemmAttrs(1.0, 1.0, 0, 1), 64);
-  expectLoweringMatchesReference("Gemm", {f32({1, 300}), f32({300, 1000}), f32({1000})},
+  expectLoweringMatchesReference("Gemm", {f32({1, 1100}), f32({1100, 1000}), f32({1000})},
                                  gemmAttrs(0.5, 2.0, 0, 0), 65);
-  expectLoweringMatchesReference("Gemm", {f32({300, 2}), f32({300, 700}), f32({2, 700})},
+  expectLoweringMatchesReference("Gemm", {f32({1100, 2}), f32({1100, 700}), f32({2, 700})},
                                  gemmAttrs(1.0, -1.0, 1, 0), 66);
   // A fused residual and activation, swept over each task's columns.
   Attrs fused = gemmAttrs(1.0, 1.0, 0, 1);
   fused["fused_activation"] = std::string("Sigmoid");
   expectLoweringMatchesReference(
-      "Gemm", {f32({1, 300}), f32({1000, 300}), f32({1000}), f32({1, 1000})}, fused, 67);
+      "Gemm", {f32({1, 1100}), f32({1000, 1100}), f32({1000}), f32({1, 1000})}, fused, 67);
+  // The split shows in the task count; a short product stays one task.
+  auto tasks = [](std::vector<TensorType> inputs) {
+    auto g = testing::makeSingleNodeGraph("Gemm", inputs, gemmAttrs(1.0, 1.0, 0, 1));
+    return findLowering("Gemm")->task_count(*g->node);
+  };
+  EXPECT_EQ(tasks({f32({1, 1100}), f32({1000, 1100})}), 16u);
+  EXPECT_EQ(tasks({f32({1, 784}), f32({512, 784})}), 1u);
 }
 
 TEST(GemmLowering, HandComputedWithAlphaBetaAndTransposes) {

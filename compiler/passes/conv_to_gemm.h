@@ -25,10 +25,11 @@ namespace nanoc {
 int convToGemm(Graph& graph, int64_t panel, bool winograd = false);
 
 // The Winograd tile m for a Conv of C input and M output channels and an OH
-// x OW output: 4 (F(4x4, 3x3)) where that gives 16 tiles or more, else 2
-// where F(2x2, 3x3) does (a 7 x 7 map: 16 tiles, 2.25x fewer multiply-adds,
-// weights 16/9 their size), else 0 (the packed product), as for few channels
-// (the transforms cost more than the products save).
+// x OW output: 4 (F(4x4, 3x3)) where that gives 16 tiles or more with at
+// least 3/4 of their outputs inside the map, else 2 where F(2x2, 3x3) gives
+// 16 tiles (a 7 x 7 or 13 x 13 map; 2.25x fewer multiply-adds, weights 16/9
+// their size), else 0 (the packed product), as for few channels (the
+// transforms cost more than the products save).
 int64_t winogradTile(int64_t C, int64_t M, int64_t OH, int64_t OW);
 
 }  // namespace nanoc

@@ -138,6 +138,9 @@ TEST(ConvToWinograd, RewrittenConvMatchesConv) {
   // A 7 x 7 map: F(2x2, 3x3)'s 16 tiles rather than F(4x4)'s 4.
   EXPECT_EQ(winogradTile(64, 64, 7, 7), 2);
   EXPECT_EQ(winogradTile(64, 64, 14, 14), 4);
+  // 13 x 13: F(4x4)'s 16 tiles would be a third outside the map.
+  EXPECT_EQ(winogradTile(64, 64, 13, 13), 2);
+  EXPECT_EQ(winogradTile(64, 64, 55, 55), 4);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "compiler/ir/graph.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -106,6 +107,12 @@ Value* Graph::addInput(const std::string& name, const TensorType& type) {
   v->typed = true;
   inputs.push_back(v);
   return v;
+}
+
+std::vector<uint8_t> f32Bytes(const std::vector<float>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
 }
 
 Value* Graph::addConstant(const std::string& name, const TensorType& type,

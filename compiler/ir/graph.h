@@ -98,6 +98,10 @@ class Graph {
   int next_id_ = 0;
 };
 
+// The bytes of f32 values, for Graph::addConstant (passes that compute
+// weights: BatchNormalization folded into a Conv, the GEMM layouts).
+std::vector<uint8_t> f32Bytes(const std::vector<float>& values);
+
 // Checks the IR invariants: topological order, every operand defined before
 // use, unique names, every value typed, every op registered with the right
 // arity and attributes it requires, constants sized to their type. Throws

@@ -56,10 +56,10 @@ ConvGemmShape convGemmShape(const Node& node) {
     s.k = wd[1];
     if (s.m < 1 || s.m > (int64_t{1} << 24))
       failNode(node, "attribute 'out_channels' must be in [1, 2^24]");
-    const int64_t groups = (s.m + kConvGemmRowGroup - 1) / kConvGemmRowGroup;
-    if (wd[0] != groups || wd[2] != kConvGemmRowGroup)
+    const int64_t groups = weightRowGroups(s.m);
+    if (wd[0] != groups || wd[2] != kWeightRowGroup)
       failNode(node, "grouped W " + dimsStr(wd) + " must be [" + std::to_string(groups) + ", K, " +
-                         std::to_string(kConvGemmRowGroup) + "]");
+                         std::to_string(kWeightRowGroup) + "]");
   } else {
     s.m = wd[0], s.k = product(wd, 1, 4);
   }
@@ -93,15 +93,6 @@ ConvGemmShape convGemmShape(const Node& node) {
     s.has_bias = true;
   }
   return s;
-}
-
-std::vector<float> groupWeightRows(const float* w, int64_t M, int64_t K) {
-  constexpr int64_t Q = kConvGemmRowGroup;
-  std::vector<float> out(static_cast<size_t>((M + Q - 1) / Q * K * Q), 0.0f);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t k = 0; k < K; ++k)
-      out[static_cast<size_t>(((m / Q) * K + k) * Q + m % Q)] = w[m * K + k];
-  return out;
 }
 
 namespace {

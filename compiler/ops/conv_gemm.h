@@ -26,19 +26,17 @@
 //   The fusion pass's attributes (fused_*) and residual input carry over from
 //   the Conv.
 //
-// Each form may instead take W packed in groups of 24 rows, with the
-// attribute out_channels = M: W [ceil(M / 24), K, 24], W(m, k) at
-// [m / 24, k, m % 24] (rows past M zero), as conv_to_gemm writes it for
-// pointwise Convs: the
-// micro-kernel's A in row groups (gemm_microkernel.h), so a tile's weights
-// are one stream, not mr rows K apart (which stalled on memory where few
-// pixels reuse them: 7 x 7 and 14 x 14 maps).
+// Each form may instead take W packed in groups of 24 rows (weight_rows.h),
+// with the attribute out_channels = M: W [ceil(M / 24), K, 24], as
+// conv_to_gemm writes it for pointwise Convs, whose few pixels per weight on
+// 7 x 7 and 14 x 14 maps stalled on memory reading mr rows K apart.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/ops/weight_rows.h"
 
 namespace nanoc {
 
@@ -55,18 +53,11 @@ struct Im2ColShape {
 };
 Im2ColShape im2colShape(const Node& node);
 
-// Rows per group of a grouped W.
-constexpr int64_t kConvGemmRowGroup = 24;
-// W [M, K] (row-major) as [ceil(M / 24), K, 24].
-std::vector<float> groupWeightRows(const float* w, int64_t M, int64_t K);
-
 struct ConvGemmShape {
   int64_t n = 0, m = 0, k = 0, oh = 0, ow = 0;
   bool grouped_w = false;  // W [ceil(M / 24), K, 24]
   int64_t wIndex(int64_t row, int64_t col) const {
-    return grouped_w
-               ? ((row / kConvGemmRowGroup) * k + col) * kConvGemmRowGroup + row % kConvGemmRowGroup
-               : row * k + col;
+    return grouped_w ? weightRowIndex(row, col, k) : row * k + col;
   }
   int64_t panel = 0;  // 0: B is X in place
   bool has_bias = false;

@@ -47,20 +47,18 @@ const WinogradMatrices& winogradMatrices(int64_t m) {
   throw CompileError("Winograd tile " + std::to_string(m) + " is not 2 or 4");
 }
 
-int64_t winogradGroups(int64_t M) { return (M + kWinogradRowGroup - 1) / kWinogradRowGroup; }
-
 namespace {
-// U's element (xi, o, c).
+// U's element (xi, o, c): product xi's grouped [M, C] matrix, then (o, c) in
+// it.
 int64_t uIndex(int64_t xi, int64_t o, int64_t c, int64_t M, int64_t C) {
-  constexpr int64_t Q = kWinogradRowGroup;
-  return ((xi * winogradGroups(M) + o / Q) * C + c) * Q + o % Q;
+  return xi * weightRowGroups(M) * C * kWeightRowGroup + weightRowIndex(o, c, C);
 }
 }  // namespace
 
 std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t m) {
   const WinogradMatrices& f = winogradMatrices(m);
   const int64_t t = f.t;
-  std::vector<float> u(static_cast<size_t>(t * t * winogradGroups(M) * C * kWinogradRowGroup));
+  std::vector<float> u(static_cast<size_t>(t * t * weightRowGroups(M) * C * kWeightRowGroup));
   for (int64_t o = 0; o < M; ++o)
     for (int64_t c = 0; c < C; ++c) {
       const float* g = w + (o * C + c) * 9;
@@ -110,11 +108,11 @@ WinogradShape winogradShape(const Node& node) {
   s.m_out = node.i("out_channels");
   if (s.m_out < 1 || s.m_out > (int64_t{1} << 24))
     failNode(node, "attribute 'out_channels' must be in [1, 2^24]");
-  if (u[0] != s.t * s.t || u[1] != winogradGroups(s.m_out) || u[2] != s.c ||
-      u[3] != kWinogradRowGroup)
+  if (u[0] != s.t * s.t || u[1] != weightRowGroups(s.m_out) || u[2] != s.c ||
+      u[3] != kWeightRowGroup)
     failNode(node, "U " + dimsStr(u) + " must be [" + std::to_string(s.t * s.t) + ", " +
-                       std::to_string(winogradGroups(s.m_out)) + ", " + std::to_string(s.c) + ", " +
-                       std::to_string(kWinogradRowGroup) + "]");
+                       std::to_string(weightRowGroups(s.m_out)) + ", " + std::to_string(s.c) +
+                       ", " + std::to_string(kWeightRowGroup) + "]");
   // The kernel indexes X and Y with 32-bit lane offsets.
   constexpr int64_t kLimit = int64_t{1} << 31;
   if (s.n * s.c * s.h * s.w >= kLimit || s.n * s.m_out * s.oh * s.ow >= kLimit)

@@ -18,9 +18,8 @@
 //        OW = W + pads[1] + pads[3] - 2
 //
 // U holds output channel o of product xi at U[xi, o / 24, c, o % 24] (G =
-// ceil(M / 24) groups of 24, the rows past M zero): the micro-kernel's A
-// packed in row groups (gemm_microkernel.h), so a tile of any ISA's mr rows
-// reads its weights as one stream.
+// ceil(M / 24) groups of 24, the rows past M zero): each U[xi] an [M, C]
+// weight matrix in weight_rows.h's grouped layout.
 //
 // The last tiles of a row or column may hang past OH, OW (read as padding,
 // not stored). `panel` is the unit of the scratch's columns of tiles, a
@@ -32,6 +31,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/ops/weight_rows.h"
 
 namespace nanoc {
 
@@ -43,13 +43,9 @@ struct WinogradMatrices {
 // m = 2 or 4 (the points 0, +-1, +-2 and infinity for 4).
 const WinogradMatrices& winogradMatrices(int64_t m);
 
-// The rows per group of U.
-constexpr int64_t kWinogradRowGroup = 24;
-
 // U [t*t, G, C, 24] from W [M, C, 3, 3]: U[xi = a * t + b, o / 24, c, o % 24]
 // = (G w[o, c] G^T)[a][b], computed in double.
 std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t m);
-int64_t winogradGroups(int64_t M);
 
 struct WinogradShape {
   int64_t n = 0, c = 0, h = 0, w = 0, m_out = 0;  // m_out: output channels M

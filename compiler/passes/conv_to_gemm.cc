@@ -1,7 +1,7 @@
 #include "compiler/passes/conv_to_gemm.h"
 
 #include <algorithm>
-#include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "compiler/ops/conv.h"
-#include "compiler/ops/conv_gemm.h"
+#include "compiler/ops/weight_rows.h"
 #include "compiler/ops/winograd.h"
 
 namespace nanoc {
@@ -62,6 +62,15 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
   // shares it (keyed by the weights and the form: 0 grouped rows, else the
   // Winograd tile).
   std::map<std::pair<const Value*, int64_t>, Value*> transformed_weights;
+  auto weightsOnce = [&](const Value* w, int64_t form, const char* suffix,
+                         std::vector<int64_t> dims,
+                         const std::function<std::vector<float>()>& transform) {
+    Value*& copy = transformed_weights[{w, form}];
+    if (!copy)
+      copy =
+          graph.addConstant(w->name + suffix, {DType::F32, std::move(dims)}, f32Bytes(transform()));
+    return copy;
+  };
   for (size_t at = 0; at < graph.nodes.size(); ++at) {
     Node* conv = graph.nodes[at].get();
     if (conv->op != "Conv") continue;
@@ -79,26 +88,27 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
         s.n * s.m * s.out[0] * s.out[1] < kLimit) {
       const Value* w = conv->inputs[1];
       const int64_t t = tile + 2;
-      Value*& transformed = transformed_weights[{w, tile}];
-      if (!transformed) {
-        std::vector<float> u = winogradWeights(w->as<float>(), s.m, s.c, tile);
-        std::vector<uint8_t> bytes(u.size() * sizeof(float));
-        std::memcpy(bytes.data(), u.data(), bytes.size());
-        transformed = graph.addConstant(
-            w->name + "_winograd",
-            {DType::F32, {t * t, winogradGroups(s.m), s.c, kWinogradRowGroup}}, std::move(bytes));
-      }
+      conv->inputs[1] =
+          weightsOnce(w, tile, "_winograd", {t * t, weightRowGroups(s.m), s.c, kWeightRowGroup},
+                      [&] { return winogradWeights(w->as<float>(), s.m, s.c, tile); });
       attrs["tile"] = tile;
       attrs["out_channels"] = s.m;
       attrs["pads"] = s.pads;
       attrs["panel"] = panel;
-      conv->inputs[1] = transformed;
       conv->op = "nanoc.Winograd";
       conv->attrs = std::move(attrs);
       ++rewritten;
       continue;
     }
     if (isPointwise(s)) {
+      // W in groups of 24 rows: the micro-kernel reads a tile's weights as
+      // one stream (13-15% faster on 1x1 layers of 7 x 7 and 14 x 14 maps,
+      // whose few pixels reuse W little). Packing ConvGemms keep W's rows
+      // (about 5% slower grouped, on a 3x3 stride-2 512-channel layer).
+      const Value* w = conv->inputs[1];
+      conv->inputs[1] = weightsOnce(w, 0, "_rows", {weightRowGroups(s.m), k, kWeightRowGroup},
+                                    [&] { return groupWeightRows(w->as<float>(), s.m, k); });
+      attrs["out_channels"] = s.m;
       attrs["panel"] = int64_t{0};
     } else {
       // The kernel packs Im2Col panels per task into its worker's scratch:
@@ -110,30 +120,11 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
       attrs["dilations"] = s.dilations;
       attrs["panel"] = panel;
     }
-    // A pointwise Conv's W in groups of 24 rows: the micro-kernel reads a
-    // tile's weights as one stream (13-15% faster on 1x1 layers of 7 x 7 and
-    // 14 x 14 maps, whose few pixels reuse W little). Packing ConvGemms keep
-    // W's rows (about 5% slower grouped, on a 3x3 stride-2 512-channel layer).
-    if (isPointwise(s)) {
-      const Value* w = conv->inputs[1];
-      Value*& grouped_w = transformed_weights[{w, 0}];
-      if (!grouped_w) {
-        std::vector<float> grouped = groupWeightRows(w->as<float>(), s.m, k);
-        std::vector<uint8_t> bytes(grouped.size() * sizeof(float));
-        std::memcpy(bytes.data(), grouped.data(), bytes.size());
-        grouped_w = graph.addConstant(
-            w->name + "_rows",
-            {DType::F32, {(s.m + kConvGemmRowGroup - 1) / kConvGemmRowGroup, k, kConvGemmRowGroup}},
-            std::move(bytes));
-      }
-      conv->inputs[1] = grouped_w;
-      attrs["out_channels"] = s.m;
-    }
     conv->op = "nanoc.ConvGemm";
     conv->attrs = std::move(attrs);
     ++rewritten;
   }
-  // The weights nanoc.Winograd no longer reads.
+  // The weights the rewritten nodes read transformed instead.
   if (rewritten) graph.removeUnusedValues();
   return rewritten;
 }

@@ -1,17 +1,10 @@
 #include "compiler/passes/fold_batch_norm.h"
 
 #include <cmath>
-#include <cstring>
 #include <map>
 
 namespace nanoc {
 namespace {
-
-std::vector<uint8_t> bytesOf(const std::vector<float>& values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(float));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
 
 bool isF32Constant(const Value* v) { return v && v->isConstant() && v->type.dtype == DType::F32; }
 
@@ -54,9 +47,9 @@ int foldBatchNormIntoConv(Graph& graph) {
       double conv_bias = b ? b->as<float>()[m] : 0.0;
       new_b[m] = static_cast<float>((conv_bias - mean[m]) * s + bias[m]);
     }
-    Value* w2 = graph.addConstant(w->name + "_bn", w->type, bytesOf(new_w));
+    Value* w2 = graph.addConstant(w->name + "_bn", w->type, f32Bytes(new_w));
     Value* b2 = graph.addConstant((b ? b->name : conv->name + "_bias") + "_bn",
-                                  {DType::F32, {channels}}, bytesOf(new_b));
+                                  {DType::F32, {channels}}, f32Bytes(new_b));
     conv->inputs.resize(3);
     conv->inputs[1] = w2;
     conv->inputs[2] = b2;

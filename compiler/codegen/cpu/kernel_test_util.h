@@ -274,6 +274,34 @@ inline std::string describe(const std::string& op, const std::vector<TensorType>
   return os.str();
 }
 
+// A one-node Conv graph on random inputs (in order from one generator seeded
+// with `seed`), its W (input 1) a constant holding its data as from a model,
+// and the Conv's reference output: what a pass rewriting the Conv must still
+// compute.
+struct ConvWithReference {
+  std::unique_ptr<SingleNodeGraph> g;
+  std::vector<AlignedBuffer> data;  // one per input
+  AlignedBuffer want;
+};
+inline ConvWithReference convWithReference(const std::vector<TensorType>& inputs,
+                                           const std::map<std::string, Attr>& attrs,
+                                           uint64_t seed) {
+  auto g = makeSingleNodeGraph("Conv", inputs, attrs);
+  const size_t out_bytes = g->node->outputs[0]->type.bytes();
+  ConvWithReference c{std::move(g), {}, AlignedBuffer(out_bytes)};
+  std::mt19937_64 rng(seed);
+  std::vector<const void*> in;
+  for (const TensorType& type : inputs) {
+    c.data.emplace_back(type.bytes());
+    fillRandom(c.data.back(), type, rng);
+    in.push_back(c.data.back().data());
+  }
+  c.g->node->inputs[1]->data = std::make_shared<std::vector<uint8_t>>(
+      c.data[1].data(), c.data[1].data() + inputs[1].bytes());
+  findOp("Conv")->reference(*c.g->node, in, {c.want.data()});
+  return c;
+}
+
 // The node on random inputs (its input types, in order from one generator
 // seeded with `seed`) on every tile of tileTargets(), each target with the
 // attributes `extra` too; the inputs listed in `constants` become constants

@@ -18,6 +18,9 @@
 
 namespace nanoc::cpu {
 
+// A grouped W's (and Winograd's U's) row groups hold whole tiles on every ISA.
+static_assert(kWeightRowGroup % kPackedRowQuantum == 0);
+
 namespace {
 
 // Panels per Im2Col task: about 64 tasks per image, so threads balance.
@@ -402,19 +405,24 @@ Lowering makeConvGemmLowering() {
               }
               p.a = w;
               if (s.grouped_w) {
-                p.a_row_group = kConvGemmRowGroup;
+                p.a_row_group = kWeightRowGroup;
               } else {
                 p.a_row_stride = s.k;
                 p.a_k_stride = 1;
               }
-              // A packing task's column block: the image's last (partial)
-              // block first, so that nanort's contiguous chunks of tasks
-              // get it beside whole ones (a 14 x 14 map's 7 blocks of 32,
-              // ..., 32, 4 columns split 100 + 96 between two threads, not
-              // 128 + 68).
-              if (s.packs && col_blocks > 1)
-                tt = b.CreateURem(b.CreateAdd(tt, b.getInt64(col_blocks - 1)),
-                                  b.getInt64(col_blocks));
+              // Column block cb of the task order runs the image's block
+              // cb - 1 (mod col_blocks): the last, partial block first, so
+              // that nanort's contiguous chunks of tasks get it beside whole
+              // ones (a 14 x 14 map's 7 packing blocks of 32, ..., 32, 4
+              // columns split 100 + 96 between two threads, not 128 + 68; a
+              // 28 x 28 map's 9 pointwise blocks of 96, ..., 96, 16 split 400
+              // + 384, not 480 + 304).
+              auto partialFirst = [&](llvm::Value* cb) {
+                if (col_blocks == 1 || plan.p.N % plan.p.cols_per_task == 0) return cb;
+                return b.CreateURem(b.CreateAdd(cb, b.getInt64(col_blocks - 1)),
+                                    b.getInt64(col_blocks));
+              };
+              if (s.packs) tt = partialFirst(tt);
               if (s.packs) {
                 // This task's columns [c0, c1) of image n (tt is its column
                 // block), packed into panels of the tile's nr columns in the
@@ -458,17 +466,10 @@ Lowering makeConvGemmLowering() {
               // The image's Y is [M, P].
               setPackedEpilogue(b, p, epilogue.spec, residual, P);
               if (!s.packs) {
-                // Each row block's partial last column block first, as for
-                // the packing tasks (a 28 x 28 map's 9 blocks of 96, ..., 96,
-                // 16 columns split 400 + 384, not 480 + 304).
-                llvm::Value* task = tt;
-                if (col_blocks > 1 && plan.p.N % plan.p.cols_per_task != 0) {
-                  llvm::Value* cb = b.CreateURem(tt, b.getInt64(col_blocks));
-                  task = b.CreateAdd(b.CreateSub(tt, cb),
-                                     b.CreateURem(b.CreateAdd(cb, b.getInt64(col_blocks - 1)),
-                                                  b.getInt64(col_blocks)));
-                }
-                emitPackedProductTask(b, tile, p, task);
+                // Task tt is (row block, column block), columns fastest.
+                llvm::Value* cb = b.CreateURem(tt, b.getInt64(col_blocks));
+                emitPackedProductTask(b, tile, p,
+                                      b.CreateAdd(b.CreateSub(tt, cb), partialFirst(cb)));
                 return;
               }
               // The product's tasks (row block r, this column block tt).

@@ -261,8 +261,8 @@ Lowering makeWinogradLowering() {
                     [&](llvm::Value* xi) {
                       PackedProduct p;
                       p.a = b.CreateGEP(
-                          f32, u, b.CreateMul(xi, i64(winogradGroups(M) * C * kWinogradRowGroup)));
-                      p.a_row_group = kWinogradRowGroup;
+                          f32, u, b.CreateMul(xi, i64(weightRowGroups(M) * C * kWeightRowGroup)));
+                      p.a_row_group = kWeightRowGroup;
                       p.packed_b = b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(C * plan.block_pad)));
                       p.b_panel_stride = S;
                       p.y = b.CreateGEP(f32, mbuf, b.CreateMul(xi, i64(R * nb)));

@@ -192,18 +192,9 @@ TEST(ConvToGemm, RewrittenConvMatchesConv) {
     c.attrs["group"] = int64_t{1};
     std::vector<TensorType> inputs = {f32(c.x), f32(c.w), f32({c.w[0]})};
     SCOPED_TRACE(testing::describe("Conv", inputs));
-    auto g = testing::makeSingleNodeGraph("Conv", inputs, c.attrs);
-    std::mt19937_64 rng(seed++);
-    std::vector<AlignedBuffer> data;
-    for (const TensorType& type : inputs) {
-      data.emplace_back(type.bytes());
-      testing::fillRandom(data.back(), type, rng);
-    }
-    g->node->inputs[1]->data =
-        std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
-    AlignedBuffer want(g->node->outputs[0]->type.bytes());
-    findOp("Conv")->reference(*g->node, {data[0].data(), data[1].data(), data[2].data()},
-                              {want.data()});
+    testing::ConvWithReference conv = testing::convWithReference(inputs, c.attrs, seed++);
+    auto& g = conv.g;
+    std::vector<AlignedBuffer>& data = conv.data;
     ASSERT_EQ(convToGemm(g->graph, 96), 1);
     // Node by node, in order, each kernel on the host's widest tile.
     std::map<const Value*, const AlignedBuffer*> buffers = {{g->graph.inputs[0], &data[0]},
@@ -228,7 +219,8 @@ TEST(ConvToGemm, RewrittenConvMatchesConv) {
       EXPECT_EQ(g->graph.nodes.back()->i("out_channels"), c.w[0]);
     else
       EXPECT_FALSE(g->graph.nodes.back()->has("out_channels"));
-    testing::expectOutputMatches(g->node->outputs[0]->type, *owned.back(), want, "rewritten Conv");
+    testing::expectOutputMatches(g->node->outputs[0]->type, *owned.back(), conv.want,
+                                 "rewritten Conv");
   }
 }
 

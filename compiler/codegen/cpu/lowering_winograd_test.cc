@@ -107,18 +107,9 @@ TEST(ConvToWinograd, RewrittenConvMatchesConv) {
                    {"group", int64_t{1}}};
     std::vector<TensorType> inputs = {f32(c.x), f32(c.w), f32({c.w[0]})};
     SCOPED_TRACE(testing::describe("Conv", inputs));
-    auto g = testing::makeSingleNodeGraph("Conv", inputs, attrs);
-    std::mt19937_64 rng(seed++);
-    std::vector<AlignedBuffer> data;
-    for (const TensorType& type : inputs) {
-      data.emplace_back(type.bytes());
-      testing::fillRandom(data.back(), type, rng);
-    }
-    g->node->inputs[1]->data =
-        std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + inputs[1].bytes());
-    AlignedBuffer want(g->node->outputs[0]->type.bytes());
-    findOp("Conv")->reference(*g->node, {data[0].data(), data[1].data(), data[2].data()},
-                              {want.data()});
+    testing::ConvWithReference conv = testing::convWithReference(inputs, attrs, seed++);
+    auto& g = conv.g;
+    std::vector<AlignedBuffer>& data = conv.data;
     ASSERT_EQ(convToGemm(g->graph, 96, /*winograd=*/true), 1);
     Node& node = *g->graph.nodes.back();
     ASSERT_EQ(node.op, "nanoc.Winograd");
@@ -129,7 +120,7 @@ TEST(ConvToWinograd, RewrittenConvMatchesConv) {
       AlignedBuffer got(node.outputs[0]->type.bytes());
       testing::runKernel(
           kernel, {data[0].data(), const_cast<float*>(u->as<float>()), data[2].data(), got.data()});
-      testing::expectOutputMatches(node.outputs[0]->type, got, want, "Conv as nanoc.Winograd");
+      testing::expectOutputMatches(node.outputs[0]->type, got, conv.want, "Conv as nanoc.Winograd");
     }
   }
   // Too few channels or tiles: the packed product.

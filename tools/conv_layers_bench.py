@@ -39,15 +39,28 @@ CASES = {
     "c3s2_512_14": (512, 512, 14, 3, 2, 1),
     "pw2048_512_7": (2048, 512, 7, 1, 1, 0),
     "stem7x7s2_3_224": (3, 64, 224, 7, 2, 3),
+    # MobileNetV2 / EfficientNet-B0 shapes
+    "stem3x3s2_3_224": (3, 32, 224, 3, 2, 1),
+    "pw16_96_112": (16, 96, 112, 1, 1, 0),
+    "pw32_16_112": (32, 16, 112, 1, 1, 0),
+    "pw96_24_56": (96, 24, 56, 1, 1, 0),
+    "pw320_1280_7": (320, 1280, 7, 1, 1, 0),
 }
 
 
-def make_model(path, c, m, h, k, s, p, rng):
+def make_model(path, c, m, h, k, s, p, rng, activation="none"):
     w = numpy_helper.from_array((rng.standard_normal((m, c, k, k)) * 0.1).astype(np.float32), "w")
     b = numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "b")
-    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[k, k], strides=[s, s],
-                            pads=[p] * 4)
-    graph = helper.make_graph([node], "conv", [
+    conv_out = "y" if activation == "none" else "c"
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], [conv_out], kernel_shape=[k, k], strides=[s, s],
+                         pads=[p] * 4)
+    ]
+    if activation == "relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["y"]))
+    elif activation == "silu":  # as torch exports SiLU: x * Sigmoid(x)
+        nodes += [helper.make_node("Sigmoid", ["c"], ["s"]), helper.make_node("Mul", ["c", "s"], ["y"])]
+    graph = helper.make_graph(nodes, "conv", [
         helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, h])
     ], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w, b])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
@@ -60,6 +73,10 @@ def main():
     ap.add_argument("--nanort-run", required=True)
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--only", action="append", help="cases to run (repeatable)")
+    ap.add_argument("--activation", choices=["none", "relu", "silu"], default="none",
+                    help="an activation after each Conv (SiLU as torch exports it: x * Sigmoid(x))")
+    ap.add_argument("--nanoc-flag", action="append", default=[],
+                    help="an extra nanoc flag (repeatable), e.g. --nanoc-flag=--no-fuse")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     so = ort.SessionOptions()
@@ -74,12 +91,13 @@ def main():
             if args.only and name not in args.only:
                 continue
             model = os.path.join(work, name + ".onnx")
-            make_model(model, c, m, h, k, s, p, rng)
+            make_model(model, c, m, h, k, s, p, rng, args.activation)
             x = rng.random((1, c, h, h), dtype=np.float32)
             xin = os.path.join(work, name + "_x.npy")
             np.save(xin, x)
             out = os.path.join(work, name)
-            subprocess.run([args.nanoc, model, "--target", "host", "-o", out], check=True,
+            subprocess.run([args.nanoc, model, "--target", "host", "-o", out] + args.nanoc_flag,
+                           check=True,
                            capture_output=True)
             run = subprocess.run([args.nanort_run, os.path.join(out, name + ".so"), "--input",
                                   "x=" + xin, "--repeat", str(args.repeat), "--output-dir", out],

@@ -46,7 +46,7 @@ llvm::Value* emitActivation(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm
     case Activation::HardSwish:
       return b.CreateFMul(x, clamp01(b, b.CreateFAdd(b.CreateFMul(x, k(x, 1.0 / 6)), k(x, 0.5))));
     case Activation::SiLU:
-      return b.CreateFMul(x, emitSigmoid(b, x));
+      return emitSiLU(b, x);
     case Activation::Tanh:
       return emitTanh(b, x);
   }

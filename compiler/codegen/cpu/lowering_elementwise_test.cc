@@ -7,7 +7,10 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <random>
+#include <vector>
 
 #include "compiler/codegen/cpu/kernel_test_util.h"
 #include "compiler/codegen/cpu/target.h"
@@ -89,6 +92,34 @@ TEST(ElementwiseLowering, TanhIsRelativelyAccurateNearZero) {
   kernel.fn(&args, 0, kernel.task_count);
   for (int i = 0; i < 6; ++i)
     EXPECT_NEAR(y[i], std::tanh(static_cast<double>(x[i])), 4e-7 * std::fabs(x[i])) << x[i];
+}
+
+// Sigmoid to a few ulp relative to its value everywhere it is a normal float
+// (the e^-x tail too, where an absolute tolerance would pass anything), and
+// its edges: NaN, the infinities, and the floor below x = -87.
+TEST(ElementwiseLowering, SigmoidIsRelativelyAccurateOverItsRange) {
+  constexpr int kCount = 20000;
+  auto g = testing::makeSingleNodeGraph("Sigmoid", {f32({kCount + 4})}, {});
+  testing::JitKernel kernel = testing::compileKernel(*g->node);
+  std::vector<float> x(kCount + 4), y(kCount + 4);
+  for (int i = 0; i < kCount; ++i) x[i] = -87.0f + 175.0f * static_cast<float>(i) / kCount;
+  const float inf = std::numeric_limits<float>::infinity();
+  x[kCount] = std::numeric_limits<float>::quiet_NaN();
+  x[kCount + 1] = inf;
+  x[kCount + 2] = -inf;
+  x[kCount + 3] = -1000.0f;
+  void* buffers[2] = {x.data(), y.data()};
+  nanort_kernel_args args{buffers, 2};
+  kernel.fn(&args, 0, kernel.task_count);
+  for (int i = 0; i < kCount; ++i) {
+    const double ref = 1.0 / (1.0 + std::exp(-static_cast<double>(x[i])));
+    EXPECT_NEAR(y[i], ref, 4.8e-7 * ref) << x[i];  // 4 ulp
+  }
+  EXPECT_TRUE(std::isnan(y[kCount]));
+  EXPECT_EQ(y[kCount + 1], 1.0f);
+  EXPECT_GE(y[kCount + 2], 0.0f);
+  EXPECT_LE(y[kCount + 2], 2e-38f);
+  EXPECT_LE(y[kCount + 3], 2e-38f);
 }
 
 // Every row of the elementwise table, on every dtype its class accepts (one

@@ -11,8 +11,11 @@ namespace nanoc::cpu {
 // toward that bound's magnitude rather than made subnormal.
 llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x);
 
-// 1 / (1 + e^-x).
+// 1 / (1 + e^-x), within 3.5 ulp; NaN for NaN. Below x = -87 it stays at
+// 1.6e-38 rather than going subnormal.
 llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Value* x);
+// x * sigmoid(x) as x / (1 + e^-x): one rounding fewer, one operation fewer.
+llvm::Value* emitSiLU(llvm::IRBuilder<>& b, llvm::Value* x);
 
 // tanh(x) = sign(x) (1 - e) / (1 + e) with e = e^(-2|x|), which never
 // overflows; near 0, where 1 - e cancels, an odd polynomial.

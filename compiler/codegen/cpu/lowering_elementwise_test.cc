@@ -407,6 +407,11 @@ TEST(GlobalAveragePoolLowering, MatchesReference) {
   expectLoweringMatchesReference("GlobalAveragePool", {f32({1, 8, 100})}, {}, 51);
   expectLoweringMatchesReference("GlobalAveragePool", {f32({1, 1000, 7, 7})}, {}, 52);
   expectLoweringMatchesReference("GlobalAveragePool", {f32({2, 4, 200, 200})}, {}, 53);
+  // Planes of fewer lanes than a vector, exactly one, several whole vectors
+  // (the accumulators' step), and whole vectors past the last step plus a
+  // partial one.
+  for (int64_t plane : {3, 16, 64, 67, 265})
+    expectLoweringMatchesReference("GlobalAveragePool", {f32({1, 5, plane})}, {}, 54);
 }
 
 // ---- transpose, concat ---------------------------------------------------

@@ -92,6 +92,15 @@ ConvGemmShape convGemmShape(const Node& node) {
                "bias must be [" + std::to_string(s.m) + "], got " + node.inputs[2]->type.str());
     s.has_bias = true;
   }
+  if (node.inputs.size() > kChannelScaleInput && node.inputs[kChannelScaleInput]) {
+    if (s.packs || s.panel != 0)
+      failNode(node, "a channel scale needs a pointwise ConvGemm (panel 0, B is X)");
+    const std::vector<int64_t> want = {s.n, s.k, 1, 1};
+    const TensorType& st = node.inputs[kChannelScaleInput]->type;
+    if (st.dtype != DType::F32 || st.dims != want)
+      failNode(node, "channel scale must be f32" + dimsStr(want) + ", got " + st.str());
+    s.has_scale = true;
+  }
   return s;
 }
 
@@ -129,7 +138,8 @@ OpSchema makeConvGemmSchema() {
   OpSchema schema;
   schema.name = "nanoc.ConvGemm";
   schema.min_inputs = 2;
-  schema.max_inputs = 4;  // B, W, bias?, the fused residual? (ops/epilogue.h)
+  // B, W, bias?, the fused residual? (ops/epilogue.h), the channel scale?
+  schema.max_inputs = 5;
   schema.infer = [](const Node& node) {
     ConvGemmShape s = convGemmShape(node);
     TensorType y{DType::F32, {s.n, s.m, s.oh, s.ow}};
@@ -142,6 +152,7 @@ OpSchema makeConvGemmSchema() {
     const float* bm = static_cast<const float*>(in[0]);
     const float* w = static_cast<const float*>(in[1]);
     const float* bias = s.has_bias ? static_cast<const float*>(in[2]) : nullptr;
+    const float* scale = s.has_scale ? static_cast<const float*>(in[kChannelScaleInput]) : nullptr;
     float* y = static_cast<float*>(out[0]);
     const int64_t P = s.pixels(), K = s.k;
     const int64_t panels = s.panel ? (P + s.panel - 1) / s.panel : 0;
@@ -161,8 +172,11 @@ OpSchema makeConvGemmSchema() {
       for (int64_t m = 0; m < s.m; ++m)
         for (int64_t p = 0; p < P; ++p) {
           double acc = bias ? bias[m] : 0.0;
-          for (int64_t k = 0; k < K; ++k)
-            acc += static_cast<double>(w[s.wIndex(m, k)]) * at(n, k, p);
+          for (int64_t k = 0; k < K; ++k) {
+            // The kernel's weight: W[m, k] * S[n, k] rounded to f32.
+            const float wk = scale ? w[s.wIndex(m, k)] * scale[n * K + k] : w[s.wIndex(m, k)];
+            acc += static_cast<double>(wk) * at(n, k, p);
+          }
           y[(n * s.m + m) * P + p] = static_cast<float>(acc);
         }
     applyEpilogue(

@@ -26,6 +26,14 @@
 //   The fusion pass's attributes (fused_*) and residual input carry over from
 //   the Conv.
 //
+// A pointwise ConvGemm (panel = 0, B is X in place) may take a per-channel
+// scale of X as input kChannelScaleInput (4), S [N, K, 1, 1]: B(n, k, p) =
+// X[n, k, p] * S[n, k], the Mul of a squeeze-and-excitation block folded in
+// by passes/fuse_channel_scale.h. The kernel scales W's columns instead (a
+// task's rows of W times S, rounded to f32, into its worker's scratch): a
+// pass over M x K weights rather than over the K x P activations. The inputs
+// before it are null where absent.
+//
 // Each form may instead take W packed in groups of 24 rows (weight_rows.h),
 // with the attribute out_channels = M: W [ceil(M / 24), K, 24], as
 // conv_to_gemm writes it for pointwise Convs, whose few pixels per weight on
@@ -39,6 +47,8 @@
 #include "compiler/ops/weight_rows.h"
 
 namespace nanoc {
+
+constexpr size_t kChannelScaleInput = 4;
 
 struct Im2ColShape {
   int64_t n = 0, c = 0, h = 0, w = 0;
@@ -61,6 +71,7 @@ struct ConvGemmShape {
   }
   int64_t panel = 0;  // 0: B is X in place
   bool has_bias = false;
+  bool has_scale = false;  // input kChannelScaleInput: S [N, K, 1, 1]
   // Input 0 is X and the kernel packs B from it (`window` describes how).
   bool packs = false;
   Im2ColShape window;

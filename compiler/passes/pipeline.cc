@@ -4,6 +4,7 @@
 #include "compiler/passes/conv_to_gemm.h"
 #include "compiler/passes/dead_code_elimination.h"
 #include "compiler/passes/fold_batch_norm.h"
+#include "compiler/passes/fuse_channel_scale.h"
 #include "compiler/passes/fuse_epilogue.h"
 #include "compiler/passes/legalize_outputs.h"
 #include "compiler/passes/shape_inference.h"
@@ -19,7 +20,10 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
   }
   eliminateDeadCode(graph);
   convToGemm(graph, options.conv_gemm_panel, options.winograd);
-  if (options.fuse) fuseEpilogues(graph);
+  if (options.fuse) {
+    fuseEpilogues(graph);
+    fuseChannelScales(graph);
+  }
   legalizeOutputs(graph);
   verifyGraph(graph);
 }

@@ -17,13 +17,14 @@ struct PipelineOptions {
   // become nanoc.Winograd (F(4x4, 3x3), weights transformed at compile time).
   bool winograd = true;
   // Fold residual Adds and activations into the Conv, ConvGemm, Gemm or
-  // MatMul producing them (fuse_epilogue.h).
+  // MatMul producing them (fuse_epilogue.h), and a per-channel scale of a
+  // pointwise ConvGemm's input into it (fuse_channel_scale.h).
   bool fuse = true;
 };
 
 // Shape inference, constant folding (with BatchNormalization into Conv),
-// dead-code elimination, Conv on the GEMM micro-kernel, epilogue fusion and
-// output legalization, verifying the IR before and after.
+// dead-code elimination, Conv on the GEMM micro-kernel, epilogue and
+// channel-scale fusion and output legalization, verifying the IR before and after.
 void runPipeline(Graph& graph, const PipelineOptions& options = {});
 
 }  // namespace nanoc

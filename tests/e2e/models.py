@@ -1496,6 +1496,45 @@ def fused_silu_hardswish():
 
 
 @case()
+def squeeze_excitation():
+    # EfficientNet's squeeze-and-excitation block: the Mul's per-channel scale
+    # folds into the pointwise Conv after it (fuse_channel_scale.h), at batch
+    # 2 (a scale per image) and with a residual Add; a second block whose map
+    # is too small for the fold (4 pixels, 24 output channels) keeps its Mul.
+    rng = rng_for("squeeze_excitation")
+    inits = []
+
+    def se(prefix, x, c, squeeze):
+        return [
+            helper.make_node("GlobalAveragePool", [x], [prefix + "_gap"], name=prefix + "_gap"),
+            conv_node(inits, rng, prefix + "_fc1", prefix + "_gap", prefix + "_f1", (squeeze, c, 1, 1)),
+            helper.make_node("Sigmoid", [prefix + "_f1"], [prefix + "_f1s"], name=prefix + "_sig1"),
+            helper.make_node("Mul", [prefix + "_f1", prefix + "_f1s"], [prefix + "_f1m"],
+                             name=prefix + "_silu"),
+            conv_node(inits, rng, prefix + "_fc2", prefix + "_f1m", prefix + "_f2", (c, squeeze, 1, 1)),
+            helper.make_node("Sigmoid", [prefix + "_f2"], [prefix + "_s"], name=prefix + "_sig2"),
+            helper.make_node("Mul", [x, prefix + "_s"], [prefix + "_y"], name=prefix + "_scale"),
+        ]
+
+    # The skip Conv first, so that the residual Add fuses into the project
+    # Conv, which then carries a residual and a channel scale.
+    nodes = [
+        conv_node(inits, rng, "skip", "x", "k", (8, 16, 1, 1)),
+        conv_node(inits, rng, "dw", "x", "d", (16, 1, 3, 3), pads=[1, 1, 1, 1], group=16),
+    ]
+    nodes += se("se1", "d", 16, 4)
+    nodes += [
+        conv_node(inits, rng, "project", "se1_y", "p", (8, 16, 1, 1)),
+        helper.make_node("Add", ["p", "k"], ["r"], name="residual"),
+        conv_node(inits, rng, "down", "r", "q", (32, 8, 3, 3), pads=[1, 1, 1, 1], strides=[5, 5]),
+    ]
+    nodes += se("se2", "q", 32, 8)
+    nodes += [conv_node(inits, rng, "head", "se2_y", "y", (24, 32, 1, 1))]
+    return model("squeeze_excitation", nodes, [vi("x", (2, 16, 9, 10))], [vi("y", (2, 24, 2, 2))],
+                 inits)
+
+
+@case()
 def fused_gemm_matmul():
     # Gemm + LeakyRelu, MatMul + residual + HardSigmoid, batched MatMul + Tanh.
     rng = rng_for("fused_gemm_matmul")

@@ -218,17 +218,19 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "tile.body", fn);
   llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "tile.store", fn);
   std::vector<llvm::Value*> a_rows;
+  // A's row of product row i0.
+  llvm::Value* a_i0 = p.a_row_origin ? b.CreateSub(i0, p.a_row_origin) : i0;
   if (p.a_row_group > 0) {
     // The tile's rows lie in one group (i0 is a multiple of mr, which
     // divides the group).
     const int64_t g = p.a_row_group;
     llvm::Value* base =
-        b.CreateAdd(b.CreateMul(b.CreateUDiv(i0, b.getInt64(g)), b.getInt64(g * p.K)),
-                    b.CreateURem(i0, b.getInt64(g)));
+        b.CreateAdd(b.CreateMul(b.CreateUDiv(a_i0, b.getInt64(g)), b.getInt64(g * p.K)),
+                    b.CreateURem(a_i0, b.getInt64(g)));
     for (int64_t r = 0; r < rows; ++r) a_rows.push_back(b.CreateAdd(base, b.getInt64(r)));
   } else {
     for (int64_t r = 0; r < rows; ++r)
-      a_rows.push_back(b.CreateMul(b.CreateAdd(i0, b.getInt64(r)), b.getInt64(p.a_row_stride)));
+      a_rows.push_back(b.CreateMul(b.CreateAdd(a_i0, b.getInt64(r)), b.getInt64(p.a_row_stride)));
   }
   if (p.prefetch)
     for (int64_t r = 0; r < rows; ++r)

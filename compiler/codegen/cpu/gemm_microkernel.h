@@ -89,6 +89,9 @@ struct PackedProduct {
   // so a tile's rows at one k are adjacent and its K loop reads one stream
   // (a_row_stride and a_k_stride unused).
   int64_t a_row_group = 0;
+  // The row `a` holds first (a multiple of a_row_group), for an A that holds
+  // one block of rows (a task's scaled copy of W); nullptr: row 0.
+  llvm::Value* a_row_origin = nullptr;
   // packB's layout, or with b_in_place op(B) where it is:
   // op(B)(k, j) = packed_b[k * b_k_stride + j * b_col_stride]. In place only
   // at width 1 (scalar tiles: Cortex-M, RV64GC), where a second copy of the

@@ -468,6 +468,45 @@ Lowering makeConvGemmLowering() {
               if (!s.packs) {
                 // Task tt is (row block, column block), columns fastest.
                 llvm::Value* cb = b.CreateURem(tt, b.getInt64(col_blocks));
+                if (s.has_scale) {
+                  // This task's rows of W times S[n, k], rounded to f32, into
+                  // the scratch: whole groups of kWeightRowGroup rows (a row
+                  // block is a multiple of them, or all M).
+                  const int64_t g = kWeightRowGroup;
+                  const int64_t groups = weightRowGroups(s.m);
+                  const int64_t task_groups = (p.rows_per_task + g - 1) / g;
+                  llvm::Value* row_begin = b.CreateMul(b.CreateUDiv(tt, b.getInt64(col_blocks)),
+                                                       b.getInt64(p.rows_per_task));
+                  llvm::Value* g0 = b.CreateUDiv(row_begin, b.getInt64(g));
+                  llvm::Value* g1 = b.CreateBinaryIntrinsic(
+                      llvm::Intrinsic::umin, b.CreateAdd(g0, b.getInt64(task_groups)),
+                      b.getInt64(groups));
+                  llvm::Value* scale = kb.input(kChannelScaleInput);
+                  llvm::Type* row = llvm::FixedVectorType::get(f32, g);
+                  emitLoop(
+                      b, g0, g1,
+                      [&](llvm::Value* gi) {
+                        emitLoop(
+                            b, 0, s.k,
+                            [&](llvm::Value* k) {
+                              llvm::Value* sk = loadF32(
+                                  b, scale, b.CreateAdd(b.CreateMul(n, b.getInt64(s.k)), k));
+                              llvm::Value* at = b.CreateMul(
+                                  b.CreateAdd(b.CreateMul(gi, b.getInt64(s.k)), k), b.getInt64(g));
+                              llvm::Value* to = b.CreateMul(
+                                  b.CreateAdd(b.CreateMul(b.CreateSub(gi, g0), b.getInt64(s.k)), k),
+                                  b.getInt64(g));
+                              llvm::Value* wv =
+                                  b.CreateAlignedLoad(row, f32Ptr(b, w, at), llvm::Align(4));
+                              b.CreateAlignedStore(b.CreateFMul(wv, b.CreateVectorSplat(g, sk)),
+                                                   f32Ptr(b, kb.scratch, to), llvm::Align(4));
+                            },
+                            "k");
+                      },
+                      "group");
+                  p.a = kb.scratch;
+                  p.a_row_origin = row_begin;
+                }
                 emitPackedProductTask(b, tile, p,
                                       b.CreateAdd(b.CreateSub(tt, cb), partialFirst(cb)));
                 return;
@@ -484,9 +523,14 @@ Lowering makeConvGemmLowering() {
             },
             "task");
       }};
-  // A packing ConvGemm's panels: K rows of a task's columns.
+  // A packing ConvGemm's panels: K rows of a task's columns; a scaled ConvGemm's rows of W: a
+  // task's groups of them.
   lowering.scratch_bytes = [](const Node& node) -> uint64_t {
     ConvGemmPlan plan = planConvGemm(node, kColumnUnit);
+    if (plan.s.has_scale) {
+      const int64_t groups = (plan.p.rows_per_task + kWeightRowGroup - 1) / kWeightRowGroup;
+      return static_cast<uint64_t>(groups * kWeightRowGroup * plan.s.k * 4);
+    }
     if (!plan.s.packs) return 0;
     return static_cast<uint64_t>(plan.s.k * plan.p.cols_per_task * 4);
   };

@@ -5,12 +5,16 @@
 // Conv matching the Conv's own reference.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "compiler/codegen/cpu/kernel_test_util.h"
 #include "compiler/ir/error.h"
+#include "compiler/ops/conv_gemm.h"
 #include "compiler/passes/conv_to_gemm.h"
 
 namespace nanoc::cpu {
@@ -132,6 +136,85 @@ TEST(ConvGemmLowering, GroupedWeightsOnEveryTile) {
   EXPECT_THROW(
       testing::makeSingleNodeGraph("nanoc.ConvGemm", {f32({1, 16, 7, 7}), f32({2, 16, 12})}, attrs),
       CompileError);
+}
+
+// A pointwise ConvGemm with a channel scale (input 4: W's columns scaled per
+// image into the scratch, a task's rows at a time), on each tile: several row
+// blocks with a partial last group, two images (a scale each), and the
+// optional inputs before it absent or present.
+TEST(ConvGemmLowering, ChannelScaleOnEveryTile) {
+  struct Case {
+    Dims x;
+    int64_t m;
+    bool bias, residual;
+  };
+  const std::vector<Case> cases = {
+      {{1, 32, 7, 7}, 100, true, false},  // 48-row blocks: 48, 48, 4
+      {{2, 24, 5, 9}, 13, false, true},
+      {{1, 16, 12, 12}, 40, true, true},
+  };
+  uint64_t seed = 300;
+  for (const Case& c : cases) {
+    Attrs attrs = {
+        {"panel", int64_t{0}}, {"output_spatial", Dims{c.x[2], c.x[3]}}, {"out_channels", c.m}};
+    const Dims y = {c.x[0], c.m, c.x[2], c.x[3]};
+    std::vector<TensorType> inputs = {f32(c.x), f32({(c.m + 23) / 24, c.x[1], 24}), f32({c.m}),
+                                      f32(y), f32({c.x[0], c.x[1], 1, 1})};
+    auto g = testing::makeSingleNodeGraph("nanoc.ConvGemm", inputs, attrs);
+    Node& node = *g->node;
+    if (!c.bias) node.inputs[2] = nullptr;
+    if (!c.residual) node.inputs[3] = nullptr;
+    inferNode(node);
+    ASSERT_TRUE(convGemmShape(node).has_scale);
+    std::mt19937_64 rng(seed++);
+    std::vector<AlignedBuffer> data;
+    for (const Value* in : node.inputs) {
+      data.emplace_back(in ? in->type.bytes() : 0);  // unused where absent
+      if (in) testing::fillRandom(data.back(), in->type, rng);
+    }
+    node.inputs[1]->data = std::make_shared<std::vector<uint8_t>>(
+        data[1].data(), data[1].data() + node.inputs[1]->type.bytes());
+    const std::string what = testing::describe("nanoc.ConvGemm", inputs) + (c.bias ? " bias" : "") +
+                             (c.residual ? " residual" : "");
+    // The reference takes the inputs by position (null where absent), the
+    // kernel its buffers without the absent ones.
+    std::vector<const void*> ref_in;
+    std::vector<void*> buffers;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      ref_in.push_back(node.inputs[i] ? data[i].data() : nullptr);
+      if (node.inputs[i]) buffers.push_back(data[i].data());
+    }
+    const TensorType& out = node.outputs[0]->type;
+    AlignedBuffer want(out.bytes());
+    findOp("nanoc.ConvGemm")->reference(node, ref_in, {want.data()});
+    for (const auto& target : tileTargets()) {
+      if (target.empty()) continue;  // ConvGemm runs on vector targets only
+      SCOPED_TRACE("target-features " + target[1].second.substr(0, 40));
+      testing::JitKernel kernel = testing::compileKernel(node, target);
+      AlignedBuffer got(out.bytes());
+      std::memset(got.data(), 0xff, got.size());
+      std::vector<void*> args = buffers;
+      args.push_back(got.data());
+      testing::runKernel(kernel, args);
+      testing::expectOutputMatches(out, got, want, what);
+    }
+  }
+  // A scale of another shape, or on a packing ConvGemm, is refused.
+  Attrs attrs = {
+      {"panel", int64_t{0}}, {"output_spatial", Dims{7, 7}}, {"out_channels", int64_t{40}}};
+  EXPECT_THROW(testing::makeSingleNodeGraph("nanoc.ConvGemm",
+                                            {f32({1, 16, 7, 7}), f32({2, 16, 24}), f32({40}),
+                                             f32({1, 40, 7, 7}), f32({1, 1, 1, 1})},
+                                            attrs),
+               CompileError);
+  Attrs packing = window({3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1});
+  packing["panel"] = int64_t{96};
+  packing["output_spatial"] = Dims{7, 7};
+  EXPECT_THROW(testing::makeSingleNodeGraph("nanoc.ConvGemm",
+                                            {f32({1, 4, 7, 7}), f32({8, 4, 3, 3}), f32({8}),
+                                             f32({1, 8, 7, 7}), f32({1, 4, 1, 1})},
+                                            packing),
+               CompileError);
 }
 
 // ConvGemm on X, packing its panels into scratch a task at a time, on each

@@ -13,19 +13,20 @@
 namespace nanoc::cpu {
 
 void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
-              const std::function<void(llvm::Value* i)>& body, const char* name) {
+              const std::function<void(llvm::Value* i)>& body, const char* name, LoopHint hint) {
   emitReduction(
       b, begin, end, nullptr,
       [&](llvm::Value* i, llvm::Value*) -> llvm::Value* {
         body(i);
         return nullptr;
       },
-      name);
+      name, hint);
 }
 
 llvm::Value* emitReduction(
     llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, llvm::Value* init,
-    const std::function<llvm::Value*(llvm::Value* i, llvm::Value* acc)>& body, const char* name) {
+    const std::function<llvm::Value*(llvm::Value* i, llvm::Value* acc)>& body, const char* name,
+    LoopHint hint) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& ctx = b.getContext();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -52,7 +53,18 @@ llvm::Value* emitReduction(
   llvm::Value* next = b.CreateAdd(iv, b.getInt64(1), std::string(name) + ".next", true, true);
   iv->addIncoming(next, latch);
   if (acc) acc->addIncoming(next_acc, latch);
-  b.CreateBr(header);
+  llvm::BranchInst* back = b.CreateBr(header);
+  if (hint != LoopHint::None) {
+    llvm::Metadata* property[] = {
+        llvm::MDString::get(ctx, hint == LoopHint::FoldTail ? "llvm.loop.vectorize.predicate.enable"
+                                                            : "llvm.loop.vectorize.enable"),
+        llvm::ConstantAsMetadata::get(hint == LoopHint::FoldTail ? b.getTrue() : b.getFalse())};
+    llvm::TempMDTuple self = llvm::MDNode::getTemporary(ctx, {});
+    llvm::Metadata* ops[] = {self.get(), llvm::MDNode::get(ctx, property)};
+    llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, ops);
+    loop_id->replaceOperandWith(0, loop_id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
+  }
 
   b.SetInsertPoint(exit);
   return acc;

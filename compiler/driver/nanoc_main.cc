@@ -84,9 +84,10 @@ options:
                      resnet18's constants are 100.7 MB with, 46.7 MB without
   --no-fuse          keep residual Adds and activations after a Conv, Gemm or
                      MatMul as kernels of their own instead of folding them
-                     into its store, and a per-channel Mul before a pointwise
+                     into its store, a per-channel Mul before a pointwise
                      Conv (squeeze-and-excitation) instead of folding it into
-                     the Conv's weights
+                     the Conv's weights, and chains of elementwise ops as one
+                     kernel each instead of one fused kernel
   --version          print nanoc's version, the program format and kernel ABI
                      it writes, and its LLVM version
   -h, --help         this text

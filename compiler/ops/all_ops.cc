@@ -27,14 +27,15 @@ OpSchema makeConvTransposeSchema();
 OpSchema makeResizeSchema();
 OpSchema makeBitCastSchema();  // bitcast.cc
 // Families of operators list their schemas in one function each.
-std::vector<OpSchema> elementwiseSchemas();    // elementwise_table.cc
-std::vector<OpSchema> reductionSchemas();      // reductions.cc
-std::vector<OpSchema> dataMovementSchemas();   // data_movement.cc
-std::vector<OpSchema> normalizationSchemas();  // normalizations.cc
-std::vector<OpSchema> quantizationSchemas();   // quantization.cc
-std::vector<OpSchema> samplingSchemas();       // grid_sample.cc
-std::vector<OpSchema> convGemmSchemas();       // conv_gemm.cc
-std::vector<OpSchema> winogradSchemas();       // winograd.cc
+std::vector<OpSchema> elementwiseSchemas();       // elementwise_table.cc
+std::vector<OpSchema> reductionSchemas();         // reductions.cc
+std::vector<OpSchema> dataMovementSchemas();      // data_movement.cc
+std::vector<OpSchema> normalizationSchemas();     // normalizations.cc
+std::vector<OpSchema> quantizationSchemas();      // quantization.cc
+std::vector<OpSchema> samplingSchemas();          // grid_sample.cc
+std::vector<OpSchema> convGemmSchemas();          // conv_gemm.cc
+std::vector<OpSchema> winogradSchemas();          // winograd.cc
+std::vector<OpSchema> fusedElementwiseSchemas();  // fused_elementwise.cc
 
 namespace {
 
@@ -54,7 +55,8 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
     }
     for (std::vector<OpSchema> (*family)() :
          {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas,
-          quantizationSchemas, samplingSchemas, convGemmSchemas, winogradSchemas})
+          quantizationSchemas, samplingSchemas, convGemmSchemas, winogradSchemas,
+          fusedElementwiseSchemas})
       for (OpSchema& schema : family()) {
         std::string name = schema.name;
         t.emplace(std::move(name), std::move(schema));

@@ -5,6 +5,7 @@
 #include "compiler/passes/dead_code_elimination.h"
 #include "compiler/passes/fold_batch_norm.h"
 #include "compiler/passes/fuse_channel_scale.h"
+#include "compiler/passes/fuse_elementwise.h"
 #include "compiler/passes/fuse_epilogue.h"
 #include "compiler/passes/legalize_outputs.h"
 #include "compiler/passes/shape_inference.h"
@@ -23,6 +24,7 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
   if (options.fuse) {
     fuseEpilogues(graph);
     fuseChannelScales(graph);
+    fuseElementwiseChains(graph);
   }
   legalizeOutputs(graph);
   verifyGraph(graph);

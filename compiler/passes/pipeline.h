@@ -18,7 +18,8 @@ struct PipelineOptions {
   bool winograd = true;
   // Fold residual Adds and activations into the Conv, ConvGemm, Gemm or
   // MatMul producing them (fuse_epilogue.h), and a per-channel scale of a
-  // pointwise ConvGemm's input into it (fuse_channel_scale.h).
+  // pointwise ConvGemm's input into it (fuse_channel_scale.h); chains of
+  // elementwise ops into one node (fuse_elementwise.h).
   bool fuse = true;
 };
 

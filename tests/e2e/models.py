@@ -1496,6 +1496,42 @@ def fused_silu_hardswish():
 
 
 @case()
+def fused_elementwise_chains():
+    # GELU as BERT exports it (Div, Erf, Add, Mul, Mul) and as GPT-2 writes
+    # it (Pow(x, 3), Mul, Add, Mul, Tanh, Add, Mul, Mul), each fused into one
+    # nanoc.Elementwise (fuse_elementwise.h), with a broadcast row in the
+    # first chain; a Sub whose result is also a model output stays apart.
+    rng = rng_for("fused_elementwise_chains")
+    inits = [init("w", weights(rng, (24, 40))), init("bias", weights(rng, (40,), 0.5)),
+             init("row", weights(rng, (40,), 0.5)), init("sqrt2", np.array(1.4142135, np.float32)),
+             init("one", np.array(1.0, np.float32)), init("half", np.array(0.5, np.float32)),
+             init("three", np.array(3.0, np.float32)),
+             init("c", np.array(0.044715, np.float32)),
+             init("s2pi", np.array(0.7978846, np.float32))]
+    n = helper.make_node
+    nodes = [
+        n("MatMul", ["x", "w"], ["m"], name="matmul"),
+        n("Add", ["m", "bias"], ["h"], name="bias"),
+        n("Sub", ["h", "row"], ["hs"], name="sub_row"),
+        n("Div", ["hs", "sqrt2"], ["d"], name="div"),
+        n("Erf", ["d"], ["e"], name="erf"),
+        n("Add", ["e", "one"], ["e1"], name="add_one"),
+        n("Mul", ["hs", "e1"], ["g0"], name="mul_x"),
+        n("Mul", ["g0", "half"], ["g"], name="mul_half"),
+        n("Pow", ["g", "three"], ["p"], name="pow3"),
+        n("Mul", ["p", "c"], ["pc"], name="mul_c"),
+        n("Add", ["g", "pc"], ["inner"], name="add_inner"),
+        n("Mul", ["inner", "s2pi"], ["z"], name="mul_s2pi"),
+        n("Tanh", ["z"], ["t"], name="tanh"),
+        n("Add", ["t", "one"], ["t1"], name="add_one_t"),
+        n("Mul", ["g", "t1"], ["y0"], name="mul_g"),
+        n("Mul", ["y0", "half"], ["y"], name="mul_half_t"),
+    ]
+    return model("fused_elementwise_chains", nodes, [vi("x", (6, 24))],
+                 [vi("y", (6, 40)), vi("hs", (6, 40))], inits)
+
+
+@case()
 def squeeze_excitation():
     # EfficientNet's squeeze-and-excitation block: the Mul's per-channel scale
     # folds into the pointwise Conv after it (fuse_channel_scale.h), at batch

@@ -16,6 +16,7 @@
 #include "compiler/codegen/cpu/row_tasks.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/elementwise_table.h"
+#include "compiler/ops/fused_elementwise.h"
 
 namespace nanoc::cpu {
 namespace {
@@ -597,6 +598,65 @@ Lowering makeElementwise(ScalarEmitter fn) {
   return lowering;
 }
 
+// nanoc.Elementwise (ops/fused_elementwise.h): the same loop nest over the
+// fused node's inputs, the steps' emitters applied in order to values in
+// registers, one store.
+Lowering makeFusedElementwise() {
+  Lowering lowering;
+  lowering.task_count = [](const Node& node) { return tasksFor(collapseBroadcast(node)).count(); };
+  lowering.emit = [](KernelBuilder& kb) {
+    ElementwiseProgram program = decodeElementwise(kb.node, kb.node.outputs[0]->type);
+    std::vector<ScalarEmitter> steps;
+    for (const ElementwiseProgram::Step& step : program.steps) {
+      auto it = emitters().find(step.op->name);
+      if (it == emitters().end())
+        throw CompileError("node '" + kb.node.name + "': no emitter for " +
+                           std::string(step.op->name));
+      steps.push_back(it->second);
+    }
+    BroadcastLayout layout = collapseBroadcast(kb.node);
+    RowTasks tasks = tasksFor(layout);
+    llvm::IRBuilder<>& b = kb.b;
+    auto c = [&](int64_t v) { return b.getInt64(v); };
+    const size_t k = layout.dims.size(), n = kb.node.inputs.size();
+    emitRowTasks(kb, tasks, [&](llvm::Value* row, llvm::Value* col_begin, llvm::Value* col_end) {
+      std::vector<llvm::Value*> base(n, c(0));
+      llvm::Value* rest = row;
+      for (size_t d = k - 1; d-- > 0;) {
+        llvm::Value* idx = d == 0 ? rest : b.CreateURem(rest, c(layout.dims[d]));
+        if (d > 0) rest = b.CreateUDiv(rest, c(layout.dims[d]));
+        for (size_t x = 0; x < n; ++x)
+          if (layout.strides[x][d])
+            base[x] = b.CreateAdd(base[x], b.CreateMul(idx, c(layout.strides[x][d])));
+      }
+      llvm::Value* out_base = b.CreateMul(row, c(layout.dims.back()));
+      emitLoop(
+          b, col_begin, col_end,
+          [&](llvm::Value* col) {
+            std::vector<llvm::Value*> inputs;
+            for (size_t x = 0; x < n; ++x) {
+              llvm::Value* index = layout.strides[x][k - 1] ? b.CreateAdd(base[x], col) : base[x];
+              inputs.push_back(loadF32(b, kb.input(x), index));
+            }
+            std::vector<llvm::Value*> results;
+            for (size_t s = 0; s < program.steps.size(); ++s) {
+              const ElementwiseProgram::Step& step = program.steps[s];
+              ScalarArgs args{b, *step.node, {}, DType::F32, {}};
+              for (int64_t r : step.operands) {
+                args.in.push_back(DType::F32);
+                args.v.push_back(r >= 0 ? inputs[r] : results[-r - 1]);
+              }
+              results.push_back(steps[s](args));
+            }
+            storeF32(b, results.back(), kb.output(0), b.CreateAdd(out_base, col));
+          },
+          "col");
+    });
+    addOperandAliasScopes(kb);
+  };
+  return lowering;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, Lowering>> elementwiseTableLowerings() {
@@ -607,6 +667,7 @@ std::vector<std::pair<std::string, Lowering>> elementwiseTableLowerings() {
       throw CompileError("elementwise op " + std::string(op.name) + " has no scalar emitter");
     lowerings.emplace_back(std::string(op.name), makeElementwise(it->second));
   }
+  lowerings.emplace_back("nanoc.Elementwise", makeFusedElementwise());
   return lowerings;
 }
 

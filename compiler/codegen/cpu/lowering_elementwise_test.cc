@@ -8,8 +8,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <map>
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "compiler/codegen/cpu/kernel_test_util.h"
@@ -120,6 +124,68 @@ TEST(ElementwiseLowering, SigmoidIsRelativelyAccurateOverItsRange) {
   EXPECT_GE(y[kCount + 2], 0.0f);
   EXPECT_LE(y[kCount + 2], 2e-38f);
   EXPECT_LE(y[kCount + 3], 2e-38f);
+}
+
+// nanoc.Elementwise (a fused chain) against its reference, which applies the
+// steps' own references and rounds each to f32: GELU reading x twice with
+// broadcast constants, an op's attribute (LeakyRelu's alpha), operands
+// broadcasting along rows and columns, and Pow with a constant exponent (its
+// emitter's special case) and a variable one.
+TEST(FusedElementwiseLowering, ChainsMatchTheirReference) {
+  using Attrs = std::map<std::string, Attr>;
+  using Ints = std::vector<int64_t>;
+  expectLoweringMatchesReference("nanoc.Elementwise", {f32({3, 5, 17}), f32({}), f32({}), f32({})},
+                                 Attrs{{"ops", std::string("Div,Erf,Add,Mul,Mul")},
+                                       {"arity", Ints{2, 1, 2, 2, 2}},
+                                       {"operands", Ints{0, 1, -1, -2, 2, 0, -3, -4, 3}}},
+                                 70);
+  expectLoweringMatchesReference("nanoc.Elementwise", {f32({4, 6, 33}), f32({33}), f32({4, 1, 1})},
+                                 Attrs{{"ops", std::string("Sub,LeakyRelu,Mul,Tanh")},
+                                       {"arity", Ints{2, 1, 2, 1}},
+                                       {"operands", Ints{0, 1, -1, -2, 2, -3}},
+                                       {"s1.alpha", 0.125}},
+                                 71);
+  expectLoweringMatchesReference("nanoc.Elementwise", {f32({2, 40}), f32({2, 40})},
+                                 Attrs{{"ops", std::string("Abs,Pow,Sqrt")},
+                                       {"arity", Ints{1, 2, 1}},
+                                       {"operands", Ints{0, -1, 1, -2}}},
+                                 72, 0.5f, 2.0f);
+  // Pow(x, 3) with the exponent a constant: the emitter's x * x * x.
+  auto g = testing::makeSingleNodeGraph(
+      "nanoc.Elementwise", {f32({5, 19}), f32({})},
+      Attrs{
+          {"ops", std::string("Pow,Add")}, {"arity", Ints{2, 2}}, {"operands", Ints{0, 1, -1, 0}}});
+  std::mt19937_64 rng(73);
+  std::vector<testing::AlignedBuffer> data;
+  data.emplace_back(g->node->inputs[0]->type.bytes());
+  testing::fillRandom(data.back(), g->node->inputs[0]->type, rng);
+  data.emplace_back(sizeof(float));
+  const float three = 3.0f;
+  std::memcpy(data.back().data(), &three, sizeof three);
+  g->node->inputs[1]->data =
+      std::make_shared<std::vector<uint8_t>>(data.back().data(), data.back().data() + sizeof three);
+  testing::expectLoweringMatchesReference(*g->node, data, "Pow(x, 3) + x");
+}
+
+TEST(FusedElementwiseLowering, MalformedProgramsAreRefused) {
+  using Attrs = std::map<std::string, Attr>;
+  using Ints = std::vector<int64_t>;
+  auto build = [&](const std::string& ops, Ints arity, Ints operands,
+                   std::vector<TensorType> inputs = {f32({4}), f32({4})}) {
+    return testing::makeSingleNodeGraph(
+        "nanoc.Elementwise", inputs,
+        Attrs{{"ops", ops}, {"arity", std::move(arity)}, {"operands", std::move(operands)}});
+  };
+  EXPECT_NO_THROW(build("Add,Neg", {2, 1}, {0, 1, -1}));
+  EXPECT_THROW(build("Add,Greater", {2, 2}, {0, 1, -1, 0}), CompileError);  // bool result
+  EXPECT_THROW(build("Add,Cast", {2, 1}, {0, 1, -1}), CompileError);        // not f32 -> f32
+  EXPECT_THROW(build("Add,Nope", {2, 1}, {0, 1, -1}), CompileError);        // unknown
+  EXPECT_THROW(build("Neg,Add", {1, 2}, {-2, 0, -1}), CompileError);        // a later step
+  EXPECT_THROW(build("Neg,Add", {1, 2}, {2, 0, -1}), CompileError);         // no input 2
+  EXPECT_THROW(build("Neg,Add", {1, 3}, {0, 0, -1, 1}), CompileError);      // Add of 3
+  EXPECT_THROW(build("Neg,Add", {1, 2}, {0, 0, -1, 1}), CompileError);      // left over
+  EXPECT_THROW(build("Neg,Add", {1}, {0, 0, -1}), CompileError);            // arity count
+  EXPECT_THROW(build("Neg", {1}, {0}, {f32({4}), TensorType{DType::F16, {4}}}), CompileError);
 }
 
 // Every row of the elementwise table, on every dtype its class accepts (one

@@ -33,8 +33,7 @@ ElementwiseProgram decodeElementwise(const Node& node, const TensorType& y) {
   const std::vector<int64_t>& arity = node.ints("arity");
   const std::vector<int64_t>& operands = node.ints("operands");
   if (names.empty() || names.size() > kMaxElementwiseSteps || arity.size() != names.size())
-    failNode(node, "needs 1 to " + std::to_string(kMaxElementwiseSteps) +
-                       " steps, one arity each");
+    failNode(node, "needs 1 to " + std::to_string(kMaxElementwiseSteps) + " steps, one arity each");
   ElementwiseProgram program;
   size_t next = 0;
   for (size_t s = 0; s < names.size(); ++s) {

@@ -212,6 +212,17 @@ TEST(PackedProductLowering, MatMulBatchesShareTheConstantB) {
   expectConstantBMatchesReference("MatMul", {f32({301, 64}), f32({64, 48})}, {}, 112);
 }
 
+// K a multiple of 512: A's rows are copied into the scratch in groups of 24
+// first (rows 2 KiB apart alias in L1); several row blocks, the last one
+// partial, batches folded into rows, a fused activation.
+TEST(PackedProductLowering, MatMulPacksARowsWhoseStrideAliases) {
+  expectConstantBMatchesReference("MatMul", {f32({301, 512}), f32({512, 40})}, {}, 114);
+  expectConstantBMatchesReference("MatMul", {f32({2, 30, 1536}), f32({1536, 70})}, {}, 115);
+  expectConstantBMatchesReference("MatMul", {f32({7, 1024}), f32({1024, 33})}, {}, 116);
+  Attrs fused = {{"fused_activation", std::string("Relu")}};
+  expectConstantBMatchesReference("MatMul", {f32({50, 512}), f32({512, 48})}, fused, 117);
+}
+
 TEST(PackedProductLowering, GemmTransposesAlphaBetaAndC) {
   const int64_t M = 29, K = 19, N = 37;
   for (int64_t ta : {0, 1})

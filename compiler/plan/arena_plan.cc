@@ -115,7 +115,42 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
       plan.aliased.push_back(node.get());
     }
 
-  // Live ranges of the arena values, in definition order.
+  // A Concat whose leading dims before its axis are all 1 is its inputs side
+  // by side: each input's producer writes straight into the Concat's result
+  // (`part` maps the input to the result and its byte offset there), and the
+  // Concat needs no thunk. Only where every input is an arena value of this
+  // Concat alone (written by a node, read by nothing else, not a view, not a
+  // graph input or output) and starts on a 64-byte boundary, and the result
+  // is not a graph output (the caller's buffer).
+  std::map<const Value*, int> uses;
+  for (const auto& node : graph.nodes)
+    for (const Value* in : node->inputs)
+      if (in) ++uses[in];
+  std::map<const Value*, std::pair<const Value*, uint64_t>> part;
+  for (const auto& node : graph.nodes) {
+    if (node->op != "Concat" || node->outputs.size() != 1) continue;
+    const Value* out = node->outputs[0];
+    const int64_t axis = node->i("axis");
+    bool ok =
+        !graph_outputs.count(out) && axis >= 0 && axis < static_cast<int64_t>(out->type.rank());
+    for (int64_t d = 0; ok && d < axis; ++d) ok = out->type.dims[d] == 1;
+    uint64_t delta = 0;
+    std::vector<std::pair<const Value*, uint64_t>> parts;
+    for (const Value* in : node->inputs) {
+      if (!ok) break;
+      ok = in && in->producer && !in->isConstant() && !graph_outputs.count(in) && !root.count(in) &&
+           !part.count(in) && uses[in] == 1 && in->producer->op != "Concat" && delta % kAlign == 0;
+      for (const auto& [seen, at] : parts) ok = ok && seen != in;
+      if (!ok) break;
+      parts.emplace_back(in, delta);
+      delta += in->type.bytes();
+    }
+    if (!ok || parts.empty() || delta != out->type.bytes()) continue;
+    for (const auto& [in, at] : parts) part[in] = {out, at};
+    plan.aliased.push_back(node.get());
+  }
+  // Live ranges of the arena values, in definition order; a Concat's result
+  // lives from its first input's definition.
   std::vector<const Value*> arena_values;
   std::map<const Value*, size_t> range_of;
   std::vector<LiveRange> ranges;
@@ -124,6 +159,9 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
     if (plan.isAlias(&node)) continue;
     for (const Value* out : node.outputs) {
       if (graph_outputs.count(out)) continue;
+      auto whole = part.find(out);
+      if (whole != part.end()) out = whole->second.first;
+      if (range_of.count(out)) continue;
       range_of[out] = ranges.size();
       arena_values.push_back(out);
       int at = static_cast<int>(n);
@@ -145,6 +183,12 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
   for (size_t i = 0; i < arena_values.size(); ++i) {
     plan.slices[arena_values[i]] = {BufferKind::Arena, 0, offsets[i], ranges[i].size, kAlign};
     plan.arena_size = std::max(plan.arena_size, offsets[i] + ranges[i].size);
+  }
+  for (const auto& [in, whole] : part) {
+    BufferSlice slice = plan.at(whole.first);
+    slice.offset += whole.second;
+    slice.size = in->type.bytes();
+    plan.slices[in] = slice;
   }
   for (const auto& [view, owner] : root) {
     BufferSlice slice = plan.at(owner);

@@ -69,7 +69,8 @@ struct ArenaPlan {
   std::vector<uint8_t> constants;  // the blob: every constant at its slice
   // Every value that a thunk or the entry signature refers to.
   std::map<const Value*, BufferSlice> slices;
-  // Reshape nodes whose output is a view of their input (no thunk at run).
+  // Nodes that need no thunk at run: a Reshape whose output is a view of its
+  // input, a Concat whose inputs are slices of its output.
   std::vector<const Node*> aliased;
 
   const BufferSlice& at(const Value* value) const;

@@ -111,6 +111,86 @@ TEST(ArenaPlan, ReshapeThatIsAGraphOutputIsNotAView) {
   EXPECT_EQ(plan.at(r).kind, BufferKind::Output);
 }
 
+Value* concat(Graph& g, std::vector<Value*> in, int64_t axis, TensorType type) {
+  Value* out = add(g, "Concat", std::move(in), std::move(type));
+  out->producer->attrs["axis"] = axis;
+  return out;
+}
+
+// A Concat of arena values along an axis with only 1s before it: its inputs
+// are slices of its result, side by side, which lives from its first input's
+// producer on (a buffer made in between must not take its bytes).
+TEST(ArenaPlan, ConcatInputsAreSlicesOfItsResult) {
+  Graph g;
+  Value* x = g.addInput("x", f32({1, 4, 8}));
+  Value* a = add(g, "Relu", {x}, f32({1, 4, 8}));
+  Value* t = add(g, "Neg", {x}, f32({1, 4, 8}));  // alive across a's and b's definitions
+  Value* b = add(g, "Exp", {t}, f32({1, 12, 8}));
+  Value* c = concat(g, {a, b}, 1, f32({1, 16, 8}));
+  g.outputs = {add(g, "Relu", {c}, f32({1, 16, 8}))};
+  ArenaPlan plan = planBuffers(g);
+  ASSERT_EQ(plan.aliased.size(), 1u);
+  EXPECT_EQ(plan.aliased[0], c->producer);
+  EXPECT_EQ(plan.at(a).offset, plan.at(c).offset);
+  EXPECT_EQ(plan.at(b).offset, plan.at(c).offset + 4 * 8 * 4);
+  EXPECT_EQ(plan.at(b).size, 12u * 8 * 4);
+  // t is alive from before a to b: it must not share c's bytes.
+  const BufferSlice& ts = plan.at(t);
+  EXPECT_TRUE(ts.offset + ts.size <= plan.at(c).offset ||
+              plan.at(c).offset + plan.at(c).size <= ts.offset);
+}
+
+// Where an input is read elsewhere too, is a graph input or output, appears
+// twice, would start off a 64-byte boundary, or a dim before the axis is not
+// 1, or the result is a graph output: the Concat copies.
+TEST(ArenaPlan, ConcatCopiesWhenItsInputsCannotBeSlices) {
+  auto planOf = [](int which) {
+    Graph g;
+    Value* x = g.addInput("x", f32({2, 4, 8}));
+    Value* a = add(g, "Relu", {x}, f32({2, 4, 8}));
+    Value* b = add(g, "Neg", {x}, f32({2, 4, 8}));
+    Value* c = nullptr;
+    switch (which) {
+      case 0:  // a dim before the axis is 2
+        c = concat(g, {a, b}, 1, f32({2, 8, 8}));
+        g.outputs = {add(g, "Relu", {c}, f32({2, 8, 8}))};
+        break;
+      case 1:  // axis 0: fine, as the control
+        c = concat(g, {a, b}, 0, f32({4, 4, 8}));
+        g.outputs = {add(g, "Relu", {c}, f32({4, 4, 8}))};
+        break;
+      case 2:  // a is read by another node too
+        c = concat(g, {a, b}, 0, f32({4, 4, 8}));
+        g.outputs = {add(g, "Add", {c, c}, f32({4, 4, 8})), add(g, "Exp", {a}, f32({2, 4, 8}))};
+        break;
+      case 3:  // a graph input
+        c = concat(g, {x, b}, 0, f32({4, 4, 8}));
+        g.outputs = {add(g, "Relu", {c}, f32({4, 4, 8}))};
+        break;
+      case 4:  // the result is a graph output
+        c = concat(g, {a, b}, 0, f32({4, 4, 8}));
+        g.outputs = {c};
+        break;
+      case 5: {  // the second input starts 36 bytes in
+        Value* s = add(g, "Relu", {x}, f32({1, 1, 9}));
+        Value* t = add(g, "Neg", {x}, f32({1, 1, 16}));
+        c = concat(g, {s, t}, 2, f32({1, 1, 25}));
+        g.outputs = {add(g, "Relu", {c}, f32({1, 1, 25}))};
+        break;
+      }
+      default: {  // the same value twice
+        c = concat(g, {a, a}, 0, f32({4, 4, 8}));
+        g.outputs = {add(g, "Relu", {c}, f32({4, 4, 8})), add(g, "Relu", {b}, f32({2, 4, 8}))};
+        break;
+      }
+    }
+    return planBuffers(g).aliased.size();
+  };
+  EXPECT_EQ(planOf(0), 0u);
+  EXPECT_EQ(planOf(1), 1u);
+  for (int which : {2, 3, 4, 5, 6}) EXPECT_EQ(planOf(which), 0u) << which;
+}
+
 TEST(ArenaPlan, RandomGraphsNeverOverlapLiveBuffers) {
   std::mt19937 rng(1234);
   for (int trial = 0; trial < 50; ++trial) {

@@ -1496,6 +1496,33 @@ def fused_silu_hardswish():
 
 
 @case()
+def concat_in_place():
+    # A Fire-style Concat whose inputs their producers write straight into
+    # its result (arena_plan.cc): a pointwise ConvGemm, a Winograd 3x3, a
+    # depthwise Conv and a fused elementwise chain side by side; then a
+    # Concat that must copy, as one of its inputs is read again later.
+    rng = rng_for("concat_in_place")
+    inits = []
+    n = helper.make_node
+    nodes = [
+        conv_node(inits, rng, "squeeze", "x", "s", (16, 8, 1, 1)),
+        n("Relu", ["s"], ["sr"], name="squeeze_relu"),
+        conv_node(inits, rng, "e1", "sr", "a", (16, 16, 1, 1)),
+        conv_node(inits, rng, "e3", "sr", "b", (32, 16, 3, 3), pads=[1, 1, 1, 1]),
+        conv_node(inits, rng, "dw", "sr", "c", (16, 1, 3, 3), pads=[1, 1, 1, 1], group=16),
+        n("Exp", ["sr"], ["se"], name="exp"),
+        n("Neg", ["se"], ["d"], name="neg"),
+        n("Concat", ["a", "b", "c", "d"], ["cat"], name="concat", axis=1),
+        conv_node(inits, rng, "after", "cat", "y0", (8, 80, 1, 1)),
+        n("Concat", ["y0", "x"], ["cat2"], name="concat_copies", axis=1),
+        conv_node(inits, rng, "last", "cat2", "y1", (8, 16, 1, 1)),
+        n("Add", ["y1", "y0"], ["y"], name="reads_y0_again"),
+    ]
+    return model("concat_in_place", nodes, [vi("x", (1, 8, 20, 20))], [vi("y", (1, 8, 20, 20))],
+                 inits)
+
+
+@case()
 def fused_elementwise_chains():
     # GELU as BERT exports it (Div, Erf, Add, Mul, Mul) and as GPT-2 writes
     # it (Pow(x, 3), Mul, Add, Mul, Tanh, Add, Mul, Mul), each fused into one

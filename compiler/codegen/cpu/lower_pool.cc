@@ -158,10 +158,11 @@ llvm::Value* emitRoot(llvm::IRBuilder<>& b, llvm::Value* s, int64_t p) {
 
 // 2-D f32 MaxPool on vector targets: per output row, the columns whose
 // whole window lies inside the row run V at a time (a load per tap, stride 2
-// as a 2V load and its even lanes), the kernel row range computed once per
-// row; the other columns one by one with each tap's column clamped into the
-// row and masked. Taps in (kh, kw) order and `v > max` as the generic loop
-// has them, so the results are the same bits. False (the generic loop) for
+// as a 2V load and its even lanes; the last few with masked loads and a
+// masked store), every tap unrolled with the maximum in registers (a tap row
+// in the padding reads a row inside and is not taken); the other columns one
+// by one with each tap's column clamped into the row and masked. Taps in (kh, kw) order and `v >
+// max` as the generic loop has them, so the results are the same bits. False (the generic loop) for
 // other dtypes, ranks, dilations, column strides other than 1 and 2, windows
 // over 64 taps or scalar targets.
 bool emitMaxPoolRows(KernelBuilder& kb, const LoweredPool& p) {
@@ -233,34 +234,50 @@ bool emitMaxPoolRows(KernelBuilder& kb, const LoweredPool& p) {
                     "kh");
               };
               emitLoop(b, 0, lo, column, "ow");
-              llvm::Type* vtype = llvm::FixedVectorType::get(f32, V);
               llvm::Type* ltype = llvm::FixedVectorType::get(f32, V * SW);
               std::vector<int> even;
               for (int64_t l = 0; l < V; ++l) even.push_back(static_cast<int>(l * SW));
+              // `lanes` output columns from ow0, every tap unrolled with the
+              // maximum in registers: a tap row in the padding reads the
+              // nearest row inside (always in bounds) and is not taken.
+              auto chunk = [&](llvm::Value* ow0, int64_t lanes) {
+                llvm::Value* iw0 = b.CreateSub(b.CreateMul(ow0, i64(SW)), i64(PW));
+                std::vector<llvm::Constant*> bits;
+                for (int64_t l = 0; l < V * SW; ++l)
+                  bits.push_back(b.getInt1(l < SW * (lanes - 1) + 1));
+                llvm::Value* load_mask = llvm::ConstantVector::get(bits);
+                llvm::Value* acc = b.CreateVectorSplat(V, lowest);
+                for (int64_t kh = 0; kh < KH; ++kh) {
+                  llvm::Value* ih = b.CreateAdd(ih0, i64(kh));
+                  llvm::Value* valid =
+                      b.CreateAnd(b.CreateICmpSGE(ih, i64(0)), b.CreateICmpSLT(ih, i64(H)));
+                  llvm::Value* clamped = b.CreateBinaryIntrinsic(
+                      llvm::Intrinsic::smin,
+                      b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, ih, i64(0)), i64(H - 1));
+                  llvm::Value* row =
+                      b.CreateAdd(b.CreateAdd(x_plane, b.CreateMul(clamped, i64(W))), iw0);
+                  for (int64_t kw = 0; kw < KW; ++kw) {
+                    llvm::Value* ptr = f32Ptr(b, x, b.CreateAdd(row, i64(kw)));
+                    llvm::Value* v = nullptr;
+                    if (lanes == V)
+                      v = b.CreateAlignedLoad(ltype, ptr, llvm::Align(4));
+                    else
+                      v = b.CreateMaskedLoad(ltype, ptr, llvm::Align(4), load_mask,
+                                             llvm::Constant::getNullValue(ltype));
+                    if (SW != 1) v = b.CreateShuffleVector(v, even);
+                    acc = b.CreateSelect(valid, maxOf(v, acc), acc);
+                  }
+                }
+                storeLanes(b, acc, y, b.CreateAdd(y_row, ow0), lanes);
+              };
               emitLoop(
                   b, 0, chunks,
-                  [&](llvm::Value* ci) {
-                    llvm::Value* ow0 = b.CreateAdd(i64(lo), b.CreateMul(ci, i64(V)));
-                    llvm::Value* acc_ptr = f32Ptr(b, y, b.CreateAdd(y_row, ow0));
-                    b.CreateAlignedStore(b.CreateVectorSplat(V, lowest), acc_ptr, llvm::Align(4));
-                    llvm::Value* iw0 = b.CreateSub(b.CreateMul(ow0, i64(SW)), i64(PW));
-                    emitLoop(
-                        b, kh_lo, kh_hi,
-                        [&](llvm::Value* kh) {
-                          llvm::Value* row = b.CreateAdd(rowOf(kh), iw0);
-                          llvm::Value* acc = b.CreateAlignedLoad(vtype, acc_ptr, llvm::Align(4));
-                          for (int64_t kw = 0; kw < KW; ++kw) {
-                            llvm::Value* v = b.CreateAlignedLoad(
-                                ltype, f32Ptr(b, x, b.CreateAdd(row, i64(kw))), llvm::Align(4));
-                            if (SW != 1) v = b.CreateShuffleVector(v, even);
-                            acc = maxOf(v, acc);
-                          }
-                          b.CreateAlignedStore(acc, acc_ptr, llvm::Align(4));
-                        },
-                        "kh");
-                  },
+                  [&](llvm::Value* ci) { chunk(b.CreateAdd(i64(lo), b.CreateMul(ci, i64(V))), V); },
                   "chunk");
-              emitLoop(b, i64(lo + chunks * V), i64(OW), column, "ow");
+              // The window-inside columns past the whole chunks: one chunk
+              // with fewer lanes (a masked load per tap, a masked store).
+              if (hi - lo - chunks * V > 0) chunk(i64(lo + chunks * V), hi - lo - chunks * V);
+              emitLoop(b, i64(hi), i64(OW), column, "ow");
             },
             "oh");
       },

@@ -149,7 +149,7 @@ TEST(ConvGemmLowering, ChannelScaleOnEveryTile) {
     bool bias, residual;
   };
   const std::vector<Case> cases = {
-      {{1, 32, 7, 7}, 100, true, false},  // 48-row blocks: 48, 48, 4
+      {{1, 32, 7, 7}, 100, true, false},  // several row blocks, the last partial
       {{2, 24, 5, 9}, 13, false, true},
       {{1, 16, 12, 12}, 40, true, true},
   };

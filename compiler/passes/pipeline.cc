@@ -7,6 +7,7 @@
 #include "compiler/passes/fuse_channel_scale.h"
 #include "compiler/passes/fuse_elementwise.h"
 #include "compiler/passes/fuse_epilogue.h"
+#include "compiler/passes/fuse_layer_norm.h"
 #include "compiler/passes/legalize_outputs.h"
 #include "compiler/passes/shape_inference.h"
 
@@ -22,6 +23,7 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
   eliminateDeadCode(graph);
   convToGemm(graph, options.conv_gemm_panel, options.winograd);
   if (options.fuse) {
+    fuseLayerNorms(graph);
     fuseEpilogues(graph);
     fuseChannelScales(graph);
     fuseElementwiseChains(graph);

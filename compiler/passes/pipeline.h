@@ -16,10 +16,12 @@ struct PipelineOptions {
   // With conv_gemm_panel: 3x3 stride-1 Convs with enough channels and tiles
   // become nanoc.Winograd (F(4x4, 3x3), weights transformed at compile time).
   bool winograd = true;
-  // Fold residual Adds and activations into the Conv, ConvGemm, Gemm or
-  // MatMul producing them (fuse_epilogue.h), and a per-channel scale of a
-  // pointwise ConvGemm's input into it (fuse_channel_scale.h); chains of
-  // elementwise ops into one node (fuse_elementwise.h).
+  // Rewrite decomposed LayerNorms into LayerNormalization
+  // (fuse_layer_norm.h); fold residual Adds and activations into the Conv,
+  // ConvGemm, Gemm or MatMul producing them (fuse_epilogue.h), and a
+  // per-channel scale of a pointwise ConvGemm's input into it
+  // (fuse_channel_scale.h); chains of elementwise ops into one node
+  // (fuse_elementwise.h).
   bool fuse = true;
 };
 

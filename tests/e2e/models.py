@@ -1496,6 +1496,37 @@ def fused_silu_hardswish():
 
 
 @case()
+def layer_norm_decomposed():
+    # LayerNorm as torch exports it below opset 17, rewritten into one
+    # LayerNormalization (fuse_layer_norm.h): with gamma and beta, and
+    # without them (a scale of ones).
+    rng = rng_for("layer_norm_decomposed")
+    inits = [init("two", np.array(2.0, np.float32)), init("eps", np.array(1e-5, np.float32)),
+             init("g", weights(rng, (24,), 1.0)), init("b", weights(rng, (24,), 0.5))]
+    n = helper.make_node
+
+    def ln(prefix, x, out, affine):
+        nodes = [
+            n("ReduceMean", [x], [prefix + "m"], name=prefix + "mean", axes=[-1]),
+            n("Sub", [x, prefix + "m"], [prefix + "d"], name=prefix + "sub"),
+            n("Pow", [prefix + "d", "two"], [prefix + "p"], name=prefix + "pow"),
+            n("ReduceMean", [prefix + "p"], [prefix + "v"], name=prefix + "var", axes=[-1]),
+            n("Add", [prefix + "v", "eps"], [prefix + "ve"], name=prefix + "add_eps"),
+            n("Sqrt", [prefix + "ve"], [prefix + "s"], name=prefix + "sqrt"),
+            n("Div", [prefix + "d", prefix + "s"], [prefix + "n" if affine else out],
+              name=prefix + "div"),
+        ]
+        if affine:
+            nodes += [n("Mul", [prefix + "n", "g"], [prefix + "gn"], name=prefix + "scale"),
+                      n("Add", [prefix + "gn", "b"], [out], name=prefix + "shift")]
+        return nodes
+
+    nodes = ln("a_", "x", "h", True) + [n("Relu", ["h"], ["r"], name="relu")] + ln("b_", "r", "y", False)
+    return model("layer_norm_decomposed", nodes, [vi("x", (2, 5, 24))], [vi("y", (2, 5, 24))],
+                 inits)
+
+
+@case()
 def concat_in_place():
     # A Fire-style Concat whose inputs their producers write straight into
     # its result (arena_plan.cc): a pointwise ConvGemm, a Winograd 3x3, a

@@ -115,6 +115,21 @@ std::vector<uint8_t> f32Bytes(const std::vector<float>& values) {
   return bytes;
 }
 
+bool f32ScalarConstant(const Value* v, double& out) {
+  if (!v || !v->isConstant() || v->type.dtype != DType::F32 || v->type.numel() != 1) return false;
+  out = v->as<float>()[0];
+  return true;
+}
+
+std::map<const Value*, int> countUses(const Graph& graph) {
+  std::map<const Value*, int> uses;
+  for (const auto& node : graph.nodes)
+    for (const Value* in : node->inputs)
+      if (in) ++uses[in];
+  for (const Value* out : graph.outputs) ++uses[out];
+  return uses;
+}
+
 Value* Graph::addConstant(const std::string& name, const TensorType& type,
                           std::vector<uint8_t> bytes) {
   if (bytes.size() != type.bytes())

@@ -102,6 +102,15 @@ class Graph {
 // weights: BatchNormalization folded into a Conv, the GEMM layouts).
 std::vector<uint8_t> f32Bytes(const std::vector<float>& values);
 
+// The value of a scalar (one-element) f32 constant, as the rewrites read
+// Clip's bounds or LayerNorm's epsilon; false for anything else.
+bool f32ScalarConstant(const Value* v, double& out);
+
+// How many times each value is read: once per node input that names it and
+// once per graph output it is (what the fusion passes check "read by this
+// node alone, not a graph output" against).
+std::map<const Value*, int> countUses(const Graph& graph);
+
 // Checks the IR invariants: topological order, every operand defined before
 // use, unique names, every value typed, every op registered with the right
 // arity and attributes it requires, constants sized to their type. Throws

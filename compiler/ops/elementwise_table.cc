@@ -639,15 +639,7 @@ DType resultDType(const ElementwiseOp& op, const Node& node) {
 }
 
 std::vector<TensorType> inferElementwise(const ElementwiseOp& op, const Node& node) {
-  std::vector<int64_t> dims;
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    const TensorType& t = inputType(node, i);
-    try {
-      dims = i == 0 ? t.dims : broadcastShapes(dims, t.dims);
-    } catch (const CompileError& e) {
-      failNode(node, e.what());
-    }
-  }
+  std::vector<int64_t> dims = broadcastInputDims(node);
   const DType t = node.inputs[op.same_as]->type.dtype;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     DType d = node.inputs[i]->type.dtype;
@@ -674,19 +666,41 @@ std::vector<TensorType> inferElementwise(const ElementwiseOp& op, const Node& no
 
 void referenceElementwise(const ElementwiseOp& op, const Node& node,
                           const std::vector<const void*>& in, const std::vector<void*>& out) {
+  const DType out_dtype = node.outputs[0]->type.dtype;
+  const bool saturate = !node.has("saturate") || node.i("saturate") != 0;
+  std::vector<Scalar> args(node.inputs.size());
+  forEachBroadcastElement(node, [&](int64_t i, const std::vector<int64_t>& offset) {
+    for (size_t x = 0; x < args.size(); ++x)
+      args[x] = loadScalar(node.inputs[x]->type.dtype, in[x], offset[x]);
+    storeScalar(out_dtype, op.reference(node, args.data()), out[0], i, saturate);
+  });
+}
+
+}  // namespace
+
+std::vector<int64_t> broadcastInputDims(const Node& node) {
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const TensorType& t = inputType(node, i);
+    try {
+      dims = i == 0 ? t.dims : broadcastShapes(dims, t.dims);
+    } catch (const CompileError& e) {
+      failNode(node, e.what());
+    }
+  }
+  return dims;
+}
+
+void forEachBroadcastElement(const Node& node,
+                             const std::function<void(int64_t, const std::vector<int64_t>&)>& fn) {
   const std::vector<int64_t>& dims = node.outputs[0]->type.dims;
   const size_t n = node.inputs.size();
   std::vector<std::vector<int64_t>> strides(n);
   for (size_t x = 0; x < n; ++x) strides[x] = broadcastStrides(node.inputs[x]->type.dims, dims);
-  const DType out_dtype = node.outputs[0]->type.dtype;
-  const bool saturate = !node.has("saturate") || node.i("saturate") != 0;
   const int64_t total = node.outputs[0]->type.numel();
   std::vector<int64_t> index(dims.size(), 0), offset(n, 0);
-  std::vector<Scalar> args(n);
   for (int64_t i = 0; i < total; ++i) {
-    for (size_t x = 0; x < n; ++x)
-      args[x] = loadScalar(node.inputs[x]->type.dtype, in[x], offset[x]);
-    storeScalar(out_dtype, op.reference(node, args.data()), out[0], i, saturate);
+    fn(i, offset);
     // Odometer over the output index, carrying every operand's offset.
     for (size_t d = dims.size(); d-- > 0;) {
       for (size_t x = 0; x < n; ++x) offset[x] += strides[x][d];
@@ -696,8 +710,6 @@ void referenceElementwise(const ElementwiseOp& op, const Node& node,
     }
   }
 }
-
-}  // namespace
 
 const std::vector<ElementwiseOp>& elementwiseOps() {
   static const std::vector<ElementwiseOp> table = makeTable();

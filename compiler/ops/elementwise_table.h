@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -63,6 +64,15 @@ struct ElementwiseOp {
   // result widened per the result's dtype.
   Scalar (*reference)(const Node& node, const Scalar* args) = nullptr;
 };
+
+// The numpy broadcast shape of all of `node`'s inputs (failing naming the
+// node), the shape rule of the table's ops and of nanoc.Elementwise.
+std::vector<int64_t> broadcastInputDims(const Node& node);
+// Calls fn(i, offsets) for each element i of `node`'s result in row-major
+// order, offsets[x] being input x's element read there under broadcasting:
+// the references' loop.
+void forEachBroadcastElement(const Node& node,
+                             const std::function<void(int64_t, const std::vector<int64_t>&)>& fn);
 
 // The row for `name`, or null when it is not an elementwise op.
 const ElementwiseOp* findElementwise(std::string_view name);

@@ -3,9 +3,7 @@
 
 #include <sstream>
 
-#include "compiler/ir/error.h"
 #include "compiler/ir/op_registry.h"
-#include "compiler/ops/broadcast.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc {
@@ -81,31 +79,17 @@ OpSchema makeSchema() {
   schema.min_inputs = 1;
   schema.max_inputs = static_cast<int>(kMaxElementwiseInputs);
   schema.infer = [](const Node& node) {
-    std::vector<int64_t> dims;
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const TensorType& t = inputType(node, i);
-      try {
-        dims = i == 0 ? t.dims : broadcastShapes(dims, t.dims);
-      } catch (const CompileError& e) {
-        failNode(node, e.what());
-      }
-    }
-    TensorType y{DType::F32, dims};
+    TensorType y{DType::F32, broadcastInputDims(node)};
     decodeElementwise(node, y);  // checks the program
     return std::vector<TensorType>{y};
   };
   schema.reference = [](const Node& node, const std::vector<const void*>& in,
                         const std::vector<void*>& out) {
     ElementwiseProgram program = decodeElementwise(node, node.outputs[0]->type);
-    const std::vector<int64_t>& dims = node.outputs[0]->type.dims;
-    const size_t n = node.inputs.size();
-    std::vector<std::vector<int64_t>> strides(n);
-    for (size_t x = 0; x < n; ++x) strides[x] = broadcastStrides(node.inputs[x]->type.dims, dims);
-    const int64_t total = node.outputs[0]->type.numel();
-    std::vector<int64_t> index(dims.size(), 0), offset(n, 0);
-    std::vector<Scalar> inputs(n), results(program.steps.size()), args;
-    for (int64_t i = 0; i < total; ++i) {
-      for (size_t x = 0; x < n; ++x) inputs[x] = loadScalar(DType::F32, in[x], offset[x]);
+    std::vector<Scalar> inputs(node.inputs.size()), results(program.steps.size()), args;
+    forEachBroadcastElement(node, [&](int64_t i, const std::vector<int64_t>& offset) {
+      for (size_t x = 0; x < inputs.size(); ++x)
+        inputs[x] = loadScalar(DType::F32, in[x], offset[x]);
       for (size_t s = 0; s < program.steps.size(); ++s) {
         const ElementwiseProgram::Step& step = program.steps[s];
         args.clear();
@@ -115,13 +99,7 @@ OpSchema makeSchema() {
             static_cast<float>(step.op->reference(*step.node, args.data()).asDouble()));
       }
       storeScalar(DType::F32, results.back(), out[0], i);
-      for (size_t d = dims.size(); d-- > 0;) {
-        for (size_t x = 0; x < n; ++x) offset[x] += strides[x][d];
-        if (++index[d] < dims[d]) break;
-        for (size_t x = 0; x < n; ++x) offset[x] -= strides[x][d] * dims[d];
-        index[d] = 0;
-      }
-    }
+    });
   };
   return schema;
 }

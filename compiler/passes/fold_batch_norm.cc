@@ -11,12 +11,7 @@ bool isF32Constant(const Value* v) { return v && v->isConstant() && v->type.dtyp
 }  // namespace
 
 int foldBatchNormIntoConv(Graph& graph) {
-  // Uses of every value by nodes and by the graph's outputs.
-  std::map<const Value*, int> uses;
-  for (const auto& node : graph.nodes)
-    for (const Value* in : node->inputs)
-      if (in) ++uses[in];
-  for (const Value* out : graph.outputs) ++uses[out];
+  std::map<const Value*, int> uses = countUses(graph);
 
   int folded = 0;
   for (const auto& bn : graph.nodes) {

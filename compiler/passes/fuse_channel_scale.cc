@@ -10,11 +10,7 @@
 namespace nanoc {
 
 int fuseChannelScales(Graph& graph) {
-  std::map<const Value*, int> uses;  // by nodes and as graph outputs
-  for (const auto& node : graph.nodes)
-    for (const Value* in : node->inputs)
-      if (in) ++uses[in];
-  for (const Value* out : graph.outputs) ++uses[out];
+  std::map<const Value*, int> uses = countUses(graph);
   std::vector<const Node*> folded;
   for (const auto& node : graph.nodes) {
     Node* conv = node.get();

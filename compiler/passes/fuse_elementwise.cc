@@ -24,14 +24,9 @@ bool fusable(const Node* node) {
 }  // namespace
 
 int fuseElementwiseChains(Graph& graph) {
-  std::map<const Value*, int> uses;  // by nodes and as graph outputs
+  std::map<const Value*, int> uses = countUses(graph);
   std::map<const Node*, size_t> position;
-  for (size_t at = 0; at < graph.nodes.size(); ++at) {
-    position[graph.nodes[at].get()] = at;
-    for (const Value* in : graph.nodes[at]->inputs)
-      if (in) ++uses[in];
-  }
-  for (const Value* out : graph.outputs) ++uses[out];
+  for (size_t at = 0; at < graph.nodes.size(); ++at) position[graph.nodes[at].get()] = at;
   int folded = 0;
   for (size_t at = graph.nodes.size(); at-- > 0;) {
     Node* root = graph.nodes[at].get();

@@ -16,13 +16,6 @@ bool isAnchorOp(const std::string& op) {
          op == "MatMul";
 }
 
-// A scalar f32 constant's value.
-bool scalarConstant(const Value* v, double& out) {
-  if (!v || !v->isConstant() || v->type.dtype != DType::F32 || v->type.numel() != 1) return false;
-  out = v->as<float>()[0];
-  return true;
-}
-
 class EpilogueFuser {
  public:
   explicit EpilogueFuser(Graph& graph) : graph_(graph) {
@@ -118,8 +111,8 @@ class EpilogueFuser {
     if (kind == Activation::None || kind == Activation::SiLU) return 0;
     double alpha = 0.0, beta = 0.0;
     if (kind == Activation::Clip) {
-      if (act->inputs.size() != 3 || !scalarConstant(act->inputs[1], alpha) ||
-          !scalarConstant(act->inputs[2], beta))
+      if (act->inputs.size() != 3 || !f32ScalarConstant(act->inputs[1], alpha) ||
+          !f32ScalarConstant(act->inputs[2], beta))
         return 0;
     } else if (act->inputs.size() != 1) {
       return 0;

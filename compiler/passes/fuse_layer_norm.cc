@@ -9,22 +9,14 @@
 namespace nanoc {
 namespace {
 
-// A scalar f32 constant's value.
-bool scalarConstant(const Value* v, double& out) {
-  if (!v || !v->isConstant() || v->type.dtype != DType::F32 || v->type.numel() != 1) return false;
-  out = v->as<float>()[0];
-  return true;
-}
-
 class LayerNormFuser {
  public:
-  explicit LayerNormFuser(Graph& graph) : graph_(graph) {
+  explicit LayerNormFuser(Graph& graph) : graph_(graph), uses_(countUses(graph)) {
     for (size_t at = 0; at < graph.nodes.size(); ++at) {
       position_[graph.nodes[at].get()] = at;
       for (const Value* in : graph.nodes[at]->inputs)
-        if (in) ++uses_[in], users_[in].push_back(graph.nodes[at].get());
+        if (in) users_[in].push_back(graph.nodes[at].get());
     }
-    for (const Value* out : graph.outputs) ++uses_[out];
   }
 
   int run() {
@@ -81,13 +73,13 @@ class LayerNormFuser {
     double eps = 0;
     Value* var = nullptr;
     for (int i : {0, 1})
-      if (scalarConstant(add_eps->inputs[1 - i], eps)) var = add_eps->inputs[i];
+      if (f32ScalarConstant(add_eps->inputs[1 - i], eps)) var = add_eps->inputs[i];
     Node* var_mean = producer(var, "ReduceMean");
     if (!var_mean || !lastAxisMean(var_mean) || !(eps >= 0)) return 0;
     Node* pow = producer(var_mean->inputs[0], "Pow");
     double two = 0;
     if (!pow || pow->inputs.size() != 2 || pow->inputs[0] != d ||
-        !scalarConstant(pow->inputs[1], two) || two != 2.0)
+        !f32ScalarConstant(pow->inputs[1], two) || two != 2.0)
       return 0;
     Value* x = sub->inputs[0];
     Node* mean = producer(sub->inputs[1], "ReduceMean");
@@ -145,8 +137,8 @@ class LayerNormFuser {
   }
 
   Graph& graph_;
-  std::map<const Node*, size_t> position_;
   std::map<const Value*, int> uses_;
+  std::map<const Node*, size_t> position_;
   std::map<const Value*, std::vector<Node*>> users_;
 };
 

@@ -122,10 +122,7 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
   // Concat alone (written by a node, read by nothing else, not a view, not a
   // graph input or output) and starts on a 64-byte boundary, and the result
   // is not a graph output (the caller's buffer).
-  std::map<const Value*, int> uses;
-  for (const auto& node : graph.nodes)
-    for (const Value* in : node->inputs)
-      if (in) ++uses[in];
+  std::map<const Value*, int> uses = countUses(graph);
   std::map<const Value*, std::pair<const Value*, uint64_t>> part;
   for (const auto& node : graph.nodes) {
     if (node->op != "Concat" || node->outputs.size() != 1) continue;

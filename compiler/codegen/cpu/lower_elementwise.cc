@@ -6,6 +6,7 @@
 // unit-stride (or invariant) run that LLVM vectorizes.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -554,46 +555,62 @@ const std::map<std::string_view, ScalarEmitter>& emitters() {
   return table;
 }
 
+// The loop nest of the table's ops and of nanoc.Elementwise: the output's
+// collapsed broadcast layout in row tasks, each row's operand offsets from
+// its index once, then body(at, out_at) per element, with each input's
+// element index and the output's.
+void emitBroadcastLoops(
+    KernelBuilder& kb,
+    const std::function<void(const std::vector<llvm::Value*>& at, llvm::Value* out_at)>& body) {
+  BroadcastLayout layout = collapseBroadcast(kb.node);
+  RowTasks tasks = tasksFor(layout);
+  llvm::IRBuilder<>& b = kb.b;
+  auto c = [&](int64_t v) { return b.getInt64(v); };
+  const size_t k = layout.dims.size(), n = kb.node.inputs.size();
+  emitRowTasks(kb, tasks, [&](llvm::Value* row, llvm::Value* col_begin, llvm::Value* col_end) {
+    // Each operand's offset at the start of this row: the row index split
+    // into the outer collapsed dims (divisions by constants).
+    std::vector<llvm::Value*> base(n, c(0));
+    llvm::Value* rest = row;
+    for (size_t d = k - 1; d-- > 0;) {
+      llvm::Value* idx = d == 0 ? rest : b.CreateURem(rest, c(layout.dims[d]));
+      if (d > 0) rest = b.CreateUDiv(rest, c(layout.dims[d]));
+      for (size_t x = 0; x < n; ++x)
+        if (layout.strides[x][d])
+          base[x] = b.CreateAdd(base[x], b.CreateMul(idx, c(layout.strides[x][d])));
+    }
+    llvm::Value* out_base = b.CreateMul(row, c(layout.dims.back()));
+    emitLoop(
+        b, col_begin, col_end,
+        [&](llvm::Value* col) {
+          std::vector<llvm::Value*> at;
+          for (size_t x = 0; x < n; ++x)
+            at.push_back(layout.strides[x][k - 1] ? b.CreateAdd(base[x], col) : base[x]);
+          body(at, b.CreateAdd(out_base, col));
+        },
+        "col");
+  });
+  addOperandAliasScopes(kb);
+}
+
+uint64_t broadcastTaskCount(const Node& node) { return tasksFor(collapseBroadcast(node)).count(); }
+
 Lowering makeElementwise(ScalarEmitter fn) {
   Lowering lowering;
-  lowering.task_count = [](const Node& node) { return tasksFor(collapseBroadcast(node)).count(); };
+  lowering.task_count = broadcastTaskCount;
   lowering.emit = [fn](KernelBuilder& kb) {
-    BroadcastLayout layout = collapseBroadcast(kb.node);
-    RowTasks tasks = tasksFor(layout);
     llvm::IRBuilder<>& b = kb.b;
-    auto c = [&](int64_t v) { return b.getInt64(v); };
-    size_t k = layout.dims.size();
-    size_t n = kb.node.inputs.size();
     const DType out = kb.node.outputs[0]->type.dtype;
     const bool saturate = !kb.node.has("saturate") || kb.node.i("saturate") != 0;
-    emitRowTasks(kb, tasks, [&](llvm::Value* row, llvm::Value* col_begin, llvm::Value* col_end) {
-      // Each operand's offset at the start of this row: the row index split
-      // into the outer collapsed dims (divisions by constants).
-      std::vector<llvm::Value*> base(n, c(0));
-      llvm::Value* rest = row;
-      for (size_t d = k - 1; d-- > 0;) {
-        llvm::Value* idx = d == 0 ? rest : b.CreateURem(rest, c(layout.dims[d]));
-        if (d > 0) rest = b.CreateUDiv(rest, c(layout.dims[d]));
-        for (size_t x = 0; x < n; ++x)
-          if (layout.strides[x][d])
-            base[x] = b.CreateAdd(base[x], b.CreateMul(idx, c(layout.strides[x][d])));
+    emitBroadcastLoops(kb, [&](const std::vector<llvm::Value*>& at, llvm::Value* out_at) {
+      ScalarArgs args{b, kb.node, {}, out, {}};
+      for (size_t x = 0; x < at.size(); ++x) {
+        DType dtype = kb.node.inputs[x]->type.dtype;
+        args.in.push_back(dtype);
+        args.v.push_back(loadCompute(b, dtype, kb.input(x), at[x]));
       }
-      llvm::Value* out_base = b.CreateMul(row, c(layout.dims.back()));
-      emitLoop(
-          b, col_begin, col_end,
-          [&](llvm::Value* col) {
-            ScalarArgs args{b, kb.node, {}, out, {}};
-            for (size_t x = 0; x < n; ++x) {
-              llvm::Value* index = layout.strides[x][k - 1] ? b.CreateAdd(base[x], col) : base[x];
-              DType dtype = kb.node.inputs[x]->type.dtype;
-              args.in.push_back(dtype);
-              args.v.push_back(loadCompute(b, dtype, kb.input(x), index));
-            }
-            storeCompute(b, out, fn(args), kb.output(0), b.CreateAdd(out_base, col), saturate);
-          },
-          "col");
+      storeCompute(b, out, fn(args), kb.output(0), out_at, saturate);
     });
-    addOperandAliasScopes(kb);
   };
   return lowering;
 }
@@ -603,7 +620,7 @@ Lowering makeElementwise(ScalarEmitter fn) {
 // registers, one store.
 Lowering makeFusedElementwise() {
   Lowering lowering;
-  lowering.task_count = [](const Node& node) { return tasksFor(collapseBroadcast(node)).count(); };
+  lowering.task_count = broadcastTaskCount;
   lowering.emit = [](KernelBuilder& kb) {
     ElementwiseProgram program = decodeElementwise(kb.node, kb.node.outputs[0]->type);
     std::vector<ScalarEmitter> steps;
@@ -614,45 +631,22 @@ Lowering makeFusedElementwise() {
                            std::string(step.op->name));
       steps.push_back(it->second);
     }
-    BroadcastLayout layout = collapseBroadcast(kb.node);
-    RowTasks tasks = tasksFor(layout);
     llvm::IRBuilder<>& b = kb.b;
-    auto c = [&](int64_t v) { return b.getInt64(v); };
-    const size_t k = layout.dims.size(), n = kb.node.inputs.size();
-    emitRowTasks(kb, tasks, [&](llvm::Value* row, llvm::Value* col_begin, llvm::Value* col_end) {
-      std::vector<llvm::Value*> base(n, c(0));
-      llvm::Value* rest = row;
-      for (size_t d = k - 1; d-- > 0;) {
-        llvm::Value* idx = d == 0 ? rest : b.CreateURem(rest, c(layout.dims[d]));
-        if (d > 0) rest = b.CreateUDiv(rest, c(layout.dims[d]));
-        for (size_t x = 0; x < n; ++x)
-          if (layout.strides[x][d])
-            base[x] = b.CreateAdd(base[x], b.CreateMul(idx, c(layout.strides[x][d])));
+    emitBroadcastLoops(kb, [&](const std::vector<llvm::Value*>& at, llvm::Value* out_at) {
+      std::vector<llvm::Value*> inputs;
+      for (size_t x = 0; x < at.size(); ++x) inputs.push_back(loadF32(b, kb.input(x), at[x]));
+      std::vector<llvm::Value*> results;
+      for (size_t s = 0; s < program.steps.size(); ++s) {
+        const ElementwiseProgram::Step& step = program.steps[s];
+        ScalarArgs args{b, *step.node, {}, DType::F32, {}};
+        for (int64_t r : step.operands) {
+          args.in.push_back(DType::F32);
+          args.v.push_back(r >= 0 ? inputs[r] : results[-r - 1]);
+        }
+        results.push_back(steps[s](args));
       }
-      llvm::Value* out_base = b.CreateMul(row, c(layout.dims.back()));
-      emitLoop(
-          b, col_begin, col_end,
-          [&](llvm::Value* col) {
-            std::vector<llvm::Value*> inputs;
-            for (size_t x = 0; x < n; ++x) {
-              llvm::Value* index = layout.strides[x][k - 1] ? b.CreateAdd(base[x], col) : base[x];
-              inputs.push_back(loadF32(b, kb.input(x), index));
-            }
-            std::vector<llvm::Value*> results;
-            for (size_t s = 0; s < program.steps.size(); ++s) {
-              const ElementwiseProgram::Step& step = program.steps[s];
-              ScalarArgs args{b, *step.node, {}, DType::F32, {}};
-              for (int64_t r : step.operands) {
-                args.in.push_back(DType::F32);
-                args.v.push_back(r >= 0 ? inputs[r] : results[-r - 1]);
-              }
-              results.push_back(steps[s](args));
-            }
-            storeF32(b, results.back(), kb.output(0), b.CreateAdd(out_base, col));
-          },
-          "col");
+      storeF32(b, results.back(), kb.output(0), out_at);
     });
-    addOperandAliasScopes(kb);
   };
   return lowering;
 }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/codegen/cpu/gemm_microkernel.h"
@@ -191,6 +192,15 @@ bool emitMaxPoolRows(KernelBuilder& kb, const LoweredPool& p) {
   auto maxOf = [&](llvm::Value* v, llvm::Value* acc) {
     return b.CreateSelect(b.CreateFCmpOGT(v, acc), v, acc);
   };
+  // Whether index i lies in [0, n), and i clamped into it (an address that
+  // is always in bounds, its value not taken where i is outside).
+  auto clampInto = [&](llvm::Value* i, int64_t n) {
+    llvm::Value* inside = b.CreateAnd(b.CreateICmpSGE(i, i64(0)), b.CreateICmpSLT(i, i64(n)));
+    llvm::Value* clamped = b.CreateBinaryIntrinsic(
+        llvm::Intrinsic::smin, b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, i, i64(0)),
+        i64(n - 1));
+    return std::make_pair(inside, clamped);
+  };
   emitLoop(
       b, kb.task_begin, kb.task_end,
       [&](llvm::Value* t) {
@@ -220,12 +230,7 @@ bool emitMaxPoolRows(KernelBuilder& kb, const LoweredPool& p) {
                       llvm::Value* row = rowOf(kh);
                       llvm::Value* acc = b.CreateLoad(f32, acc_ptr);
                       for (int64_t kw = 0; kw < KW; ++kw) {
-                        llvm::Value* iw = b.CreateAdd(iw0, i64(kw));
-                        llvm::Value* inside =
-                            b.CreateAnd(b.CreateICmpSGE(iw, i64(0)), b.CreateICmpSLT(iw, i64(W)));
-                        llvm::Value* at = b.CreateBinaryIntrinsic(
-                            llvm::Intrinsic::smin,
-                            b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, iw, i64(0)), i64(W - 1));
+                        auto [inside, at] = clampInto(b.CreateAdd(iw0, i64(kw)), W);
                         llvm::Value* v = loadF32(b, x, b.CreateAdd(row, at));
                         acc = b.CreateSelect(inside, maxOf(v, acc), acc);
                       }
@@ -248,12 +253,7 @@ bool emitMaxPoolRows(KernelBuilder& kb, const LoweredPool& p) {
                 llvm::Value* load_mask = llvm::ConstantVector::get(bits);
                 llvm::Value* acc = b.CreateVectorSplat(V, lowest);
                 for (int64_t kh = 0; kh < KH; ++kh) {
-                  llvm::Value* ih = b.CreateAdd(ih0, i64(kh));
-                  llvm::Value* valid =
-                      b.CreateAnd(b.CreateICmpSGE(ih, i64(0)), b.CreateICmpSLT(ih, i64(H)));
-                  llvm::Value* clamped = b.CreateBinaryIntrinsic(
-                      llvm::Intrinsic::smin,
-                      b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, ih, i64(0)), i64(H - 1));
+                  auto [valid, clamped] = clampInto(b.CreateAdd(ih0, i64(kh)), H);
                   llvm::Value* row =
                       b.CreateAdd(b.CreateAdd(x_plane, b.CreateMul(clamped, i64(W))), iw0);
                   for (int64_t kw = 0; kw < KW; ++kw) {

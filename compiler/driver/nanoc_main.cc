@@ -82,6 +82,10 @@ options:
                      within 1e-5 of the direct sum's scale). The transformed
                      weights are 4x the 3x3 weights' size (16/9 on 7x7 maps):
                      resnet18's constants are 100.7 MB with, 46.7 MB without
+  --no-nchwc         keep the model's NCHW layout everywhere; by default a CNN
+                     of pointwise and depthwise convolutions (mobilenet_v2,
+                     efficientnet_b0) runs channel-blocked (NCHWc, c = the
+                     target's vector width) from its stem to its pooling
   --no-fuse          keep residual Adds and activations after a Conv, Gemm or
                      MatMul as kernels of their own instead of folding them
                      into its store, a per-channel Mul before a pointwise
@@ -228,7 +232,7 @@ int run(int argc, char** argv) {
   std::string model, name, out_dir = ".", target = "host", triple, cpu, features, emit = "files";
   std::string targets_dir = nanoc::cpu::defaultTargetsDir();
   bool fold = true, list_targets = false, memory_check = true, conv_gemm = true, fuse = true,
-       winograd = true;
+       winograd = true, nchwc = true;
   nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -285,6 +289,8 @@ int run(int argc, char** argv) {
       fuse = false;
     else if (arg == "--no-winograd")
       winograd = false;
+    else if (arg == "--no-nchwc")
+      nchwc = false;
     else if (!arg.empty() && arg[0] == '-')
       throw nanoc::CompileError("unknown option '" + arg + "' (see nanoc --help)");
     else if (model.empty())
@@ -348,6 +354,7 @@ int run(int argc, char** argv) {
   pipeline.conv_gemm_panel = conv_gemm ? nanoc::cpu::convGemmPanel(targets) : 0;
   pipeline.fuse = fuse;
   pipeline.winograd = winograd;
+  pipeline.nchwc_block = nchwc ? nanoc::cpu::nchwcBlock(targets) : 0;
   nanoc::runPipeline(*graph, pipeline);
   if (emit == "ir") {
     std::fputs(nanoc::printGraph(*graph).c_str(), stdout);

@@ -36,6 +36,7 @@ std::vector<OpSchema> samplingSchemas();          // grid_sample.cc
 std::vector<OpSchema> convGemmSchemas();          // conv_gemm.cc
 std::vector<OpSchema> winogradSchemas();          // winograd.cc
 std::vector<OpSchema> fusedElementwiseSchemas();  // fused_elementwise.cc
+std::vector<OpSchema> nchwcSchemas();             // nchwc.cc
 
 namespace {
 
@@ -56,7 +57,7 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
     for (std::vector<OpSchema> (*family)() :
          {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas,
           quantizationSchemas, samplingSchemas, convGemmSchemas, winogradSchemas,
-          fusedElementwiseSchemas})
+          fusedElementwiseSchemas, nchwcSchemas})
       for (OpSchema& schema : family()) {
         std::string name = schema.name;
         t.emplace(std::move(name), std::move(schema));

@@ -14,14 +14,20 @@ int fuseChannelScales(Graph& graph) {
   std::vector<const Node*> folded;
   for (const auto& node : graph.nodes) {
     Node* conv = node.get();
-    if (conv->op != "nanoc.ConvGemm" || conv->has("kernel_shape") || !conv->has("out_channels") ||
-        !conv->has("panel") || conv->i("panel") != 0 || conv->inputs.empty())
+    // A pointwise ConvGemm reading X in place, or a pointwise ConvNCHWc.
+    const bool blocked = conv->op == "nanoc.ConvNCHWc";
+    if (blocked) {
+      if (!conv->has("form") || conv->s("form") != "pointwise" || conv->inputs.empty()) continue;
+    } else if (conv->op != "nanoc.ConvGemm" || conv->has("kernel_shape") ||
+               !conv->has("out_channels") || !conv->has("panel") || conv->i("panel") != 0 ||
+               conv->inputs.empty()) {
       continue;
+    }
     if (conv->inputs.size() > kChannelScaleInput && conv->inputs[kChannelScaleInput]) continue;
     Value* b = conv->inputs[0];
     Node* mul = b ? b->producer : nullptr;
     if (!mul || mul->op != "Mul" || mul->inputs.size() != 2 || mul->outputs.size() != 1 ||
-        uses[b] != 1 || b->type.dtype != DType::F32 || b->type.rank() != 4)
+        uses[b] != 1 || b->type.dtype != DType::F32 || b->type.rank() != (blocked ? 5 : 4))
       continue;
     // Only where scaling W is the smaller pass: the kernel reads W, writes
     // the scaled rows and reads them back, M x K elements per image, where
@@ -29,7 +35,8 @@ int fuseChannelScales(Graph& graph) {
     // output channels W is the larger, and the fold measured slower.
     const int64_t pixels = b->type.dims[2] * b->type.dims[3];
     if (pixels < 2 * conv->i("out_channels")) continue;
-    const std::vector<int64_t> scale_dims = {b->type.dims[0], b->type.dims[1], 1, 1};
+    std::vector<int64_t> scale_dims = {b->type.dims[0], b->type.dims[1], 1, 1};
+    if (blocked) scale_dims.push_back(b->type.dims[4]);
     for (size_t s_at : {1, 0}) {
       Value* x = mul->inputs[1 - s_at];
       Value* s = mul->inputs[s_at];

@@ -10,7 +10,9 @@
 // graph output, and only where the map has at least twice as many pixels as
 // the ConvGemm has output channels: the kernel then scales a task's rows of W
 // (M x K per image, read, written and read back) instead of a pass over X
-// (K x H x W) through memory. Runs after conv_to_gemm.
+// (K x H x W) through memory. The same for a pointwise nanoc.ConvNCHWc
+// (ops/nchwc.h), X and S channel-blocked ([N, Cb, H, W, b] and
+// [N, Cb, 1, 1, b]). Runs after conv_to_gemm.
 #pragma once
 
 #include "compiler/ir/graph.h"

@@ -12,8 +12,8 @@ namespace nanoc {
 namespace {
 
 bool isAnchorOp(const std::string& op) {
-  return op == "Conv" || op == "nanoc.ConvGemm" || op == "nanoc.Winograd" || op == "Gemm" ||
-         op == "MatMul";
+  return op == "Conv" || op == "nanoc.ConvGemm" || op == "nanoc.Winograd" ||
+         op == "nanoc.ConvNCHWc" || op == "Gemm" || op == "MatMul";
 }
 
 class EpilogueFuser {

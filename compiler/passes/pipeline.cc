@@ -9,6 +9,7 @@
 #include "compiler/passes/fuse_epilogue.h"
 #include "compiler/passes/fuse_layer_norm.h"
 #include "compiler/passes/legalize_outputs.h"
+#include "compiler/passes/nchwc_layout.h"
 #include "compiler/passes/shape_inference.h"
 
 namespace nanoc {
@@ -21,6 +22,8 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
     foldBatchNormIntoConv(graph);
   }
   eliminateDeadCode(graph);
+  if (options.conv_gemm_panel > 0)
+    convertToNchwc(graph, options.nchwc_block, options.conv_gemm_panel);
   convToGemm(graph, options.conv_gemm_panel, options.winograd);
   if (options.fuse) {
     fuseLayerNorms(graph);

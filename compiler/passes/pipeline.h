@@ -16,6 +16,11 @@ struct PipelineOptions {
   // With conv_gemm_panel: 3x3 stride-1 Convs with enough channels and tiles
   // become nanoc.Winograd (F(4x4, 3x3), weights transformed at compile time).
   bool winograd = true;
+  // With conv_gemm_panel: > 1 runs a CNN of pointwise and depthwise
+  // convolutions in the channel-blocked layout with blocks of this many
+  // lanes (nchwc_layout.h; the driver passes the targets' common vector
+  // width, 0 where they differ or have none).
+  int64_t nchwc_block = 0;
   // Rewrite decomposed LayerNorms into LayerNormalization
   // (fuse_layer_norm.h); fold residual Adds and activations into the Conv,
   // ConvGemm, Gemm or MatMul producing them (fuse_epilogue.h), and a

@@ -1629,6 +1629,58 @@ def squeeze_excitation():
 
 
 @case()
+def nchwc_mobile_blocks():
+    # A MobileNet/EfficientNet-like network that nchwc_layout.h runs
+    # channel-blocked from its stem to its pool (one Unpack of the pooled
+    # features): a 3-channel stem read in NCHW, depthwise 3x3 and 5x5 Convs
+    # (strides 1 and 2), pointwise ones with Relu6 (Clip), SiLU and a
+    # residual, a squeeze-and-excitation whose scale folds into the project
+    # Conv (30 pixels, 14 output channels), a per-channel constant Add;
+    # channel counts that fill no block of 16 (24, 40) and none of 4 (10,
+    # 14), odd maps, two images.
+    rng = rng_for("nchwc_mobile_blocks")
+    inits = [init("lo", np.array(0.0, np.float32)), init("hi", np.array(6.0, np.float32)),
+             init("shift", weights(rng, (1, 14, 1, 1), 0.5)),
+             init("fc.w", weights(rng, (7, 14))), init("fc.b", weights(rng, (7,), 0.5))]
+
+    def silu(x, y):
+        return [helper.make_node("Sigmoid", [x], [y + "_s"], name=y + "_sig"),
+                helper.make_node("Mul", [x, y + "_s"], [y], name=y + "_silu")]
+
+    nodes = [
+        conv_node(inits, rng, "stem", "x", "s0", (16, 3, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Clip", ["s0", "lo", "hi"], ["s"], name="stem_relu6"),
+        conv_node(inits, rng, "dw1", "s", "d1", (16, 1, 3, 3), pads=[1, 1, 1, 1], group=16),
+        helper.make_node("Clip", ["d1", "lo", "hi"], ["d"], name="dw1_relu6"),
+        conv_node(inits, rng, "pw1", "d", "p", (24, 16, 1, 1)),
+        conv_node(inits, rng, "pw2", "p", "q", (24, 24, 1, 1), bias=False),
+        helper.make_node("Add", ["q", "p"], ["r"], name="residual"),
+        conv_node(inits, rng, "expand", "r", "e0", (40, 24, 1, 1)),
+    ]
+    nodes += silu("e0", "e")
+    nodes += [conv_node(inits, rng, "dw2", "e", "f0", (40, 1, 5, 5), pads=[2, 2, 2, 2],
+                        strides=[2, 2], group=40)]
+    nodes += silu("f0", "f")
+    nodes += [
+        helper.make_node("GlobalAveragePool", ["f"], ["g"], name="se_gap"),
+        conv_node(inits, rng, "se1", "g", "g1", (10, 40, 1, 1)),
+    ]
+    nodes += silu("g1", "g2")
+    nodes += [
+        conv_node(inits, rng, "se2", "g2", "g3", (40, 10, 1, 1)),
+        helper.make_node("Sigmoid", ["g3"], ["gs"], name="se_gate"),
+        helper.make_node("Mul", ["f", "gs"], ["fs"], name="se_scale"),
+        conv_node(inits, rng, "project", "fs", "h", (14, 40, 1, 1)),
+        helper.make_node("Add", ["h", "shift"], ["hs"], name="shift"),
+        helper.make_node("GlobalAveragePool", ["hs"], ["pool"], name="pool"),
+        helper.make_node("Flatten", ["pool"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["y"], name="fc", transB=1),
+    ]
+    return model("nchwc_mobile_blocks", nodes, [vi("x", (2, 3, 21, 18))], [vi("y", (2, 7))],
+                 inits)
+
+
+@case()
 def fused_gemm_matmul():
     # Gemm + LeakyRelu, MatMul + residual + HardSigmoid, batched MatMul + Tanh.
     rng = rng_for("fused_gemm_matmul")

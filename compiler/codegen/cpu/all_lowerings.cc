@@ -39,6 +39,7 @@ LoweringList normalizationLowerings();     // lower_normalizations.cc
 LoweringList quantizationLowerings();      // lower_quantization.cc
 LoweringList samplingLowerings();          // lower_grid_sample.cc
 LoweringList convGemmLowerings();          // lower_conv_gemm.cc
+LoweringList nchwcLowerings();             // lower_nchwc.cc
 
 const Lowering* findLowering(std::string_view op) {
   static const std::map<std::string, Lowering, std::less<>> table = [] {
@@ -62,7 +63,8 @@ const Lowering* findLowering(std::string_view op) {
     };
     for (LoweringList (*family)() :
          {elementwiseTableLowerings, reductionLowerings, dataMovementLowerings,
-          normalizationLowerings, quantizationLowerings, samplingLowerings, convGemmLowerings})
+          normalizationLowerings, quantizationLowerings, samplingLowerings, convGemmLowerings,
+          nchwcLowerings})
       for (auto& [name, lowering] : family()) t.emplace(name, std::move(lowering));
     return t;
   }();

@@ -57,6 +57,16 @@ int64_t convGemmPanel(const std::vector<CpuTarget>& targets) {
   return panel;
 }
 
+int64_t nchwcBlock(const std::vector<CpuTarget>& targets) {
+  int64_t block = 0;
+  for (const CpuTarget& t : targets) {
+    const int64_t width = registerTile(t).width;
+    if (width < 2 || (block != 0 && block != width)) return 0;
+    block = width;
+  }
+  return block;
+}
+
 int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N) {
   // A task sweeps every panel of B over its rows: the more rows, the more
   // tiles reuse each panel from cache, while the task's rows of A (rows x K)
@@ -208,9 +218,18 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   const int64_t b_stride = p.b_panel_stride > 0 ? p.b_panel_stride : w;
   // Y's row of product row i.
   auto yRow = [&](llvm::Value* i) { return p.y_row_origin ? b.CreateSub(i, p.y_row_origin) : i; };
+  // Y's element (i, j): row-major, or channel-blocked.
+  auto yAt = [&](llvm::Value* i, llvm::Value* j) -> llvm::Value* {
+    if (p.channel_block > 0) {
+      const int64_t c = p.channel_block;
+      return b.CreateAdd(
+          b.CreateMul(b.CreateUDiv(j, b.getInt64(c)), b.getInt64(p.y_block_stride)),
+          b.CreateAdd(b.CreateMul(yRow(i), b.getInt64(c)), b.CreateURem(j, b.getInt64(c))));
+    }
+    return b.CreateAdd(b.CreateMul(yRow(i), b.getInt64(p.N)), j);
+  };
   auto yIndex = [&](int64_t r, int64_t v) {
-    return b.CreateAdd(b.CreateMul(yRow(b.CreateAdd(i0, b.getInt64(r))), b.getInt64(p.N)),
-                       b.CreateAdd(j0, b.getInt64(v * tile.width)));
+    return yAt(b.CreateAdd(i0, b.getInt64(r)), b.CreateAdd(j0, b.getInt64(v * tile.width)));
   };
 
   llvm::Function* fn = b.GetInsertBlock()->getParent();
@@ -220,7 +239,10 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   std::vector<llvm::Value*> a_rows;
   // A's row of product row i0.
   llvm::Value* a_i0 = p.a_row_origin ? b.CreateSub(i0, p.a_row_origin) : i0;
-  if (p.a_row_group > 0) {
+  if (p.channel_block > 0) {
+    for (int64_t r = 0; r < rows; ++r)
+      a_rows.push_back(b.CreateMul(b.CreateAdd(a_i0, b.getInt64(r)), b.getInt64(p.channel_block)));
+  } else if (p.a_row_group > 0) {
     // The tile's rows lie in one group (i0 is a multiple of mr, which
     // divides the group).
     const int64_t g = p.a_row_group;
@@ -273,7 +295,12 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
     bvec.push_back(loadLanes(b, types[v], p.packed_b,
                              b.CreateAdd(b_row, b.getInt64(v * tile.width * b_lane_stride)),
                              lanesOf(v)));
-  llvm::Value* a_k = b.CreateMul(k, b.getInt64(p.a_row_group > 0 ? p.a_row_group : p.a_k_stride));
+  llvm::Value* a_k =
+      p.channel_block > 0
+          ? b.CreateAdd(b.CreateMul(b.CreateUDiv(k, b.getInt64(p.channel_block)),
+                                    b.getInt64(p.a_block_stride)),
+                        b.CreateURem(k, b.getInt64(p.channel_block)))
+          : b.CreateMul(k, b.getInt64(p.a_row_group > 0 ? p.a_row_group : p.a_k_stride));
   for (int64_t r = 0; r < rows; ++r) {
     llvm::Value* a = loadF32(b, p.a, b.CreateAdd(a_rows[r], a_k));
     std::map<int64_t, llvm::Value*> splats;  // by width
@@ -312,7 +339,11 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
       if (p.alpha != 1.0) y = b.CreateFMul(y, llvm::ConstantFP::get(types[v], p.alpha));
       if (p.init) y = b.CreateFAdd(y, p.init(i, j, lanesOf(v), types[v]));
       if (p.epilogue) y = p.epilogue(i, j, lanesOf(v), y);
-      storeLanes(b, y, p.y, b.CreateAdd(b.CreateMul(yRow(i), b.getInt64(p.N)), j), lanesOf(v));
+      storeLanes(b, y, p.y, yAt(i, j), lanesOf(v));
+      if (p.channel_block > 0 && lanesOf(v) < p.channel_block)
+        // The lanes of the last block past N: 0.
+        storeLanes(b, llvm::Constant::getNullValue(vectorOf(p.channel_block)), p.y,
+                   b.CreateAdd(yAt(i, j), b.getInt64(lanesOf(v))), p.channel_block - lanesOf(v));
     }
   }
   if (done) {

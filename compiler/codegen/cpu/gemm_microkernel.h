@@ -43,6 +43,10 @@ RegisterTile registerTile(const CpuTarget& target);
 // multiple of their tiles' columns (each ISA variant reads a panel as whole
 // tiles), or 0 (keep the direct Conv) when one of them has no vector unit.
 int64_t convGemmPanel(const std::vector<CpuTarget>& targets);
+// The channel block of the NCHWc layout (ops/nchwc.h) for a program with
+// these targets: their tiles' common vector width in floats, or 0 where the
+// widths differ or one has no vector unit (the program keeps NCHW).
+int64_t nchwcBlock(const std::vector<CpuTarget>& targets);
 
 // Rows of Y per task for the packed product: productRowsPerTask, or more
 // while the task's rows of A fit 256 KiB, rounded up to a multiple of
@@ -108,6 +112,15 @@ struct PackedProduct {
   // for panels packed a task's columns at a time; nullptr: column 0.
   llvm::Value* b_column_origin = nullptr;
   llvm::Value* y = nullptr;  // row-major [M, N]
+  // > 0: A and Y are channel-blocked (ops/nchwc.h) in blocks of this many
+  // lanes (a multiple of the tile's width): the product's rows are pixels,
+  // A(i, k) = a[(k / c) * a_block_stride + i * c + k % c] and
+  // Y(i, j) = y[(j / c) * y_block_stride + i * c + j % c], so that each
+  // vector of a tile row is one pixel's block of channels (a_row_stride,
+  // a_k_stride, a_row_group and N's row stride unused). K and N may end
+  // within a block: A's lanes past K are not read, Y's past N are written 0.
+  int64_t channel_block = 0;
+  int64_t a_block_stride = 0, y_block_stride = 0;
   // The row y holds first (y's row i is the product's row i - y_row_origin),
   // for a y that holds one block of rows; nullptr: row 0. The init,
   // epilogue and prefetch hooks still see the product's rows.

@@ -1,0 +1,210 @@
+// The pointwise form of nanoc.ConvNCHWc (the packed product over pixels with
+// a channel-blocked A and Y) and nanoc.Pack, nanoc.Unpack and
+// nanoc.GlobalAveragePoolNCHWc against their references on random inputs,
+// on every register tile this machine runs: blocks of 4, 8 and 16 lanes;
+// maps of one pixel, 7 x 7 (a partial tile of rows), 14 x 14 and wider than
+// a task's rows; K deep enough to take several kc blocks (partial sums kept
+// in the blocked Y); output channels filling part of the last panel; two
+// images; bias, residual and activation.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/ir/error.h"
+#include "compiler/ops/conv_gemm.h"
+#include "compiler/ops/nchwc.h"
+
+namespace nanoc::cpu {
+namespace {
+
+using Attrs = std::map<std::string, Attr>;
+using Dims = std::vector<int64_t>;
+
+TensorType f32(Dims dims) { return {DType::F32, std::move(dims)}; }
+
+struct Pointwise {
+  int64_t n, ic, oc, h, w, block, panel;
+  bool bias = true;
+  std::string activation;  // fused_activation, empty: none
+  bool residual = false;
+};
+
+void expectPointwiseMatches(const Pointwise& c, uint64_t seed) {
+  const int64_t b = c.block, icb = channelBlocks(c.ic, b), ocb = channelBlocks(c.oc, b);
+  std::vector<TensorType> inputs = {f32({c.n, icb, c.h, c.w, b}),
+                                    f32({channelBlocks(ocb * b, c.panel), c.ic, c.panel})};
+  if (c.bias || c.residual) inputs.push_back(f32({ocb * b}));
+  if (c.residual) inputs.push_back(f32({c.n, ocb, c.h, c.w, b}));
+  Attrs attrs = {{"form", std::string("pointwise")},
+                 {"block", b},
+                 {"out_channels", c.oc},
+                 {"kernel_shape", Dims{1, 1}},
+                 {"strides", Dims{1, 1}},
+                 {"pads", Dims{0, 0, 0, 0}},
+                 {"panel", c.panel}};
+  if (!c.activation.empty()) attrs["fused_activation"] = c.activation;
+  if (c.activation == "Clip") attrs["fused_alpha"] = 0.0, attrs["fused_beta"] = 6.0;
+  auto g = testing::makeSingleNodeGraph("nanoc.ConvNCHWc", inputs, attrs);
+  std::string what = testing::describe("nanoc.ConvNCHWc pointwise", inputs) + " block " +
+                     std::to_string(b) + " panel " + std::to_string(c.panel) + " " + c.activation;
+  testing::expectMatchesOnEveryTile(*g->node, seed, what, {1});
+}
+
+TEST(NchwcPointwiseLowering, EveryBlockAndMap) {
+  uint64_t seed = 1;
+  for (auto [b, panel] : {std::pair<int64_t, int64_t>{16, 32}, {8, 16}, {4, 24}}) {
+    expectPointwiseMatches({1, 32, 24, 7, 7, b, panel}, seed++);
+    expectPointwiseMatches({1, 20, 40, 14, 14, b, panel}, seed++);
+    expectPointwiseMatches({1, 16, 96, 1, 1, b, panel}, seed++);
+    expectPointwiseMatches({2, 24, 16, 5, 3, b, panel}, seed++);
+    expectPointwiseMatches({1, 16, 8, 3, 112, b, panel, false}, seed++);
+  }
+}
+
+TEST(NchwcPointwiseLowering, DeepKTakesSeveralBlocks) {
+  expectPointwiseMatches({1, 960, 48, 7, 7, 16, 32}, 11);
+  expectPointwiseMatches({1, 1152, 40, 2, 3, 8, 16}, 12);
+}
+
+TEST(NchwcPointwiseLowering, EpilogueOnTheBlockedStore) {
+  uint64_t seed = 21;
+  for (const char* act : {"Relu", "Clip", "SiLU", "Sigmoid"}) {
+    Pointwise c{1, 24, 40, 7, 7, 16, 32};
+    c.activation = act;
+    expectPointwiseMatches(c, seed++);
+    c.residual = true;
+    expectPointwiseMatches(c, seed++);
+    c.n = 2, c.block = 8, c.panel = 16;
+    expectPointwiseMatches(c, seed++);
+  }
+}
+
+// A squeeze-and-excitation's channel scale folded in (input 4): each task
+// scales W's panels into its scratch. Absent inputs are null in the node and
+// take no buffer.
+TEST(NchwcPointwiseLowering, ChannelScaleOnEveryTile) {
+  struct Case {
+    int64_t n, ic, oc, h, w, block, panel;
+    bool bias, residual;
+  };
+  const std::vector<Case> cases = {{1, 32, 16, 28, 28, 16, 32, true, false},
+                                   {2, 24, 40, 9, 9, 8, 16, false, true},
+                                   {1, 20, 24, 12, 12, 4, 24, true, true}};
+  uint64_t seed = 60;
+  for (const Case& c : cases) {
+    const int64_t b = c.block, icb = channelBlocks(c.ic, b), ocb = channelBlocks(c.oc, b);
+    std::vector<TensorType> inputs = {f32({c.n, icb, c.h, c.w, b}),
+                                      f32({channelBlocks(ocb * b, c.panel), c.ic, c.panel}),
+                                      f32({ocb * b}), f32({c.n, ocb, c.h, c.w, b}),
+                                      f32({c.n, icb, 1, 1, b})};
+    Attrs attrs = {{"form", std::string("pointwise")},
+                   {"block", b},
+                   {"out_channels", c.oc},
+                   {"kernel_shape", Dims{1, 1}},
+                   {"strides", Dims{1, 1}},
+                   {"pads", Dims{0, 0, 0, 0}},
+                   {"panel", c.panel},
+                   {"fused_activation", std::string("Relu")}};
+    auto g = testing::makeSingleNodeGraph("nanoc.ConvNCHWc", inputs, attrs);
+    Node& node = *g->node;
+    if (!c.bias) node.inputs[2] = nullptr;
+    if (!c.residual) node.inputs[3] = nullptr;
+    inferNode(node);
+    ASSERT_TRUE(convNchwcShape(node).has_scale);
+    std::mt19937_64 rng(seed++);
+    std::vector<testing::AlignedBuffer> data;
+    for (const Value* in : node.inputs) {
+      data.emplace_back(in ? in->type.bytes() : 0);
+      if (in) testing::fillRandom(data.back(), in->type, rng);
+    }
+    node.inputs[1]->data = std::make_shared<std::vector<uint8_t>>(
+        data[1].data(), data[1].data() + node.inputs[1]->type.bytes());
+    const std::string what = testing::describe("nanoc.ConvNCHWc scaled", inputs);
+    std::vector<const void*> ref_in;
+    std::vector<void*> buffers;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      ref_in.push_back(node.inputs[i] ? data[i].data() : nullptr);
+      if (node.inputs[i]) buffers.push_back(data[i].data());
+    }
+    const TensorType& out = node.outputs[0]->type;
+    testing::AlignedBuffer want(out.bytes());
+    findOp("nanoc.ConvNCHWc")->reference(node, ref_in, {want.data()});
+    for (const auto& target : testing::tileTargets()) {
+      SCOPED_TRACE(target.empty() ? "no target features" : target[1].second.substr(0, 40));
+      testing::JitKernel kernel = testing::compileKernel(node, target);
+      testing::AlignedBuffer got(out.bytes());
+      std::memset(got.data(), 0xff, got.size());
+      std::vector<void*> args = buffers;
+      args.push_back(got.data());
+      testing::runKernel(kernel, args);
+      testing::expectOutputMatches(out, got, want, what);
+    }
+  }
+  // A scale on the depthwise form is refused.
+  EXPECT_THROW(testing::makeSingleNodeGraph(
+                   "nanoc.ConvNCHWc",
+                   {f32({1, 1, 4, 4, 16}), f32({1, 3, 3, 16}), f32({16}), f32({1, 1, 4, 4, 16}),
+                    f32({1, 1, 1, 1, 16})},
+                   {{"form", std::string("depthwise")},
+                    {"block", int64_t{16}},
+                    {"out_channels", int64_t{16}},
+                    {"kernel_shape", Dims{3, 3}},
+                    {"strides", Dims{1, 1}},
+                    {"pads", Dims{1, 1, 1, 1}}}),
+               CompileError);
+}
+
+TEST(NchwcLayoutOps, PackUnpackAndPoolMatch) {
+  uint64_t seed = 41;
+  for (int64_t b : {4, 8, 16}) {
+    for (Dims x : {Dims{1, 3, 5, 7}, Dims{2, 40, 4, 4}, Dims{1, 16, 1, 1}}) {
+      testing::expectLoweringMatchesReference("nanoc.Pack", {f32(x)}, {{"block", b}}, seed++);
+      const int64_t cb = channelBlocks(x[1], b);
+      testing::expectLoweringMatchesReference("nanoc.Unpack", {f32({x[0], cb, x[2], x[3], b})},
+                                              {{"channels", x[1]}}, seed++);
+      testing::expectLoweringMatchesReference("nanoc.GlobalAveragePoolNCHWc",
+                                              {f32({x[0], cb, x[2], x[3], b})}, {}, seed++);
+    }
+    testing::expectLoweringMatchesReference("nanoc.GlobalAveragePoolNCHWc",
+                                            {f32({1, 2, 112, 112, b})}, {}, seed++);
+  }
+}
+
+TEST(NchwcLayoutOps, ShapeRulesRefuseMalformedNodes) {
+  // A panel that is not a multiple of the block, W of the wrong shape, an
+  // Unpack whose channels do not end in its last block.
+  EXPECT_THROW(testing::makeSingleNodeGraph(
+                   "nanoc.ConvNCHWc", {f32({1, 1, 2, 2, 16}), f32({1, 16, 24})},
+                   {{"form", std::string("pointwise")},
+                    {"block", int64_t{16}},
+                    {"out_channels", int64_t{16}},
+                    {"kernel_shape", Dims{1, 1}},
+                    {"strides", Dims{1, 1}},
+                    {"pads", Dims{0, 0, 0, 0}},
+                    {"panel", int64_t{24}}}),
+               CompileError);
+  EXPECT_THROW(testing::makeSingleNodeGraph(
+                   "nanoc.ConvNCHWc", {f32({1, 1, 4, 4, 16}), f32({1, 3, 3, 8})},
+                   {{"form", std::string("depthwise")},
+                    {"block", int64_t{16}},
+                    {"out_channels", int64_t{16}},
+                    {"kernel_shape", Dims{3, 3}},
+                    {"strides", Dims{1, 1}},
+                    {"pads", Dims{1, 1, 1, 1}}}),
+               CompileError);
+  EXPECT_THROW(testing::makeSingleNodeGraph("nanoc.Unpack", {f32({1, 2, 4, 4, 16})},
+                                            {{"channels", int64_t{16}}}),
+               CompileError);
+  EXPECT_THROW(testing::makeSingleNodeGraph("nanoc.Pack", {f32({1, 4, 4, 4})},
+                                            {{"block", int64_t{12}}}),
+               CompileError);
+}
+
+}  // namespace
+}  // namespace nanoc::cpu

@@ -1,0 +1,294 @@
+// nanoc.ConvNCHWc's depthwise and direct forms (lower_nchwc_conv.cc) against
+// the op's reference on random inputs, on every register tile this machine
+// runs, at blocks of 4, 8 and 16 lanes: 3x3 and 5x5 windows at strides 1 and
+// 2, even and odd maps, asymmetric pads and pads wider than the window,
+// maps narrower than the window, 1x1 up to 112-wide rows, two images; the
+// stem's direct form with 3 channels (3x3 and 7x7 at stride 2), 1, 5 and
+// many channels; bias or none, residual and fused activations; the shapes
+// that take only run-time kernel rows (windows of more taps than unrolled)
+// and the border loops (pads of many pixels); blocks of 1, 2 and 32 lanes.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/ops/epilogue.h"
+#include "compiler/ops/nchwc.h"
+#include "compiler/ops/schema_checks.h"
+
+namespace nanoc::cpu {
+namespace {
+
+using Attrs = std::map<std::string, Attr>;
+using Dims = std::vector<int64_t>;
+
+TensorType f32(Dims dims) { return {DType::F32, std::move(dims)}; }
+
+struct Window {
+  Dims kernel, strides, pads;  // pads: top, left, bottom, right
+};
+
+// A ConvNCHWc: `form` on a [N, C, H, W] image (blocked, for the depthwise
+// form, in blocks of `block`) to `oc` channels (the depthwise form: C).
+struct NchwcConv {
+  std::string form;
+  int64_t block;
+  Dims image;  // N, C, H, W
+  int64_t oc;
+  Window window;
+  bool bias = true;
+  std::string activation;  // "": none
+  bool residual = false;
+};
+
+// X, W, bias (null where absent), residual (where present) and attributes.
+struct Operands {
+  std::vector<std::optional<TensorType>> inputs;
+  Attrs attrs;
+};
+
+Operands operands(const NchwcConv& c) {
+  const int64_t n = c.image[0], ch = c.image[1], h = c.image[2], w = c.image[3], b = c.block;
+  const int64_t kh = c.window.kernel[0], kw = c.window.kernel[1];
+  const Dims& p = c.window.pads;
+  const bool direct = c.form == "direct";
+  const int64_t ocb = channelBlocks(direct ? c.oc : ch, b);
+  Operands o;
+  o.inputs.push_back(f32(direct ? Dims{n, ch, h, w} : Dims{n, ocb, h, w, b}));
+  o.inputs.push_back(f32(direct ? Dims{ocb, ch, kh, kw, b} : Dims{ocb, kh, kw, b}));
+  if (c.bias)
+    o.inputs.push_back(f32({ocb * b}));
+  else
+    o.inputs.push_back(std::nullopt);
+  if (c.residual) {
+    const int64_t oh = (h + p[0] + p[2] - kh) / c.window.strides[0] + 1;
+    const int64_t ow = (w + p[1] + p[3] - kw) / c.window.strides[1] + 1;
+    o.inputs.push_back(f32({n, ocb, oh, ow, b}));
+  }
+  while (!o.inputs.empty() && !o.inputs.back()) o.inputs.pop_back();
+  o.attrs = {{"form", c.form},
+             {"block", b},
+             {"out_channels", direct ? c.oc : ch},
+             {"kernel_shape", c.window.kernel},
+             {"strides", c.window.strides},
+             {"pads", c.window.pads}};
+  if (!c.activation.empty()) {
+    o.attrs["fused_activation"] = c.activation;
+    if (c.activation == "Clip") {
+      o.attrs["fused_alpha"] = -1.0;
+      o.attrs["fused_beta"] = 1.5;
+    }
+  }
+  return o;
+}
+
+std::string describe(const NchwcConv& c) {
+  return "ConvNCHWc " + c.form + " block " + std::to_string(c.block) + " image " +
+         dimsStr(c.image) + " -> " + std::to_string(c.oc) + " kernel " +
+         dimsStr(c.window.kernel) + " strides " + dimsStr(c.window.strides) + " pads " +
+         dimsStr(c.window.pads) + (c.bias ? " bias" : " no bias") +
+         (c.residual ? " residual" : "") + (c.activation.empty() ? "" : " " + c.activation);
+}
+
+// The node on random inputs, W constant (as from a model), on every tile:
+// expectMatchesOnEveryTile, or with an absent bias before the residual (a
+// null input it does not take) the same steps by hand.
+void expectMatches(const NchwcConv& c, uint64_t seed) {
+  Operands o = operands(c);
+  const std::string what = describe(c);
+  bool has_null = false;
+  for (const auto& in : o.inputs) has_null |= !in;
+  if (!has_null) {
+    std::vector<TensorType> types;
+    for (const auto& in : o.inputs) types.push_back(*in);
+    auto g = testing::makeSingleNodeGraph("nanoc.ConvNCHWc", types, o.attrs);
+    testing::expectMatchesOnEveryTile(*g->node, seed, what, {1});
+    return;
+  }
+  SCOPED_TRACE(what);
+  Graph graph;
+  std::vector<Value*> values;
+  for (size_t i = 0; i < o.inputs.size(); ++i)
+    values.push_back(o.inputs[i] ? graph.addInput("in" + std::to_string(i), *o.inputs[i])
+                                 : nullptr);
+  Node* node = graph.addNode("nanoc.ConvNCHWc", "n0", values, 1);
+  node->attrs = o.attrs;
+  inferNode(*node);
+  std::mt19937_64 rng(seed);
+  std::vector<std::unique_ptr<testing::AlignedBuffer>> data;
+  std::vector<const void*> ref_in;
+  std::vector<void*> args;  // present inputs, then Y
+  for (size_t i = 0; i < node->inputs.size(); ++i) {
+    Value* v = node->inputs[i];
+    if (!v) {
+      ref_in.push_back(nullptr);
+      continue;
+    }
+    data.push_back(std::make_unique<testing::AlignedBuffer>(v->type.bytes()));
+    testing::fillRandom(*data.back(), v->type, rng);
+    if (i == 1)
+      v->data = std::make_shared<std::vector<uint8_t>>(data.back()->data(),
+                                                       data.back()->data() + v->type.bytes());
+    ref_in.push_back(data.back()->data());
+    args.push_back(data.back()->data());
+  }
+  const TensorType& out = node->outputs[0]->type;
+  testing::AlignedBuffer want(out.bytes()), got(out.bytes());
+  findOp("nanoc.ConvNCHWc")->reference(*node, ref_in, {want.data()});
+  args.push_back(got.data());
+  for (const testing::KernelAttributes& target : testing::tileTargets()) {
+    SCOPED_TRACE("target-features " + (target.empty() ? "none" : target[1].second.substr(0, 40)));
+    testing::JitKernel kernel = testing::compileKernel(*node, target);
+    std::memset(got.data(), 0xff, got.size());
+    testing::runKernel(kernel, args);
+    testing::expectOutputMatches(out, got, want, what);
+  }
+}
+
+NchwcConv depthwise(int64_t block, Dims image, Window window, bool bias = true) {
+  return {"depthwise", block, image, image[1], std::move(window), bias, "", false};
+}
+
+NchwcConv direct(int64_t block, Dims image, int64_t oc, Window window, bool bias = true) {
+  return {"direct", block, std::move(image), oc, std::move(window), bias, "", false};
+}
+
+const Window k3s1p1{{3, 3}, {1, 1}, {1, 1, 1, 1}};
+const Window k3s2p1{{3, 3}, {2, 2}, {1, 1, 1, 1}};
+const Window k5s1p2{{5, 5}, {1, 1}, {2, 2, 2, 2}};
+const Window k5s2p2{{5, 5}, {2, 2}, {2, 2, 2, 2}};
+
+// Every window on every map, the block cycling through 4, 8 and 16 (C one
+// and a half blocks: a padded last block), bias on every other case.
+TEST(NchwcConvLowering, DepthwiseWindowsAndMaps) {
+  const std::vector<Window> windows = {
+      k3s1p1, k3s2p1, k5s1p2, k5s2p2,
+      {{3, 3}, {2, 2}, {0, 0, 1, 1}},  // TF's SAME at stride 2: pad at the end only
+      {{3, 3}, {1, 2}, {2, 0, 1, 2}},  // asymmetric pads, mixed strides
+  };
+  const std::vector<Dims> maps = {{1, 1}, {2, 2}, {7, 7}, {14, 14}, {15, 15}, {2, 112}};
+  const int64_t blocks[] = {4, 8, 16};
+  uint64_t seed = 1;
+  for (const Dims& map : maps)
+    for (const Window& w : windows) {
+      if (map[0] + w.pads[0] + w.pads[2] < w.kernel[0] ||
+          map[1] + w.pads[1] + w.pads[3] < w.kernel[1])
+        continue;  // no output
+      const int64_t block = blocks[seed % 3];
+      expectMatches(depthwise(block, {1, block + block / 2, map[0], map[1]}, w, seed % 2 == 1),
+                    seed);
+      ++seed;
+    }
+}
+
+// Each block on the common layers: two images, several channel blocks.
+TEST(NchwcConvLowering, DepthwiseEveryBlock) {
+  uint64_t seed = 100;
+  for (int64_t block : {4, 8, 16}) {
+    expectMatches(depthwise(block, {2, 2 * block, 14, 14}, k3s1p1), seed++);
+    expectMatches(depthwise(block, {2, block, 15, 15}, k5s2p2, false), seed++);
+  }
+}
+
+// Pads wider than the window (rows and columns of outputs that read only
+// padding: the bias), pads of many columns (the border loops), a window
+// larger than the map, 7x7, windows past the unrolled taps (every row's
+// kernel rows at run time, some rows reading none), stride 3.
+TEST(NchwcConvLowering, DepthwisePadsAndLargeWindows) {
+  uint64_t seed = 200;
+  expectMatches(depthwise(8, {1, 8, 4, 9}, {{3, 3}, {1, 1}, {4, 5, 3, 6}}), seed++);
+  expectMatches(depthwise(4, {1, 4, 5, 6}, {{3, 3}, {1, 1}, {1, 10, 2, 11}}), seed++);
+  expectMatches(depthwise(16, {1, 16, 5, 10}, {{3, 3}, {2, 2}, {4, 4, 4, 4}}, false), seed++);
+  expectMatches(depthwise(8, {1, 8, 2, 3}, {{5, 5}, {1, 1}, {2, 2, 2, 2}}), seed++);
+  expectMatches(depthwise(4, {1, 4, 16, 20}, {{7, 7}, {1, 1}, {3, 3, 3, 3}}), seed++);
+  expectMatches(depthwise(8, {1, 8, 12, 13}, {{9, 9}, {1, 1}, {4, 4, 4, 4}}), seed++);
+  expectMatches(depthwise(4, {1, 4, 6, 7}, {{7, 7}, {1, 1}, {12, 3, 12, 3}}), seed++);
+  expectMatches(depthwise(16, {1, 16, 14, 29}, {{3, 3}, {3, 3}, {1, 1, 1, 1}}), seed++);
+}
+
+// Residual and activation in the store, with and without a bias, two images.
+TEST(NchwcConvLowering, DepthwiseEpilogue) {
+  uint64_t seed = 300;
+  for (const char* act : {"Relu", "SiLU", "Clip"}) {
+    NchwcConv c = depthwise(8, {2, 12, 9, 10}, k3s1p1);
+    c.activation = act;
+    c.residual = true;
+    expectMatches(c, seed++);
+  }
+  NchwcConv c = depthwise(16, {1, 16, 7, 7}, k5s2p2, false);
+  c.activation = "Relu";
+  c.residual = true;
+  expectMatches(c, seed++);
+  c = depthwise(4, {1, 4, 6, 6}, k3s2p1);
+  c.activation = "SiLU";
+  expectMatches(c, seed++);
+}
+
+// The stem: 3 channels, 3x3 at stride 2 (even and odd maps), 7x7 at stride
+// 2 (its taps loop over the channels), output channels not a whole number
+// of blocks.
+TEST(NchwcConvLowering, DirectStem) {
+  uint64_t seed = 400;
+  for (int64_t block : {4, 8, 16}) {
+    expectMatches(direct(block, {1, 3, 16, 16}, 2 * block, k3s2p1), seed++);
+    expectMatches(direct(block, {1, 3, 17, 17}, block + 3, k3s2p1, false), seed++);
+  }
+  expectMatches(direct(8, {2, 3, 15, 18}, 16, {{7, 7}, {2, 2}, {3, 3, 3, 3}}, false), seed++);
+  expectMatches(direct(4, {1, 3, 6, 40}, 8, k3s2p1), seed++);
+}
+
+// Other channel counts and windows: 1 and 5 channels, many channels (a loop
+// over them), 5x5, asymmetric pads, wide pads, a window past the unrolled
+// taps, a map narrower than the window, two images.
+TEST(NchwcConvLowering, DirectChannelsAndWindows) {
+  uint64_t seed = 500;
+  expectMatches(direct(8, {1, 1, 9, 11}, 8, k3s1p1), seed++);
+  expectMatches(direct(16, {2, 1, 8, 8}, 16, k3s2p1, false), seed++);
+  expectMatches(direct(4, {1, 5, 10, 9}, 6, k5s2p2), seed++);
+  expectMatches(direct(8, {2, 5, 6, 7}, 16, k3s2p1, false), seed++);
+  expectMatches(direct(16, {1, 20, 7, 9}, 16, k3s1p1), seed++);
+  expectMatches(direct(4, {1, 2, 6, 7}, 4, {{3, 3}, {1, 2}, {0, 2, 1, 0}}), seed++);
+  expectMatches(direct(8, {1, 2, 5, 5}, 8, {{3, 3}, {1, 1}, {1, 10, 1, 9}}), seed++);
+  expectMatches(direct(4, {1, 2, 11, 12}, 4, {{9, 9}, {1, 1}, {4, 4, 4, 4}}), seed++);
+  expectMatches(direct(16, {1, 3, 2, 2}, 16, k3s1p1), seed++);
+  expectMatches(direct(8, {1, 3, 1, 1}, 8, k3s2p1), seed++);
+}
+
+TEST(NchwcConvLowering, DirectEpilogue) {
+  uint64_t seed = 600;
+  const std::pair<int64_t, const char*> cases[] = {{16, "Relu"}, {8, "SiLU"}, {4, "Clip"}};
+  for (const auto& [block, act] : cases) {
+    NchwcConv c = direct(block, {1, 3, 9, 11}, 2 * block, k3s2p1);
+    c.activation = act;
+    c.residual = true;
+    expectMatches(c, seed++);
+  }
+  NchwcConv c = direct(8, {2, 3, 16, 16}, 12, k3s2p1, false);
+  c.activation = "Relu";
+  c.residual = true;
+  expectMatches(c, seed++);
+  c = direct(4, {1, 5, 8, 8}, 4, k3s1p1);
+  c.activation = "Clip";
+  expectMatches(c, seed++);
+}
+
+// Blocks other than the targets' vector widths (any power of two is valid):
+// one lane (plain floats), 2 and 32.
+TEST(NchwcConvLowering, OtherBlocks) {
+  uint64_t seed = 700;
+  for (int64_t block : {1, 2, 32}) {
+    expectMatches(depthwise(block, {1, block, 6, 9}, k3s1p1), seed++);
+    expectMatches(direct(block, {1, 3, 7, 8}, block, k3s2p1, false), seed++);
+  }
+}
+
+}  // namespace
+}  // namespace nanoc::cpu

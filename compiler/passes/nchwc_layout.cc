@@ -1,0 +1,284 @@
+#include "compiler/passes/nchwc_layout.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ops/conv.h"
+#include "compiler/ops/nchwc.h"
+#include "compiler/passes/shape_inference.h"
+
+namespace nanoc {
+namespace {
+
+enum class Kind { Plain, Pointwise, Depthwise, Direct, Pool, Elementwise };
+
+constexpr int64_t kMinConvs = 4;
+constexpr int64_t kMaxConversions = 2;
+constexpr int64_t kDirectMaxChannels = 4;
+
+bool isConv(Kind k) { return k == Kind::Pointwise || k == Kind::Depthwise || k == Kind::Direct; }
+
+bool transparentUnary(const std::string& op) {
+  return op == "Relu" || op == "Clip" || op == "Sigmoid" || op == "HardSigmoid" ||
+         op == "HardSwish" || op == "LeakyRelu" || op == "Tanh";
+}
+
+bool transparentBinary(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul"; }
+
+// dims right-aligned to rank 4 ([C, 1, 1] -> [1, C, 1, 1]); empty above rank 4.
+std::vector<int64_t> asRank4(const std::vector<int64_t>& dims) {
+  if (dims.size() > 4) return {};
+  std::vector<int64_t> out(4 - dims.size(), 1);
+  out.insert(out.end(), dims.begin(), dims.end());
+  return out;
+}
+
+bool isScalar(const Value* v) { return v->type.numel() == 1 && v->type.rank() <= 4; }
+
+bool perChannel(const Value* v, int64_t channels) {
+  std::vector<int64_t> d = asRank4(v->type.dims);
+  return !d.empty() && d[0] == 1 && d[1] == channels && d[2] == 1 && d[3] == 1;
+}
+
+int64_t pixels(const Value* v) { return v->type.rank() == 4 ? v->type.dims[2] * v->type.dims[3] : 1; }
+
+class NchwcLayout {
+ public:
+  NchwcLayout(Graph& graph, int64_t block, int64_t panel)
+      : graph_(graph), b_(block), panel_(panel) {}
+
+  int run() {
+    if (b_ < 2 || panel_ < b_ || panel_ % b_ != 0) return 0;
+    int64_t convs = 0, converted = 0;
+    for (auto& node : graph_.nodes) {
+      Kind k = classify(*node);
+      kind_[node.get()] = k;
+      if (node->op == "Conv") ++convs;
+      if (isConv(k)) ++converted;
+      if (k != Kind::Plain)
+        for (Value* out : node->outputs) blocked_.insert(out);
+    }
+    if (converted < kMinConvs || 3 * converted < 2 * convs) return 0;
+    // Conversions: Packs before blocked ops of plain inputs, Unpacks after
+    // blocked values read otherwise.
+    std::set<const Value*> packs, unpacks;
+    for (auto& node : graph_.nodes) {
+      Kind k = kind_[node.get()];
+      for (Value* in : node->inputs) {
+        if (!in) continue;
+        if ((k == Kind::Pointwise || k == Kind::Depthwise) && in == node->inputs[0] &&
+            !blocked_.count(in))
+          packs.insert(in);
+        if (k == Kind::Plain && blocked_.count(in)) unpacks.insert(in);
+      }
+    }
+    for (Value* out : graph_.outputs)
+      if (blocked_.count(out)) unpacks.insert(out);
+    int64_t large = 0;
+    for (const Value* v : packs) large += pixels(v) > 1;
+    for (const Value* v : unpacks) large += pixels(v) > 1;
+    if (large > kMaxConversions) return 0;
+    rewrite(packs, unpacks);
+    return static_cast<int>(converted);
+  }
+
+ private:
+  Kind classify(const Node& node) {
+    const std::string& op = node.op;
+    if (op == "Conv") return classifyConv(node);
+    auto f32Rank4 = [](const Value* v) {
+      return v && v->type.dtype == DType::F32 && v->type.rank() == 4;
+    };
+    if (op == "GlobalAveragePool")
+      return f32Rank4(node.inputs[0]) && blocked_.count(node.inputs[0]) ? Kind::Pool : Kind::Plain;
+    if (node.outputs.size() != 1 || !f32Rank4(node.outputs[0])) return Kind::Plain;
+    const std::vector<int64_t>& out = node.outputs[0]->type.dims;
+    if (transparentUnary(op)) {
+      if (!blocked_.count(node.inputs[0]) || node.inputs[0]->type != node.outputs[0]->type)
+        return Kind::Plain;
+      for (size_t i = 1; i < node.inputs.size(); ++i)
+        if (node.inputs[i] && !(node.inputs[i]->isConstant() && isScalar(node.inputs[i])))
+          return Kind::Plain;
+      return Kind::Elementwise;
+    }
+    if (transparentBinary(op) && node.inputs.size() == 2) {
+      bool any_blocked = false;
+      for (const Value* in : node.inputs) {
+        if (!in || in->type.dtype != DType::F32) return Kind::Plain;
+        if (blocked_.count(in)) {
+          const std::vector<int64_t>& d = in->type.dims;
+          if (d != out && !(d.size() == 4 && d[0] == out[0] && d[1] == out[1] && d[2] == 1 &&
+                            d[3] == 1))
+            return Kind::Plain;
+          any_blocked = true;
+        } else if (!in->isConstant() || !(isScalar(in) || perChannel(in, out[1]))) {
+          return Kind::Plain;
+        }
+      }
+      return any_blocked ? Kind::Elementwise : Kind::Plain;
+    }
+    return Kind::Plain;
+  }
+
+  Kind classifyConv(const Node& node) {
+    if (node.inputs.size() < 2 || !node.inputs[1] || !node.inputs[1]->isConstant()) return Kind::Plain;
+    if (node.inputs.size() > 2 && node.inputs[2] && !node.inputs[2]->isConstant())
+      return Kind::Plain;
+    for (const Value* in : node.inputs)
+      if (in && in->type.dtype != DType::F32) return Kind::Plain;
+    for (const auto& [key, value] : node.attrs)
+      if (key.rfind("fused_", 0) == 0) return Kind::Plain;
+    ConvShape s = convShape(node);
+    conv_shapes_[&node] = s;
+    if (s.rank() != 2 || s.n < 1 || s.c < 1 || s.m < 1) return Kind::Plain;
+    if (s.dilations[0] != 1 || s.dilations[1] != 1) return Kind::Plain;
+    const bool in_blocked = blocked_.count(node.inputs[0]) != 0;
+    if (s.group == 1 && s.kernel[0] == 1 && s.kernel[1] == 1 && s.strides[0] == 1 &&
+        s.strides[1] == 1 && s.pads[0] == 0 && s.pads[1] == 0 && s.pads[2] == 0 && s.pads[3] == 0)
+      return Kind::Pointwise;
+    if (s.group == s.c && s.m == s.c) return Kind::Depthwise;
+    if (s.group == 1 && s.c <= kDirectMaxChannels && !in_blocked) return Kind::Direct;
+    return Kind::Plain;
+  }
+
+  Value* constant(const std::string& hint, std::vector<int64_t> dims, const std::vector<float>& v) {
+    return graph_.addConstant(hint, {DType::F32, std::move(dims)}, f32Bytes(v));
+  }
+
+  // The Conv as a nanoc.ConvNCHWc of `form`, its weights reordered.
+  void convertConv(Node& node, Kind k) {
+    const ConvShape& s = conv_shapes_.at(&node);
+    const int64_t b = b_, ocb = channelBlocks(s.m, b), ocp = ocb * b;
+    const int64_t kh = s.kernel[0], kw = s.kernel[1];
+    const float* w = node.inputs[1]->as<float>();
+    std::vector<float> packed;
+    std::vector<int64_t> dims;
+    std::string form;
+    if (k == Kind::Pointwise) {
+      form = "pointwise";
+      const int64_t S = panel_;
+      dims = {channelBlocks(ocp, S), s.c, S};
+      packed.assign(dims[0] * s.c * S, 0.0f);
+      for (int64_t m = 0; m < s.m; ++m)
+        for (int64_t c = 0; c < s.c; ++c) packed[((m / S) * s.c + c) * S + m % S] = w[m * s.c + c];
+    } else if (k == Kind::Depthwise) {
+      form = "depthwise";
+      dims = {ocb, kh, kw, b};
+      packed.assign(ocb * kh * kw * b, 0.0f);
+      for (int64_t m = 0; m < s.m; ++m)
+        for (int64_t i = 0; i < kh * kw; ++i) packed[((m / b) * kh * kw + i) * b + m % b] = w[m * kh * kw + i];
+    } else {
+      form = "direct";
+      dims = {ocb, s.c, kh, kw, b};
+      packed.assign(ocb * s.c * kh * kw * b, 0.0f);
+      for (int64_t m = 0; m < s.m; ++m)
+        for (int64_t i = 0; i < s.c * kh * kw; ++i)
+          packed[((m / b) * s.c * kh * kw + i) * b + m % b] = w[m * s.c * kh * kw + i];
+    }
+    std::vector<Value*> inputs = {node.inputs[0],
+                                  constant(node.inputs[1]->name + "_nchwc", dims, packed)};
+    if (node.inputs.size() > 2 && node.inputs[2]) {
+      std::vector<float> bias(ocp, 0.0f);
+      const float* src = node.inputs[2]->as<float>();
+      std::copy(src, src + s.m, bias.begin());
+      inputs.push_back(constant(node.inputs[2]->name + "_nchwc", {ocp}, bias));
+    }
+    std::map<std::string, Attr> attrs;
+    attrs["form"] = form;
+    attrs["block"] = b;
+    attrs["out_channels"] = s.m;
+    attrs["kernel_shape"] = s.kernel;
+    attrs["strides"] = s.strides;
+    attrs["pads"] = s.pads;
+    if (k == Kind::Pointwise) attrs["panel"] = panel_;
+    node.op = "nanoc.ConvNCHWc";
+    node.attrs = std::move(attrs);
+    node.inputs = std::move(inputs);
+  }
+
+  void rewrite(const std::set<const Value*>& packs, const std::set<const Value*>& unpacks) {
+    std::map<const Value*, Value*> blocked_of;  // original value -> its blocked copy
+    std::vector<std::unique_ptr<Node>> order;
+    auto makeNode = [&](const std::string& op, const std::string& hint, Value* in, Value* out,
+                        std::map<std::string, Attr> attrs) {
+      auto n = std::make_unique<Node>();
+      n->op = op;
+      n->name = graph_.uniqueNodeName(hint);
+      n->inputs = {in};
+      n->outputs = {out};
+      n->attrs = std::move(attrs);
+      out->producer = n.get();
+      return n;
+    };
+    std::vector<std::unique_ptr<Node>> old = std::move(graph_.nodes);
+    for (std::unique_ptr<Node>& node : old) {
+      const Kind k = kind_[node.get()];
+      if (k == Kind::Plain) {
+        order.push_back(std::move(node));
+        continue;
+      }
+      // Blocked inputs read the blocked copies; a plain one of a Conv's X is
+      // packed first (once).
+      for (size_t i = 0; i < node->inputs.size(); ++i) {
+        Value* in = node->inputs[i];
+        if (!in) continue;
+        auto it = blocked_of.find(in);
+        if (it != blocked_of.end()) {
+          node->inputs[i] = it->second;
+          continue;
+        }
+        if (i == 0 && packs.count(in)) {
+          Value* packed = graph_.newValue(in->name + "_nchwc");
+          order.push_back(makeNode("nanoc.Pack", in->name + "_pack", in, packed, {{"block", b_}}));
+          blocked_of[in] = packed;
+          node->inputs[i] = packed;
+          continue;
+        }
+        if (k == Kind::Elementwise && in->isConstant() && !isScalar(in)) {
+          // A per-channel constant: [1, Cb, 1, 1, b], 0 past C.
+          const int64_t c = node->outputs[0]->type.dims[1], cb = channelBlocks(c, b_);
+          std::vector<float> v(cb * b_, 0.0f);
+          std::copy(in->as<float>(), in->as<float>() + c, v.begin());
+          node->inputs[i] = constant(in->name + "_nchwc", {1, cb, 1, 1, b_}, v);
+        }
+      }
+      if (isConv(k)) convertConv(*node, k);
+      if (k == Kind::Pool) node->op = "nanoc.GlobalAveragePoolNCHWc";
+      Value* out = node->outputs[0];
+      Value* blocked = graph_.newValue(out->name + "_nchwc");
+      blocked->producer = node.get();
+      node->outputs[0] = blocked;
+      blocked_of[out] = blocked;
+      const int64_t channels = out->type.dims[1];
+      const std::string name = node->name;
+      order.push_back(std::move(node));
+      if (unpacks.count(out))
+        order.push_back(
+            makeNode("nanoc.Unpack", name + "_unpack", blocked, out, {{"channels", channels}}));
+      else
+        out->producer = nullptr;
+    }
+    graph_.nodes = std::move(order);
+    graph_.removeUnusedValues();
+    inferShapes(graph_);
+  }
+
+  Graph& graph_;
+  const int64_t b_, panel_;
+  std::map<const Node*, Kind> kind_;
+  std::map<const Node*, ConvShape> conv_shapes_;  // read before the rewrite retypes X
+  std::set<const Value*> blocked_;  // results of ops that run blocked
+};
+
+}  // namespace
+
+int convertToNchwc(Graph& graph, int64_t block, int64_t panel) {
+  return NchwcLayout(graph, block, panel).run();
+}
+
+}  // namespace nanoc

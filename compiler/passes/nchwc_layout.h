@@ -1,0 +1,42 @@
+// The layout pass: a CNN whose convolutions are pointwise, depthwise or a
+// few-channel stem runs in the channel-blocked layout (ops/nchwc.h) from its
+// first convolution to its pooling, converting only where the graph leaves
+// the layout:
+//
+//   Conv 1x1 (unit strides, no padding, one group)   -> ConvNCHWc "pointwise"
+//   Conv with one group per channel (depthwise)      -> ConvNCHWc "depthwise"
+//   Conv with one group and at most 4 input channels -> ConvNCHWc "direct"
+//     (its input stays in the model's layout: no Pack of a 3-channel image)
+//   GlobalAveragePool                                -> GlobalAveragePoolNCHWc
+//   Relu, Clip, Sigmoid, HardSigmoid, HardSwish, LeakyRelu, Tanh, and Add,
+//   Sub, Mul of blocked operands of one shape, per-channel ones ([N, C, 1, 1],
+//   a squeeze-and-excitation scale) or constants (per channel: repacked, 0 in
+//   the padding lanes; scalars as they are) stay the ops they are, on the
+//   blocked shapes: lane by lane, so what the padding lanes hold reaches no
+//   result (ops/nchwc.h).
+//
+// Weights and biases are reordered (and zero-padded to whole blocks) at
+// compile time. A nanoc.Pack precedes a blocked op whose input is not
+// blocked, a nanoc.Unpack follows a blocked value that anything else reads
+// (or that is a graph output), so the entry signature keeps the model's
+// layouts. The pass applies to the whole graph or not at all: only where it
+// converts at least four convolutions, at least two thirds of them, with at
+// most two conversions of tensors larger than one pixel (resnets, whose 3x3
+// convolutions and pools stay in the model's layout, keep it everywhere).
+// Runs before conv_to_gemm and the fusion passes (fuse_epilogue folds
+// activations and residuals into nanoc.ConvNCHWc).
+#pragma once
+
+#include <cstdint>
+
+#include "compiler/ir/graph.h"
+
+namespace nanoc {
+
+// `block`: lanes per channel block (the targets' common vector width in
+// floats; < 2: the pass does nothing); `panel`: the pointwise weights' panel
+// width, a multiple of every target's register tile columns. Returns the
+// number of convolutions converted (0 where the graph keeps its layout).
+int convertToNchwc(Graph& graph, int64_t block, int64_t panel);
+
+}  // namespace nanoc

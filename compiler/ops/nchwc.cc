@@ -24,7 +24,8 @@ int64_t blockAttr(const Node& node) {
 void requireDims(const Node& node, size_t index, const char* operand,
                  const std::vector<int64_t>& want) {
   const TensorType& t = inputType(node, index);
-  if (t.dims != want) failNode(node, std::string(operand) + " must be " + dimsStr(want) + ", got " + t.str());
+  if (t.dims != want)
+    failNode(node, std::string(operand) + " must be " + dimsStr(want) + ", got " + t.str());
 }
 
 OpSchema makePackSchema() {
@@ -35,8 +36,7 @@ OpSchema makePackSchema() {
     requireRank(node, 0, "X", 4);
     const std::vector<int64_t>& x = inputType(node, 0).dims;
     const int64_t b = blockAttr(node);
-    return std::vector<TensorType>{
-        {DType::F32, {x[0], channelBlocks(x[1], b), x[2], x[3], b}}};
+    return std::vector<TensorType>{{DType::F32, {x[0], channelBlocks(x[1], b), x[2], x[3], b}}};
   };
   schema.reference = [](const Node& node, const std::vector<const void*>& in,
                         const std::vector<void*>& out) {
@@ -138,7 +138,8 @@ ConvNchwcShape convNchwcShape(const Node& node) {
   const std::vector<int64_t>& kernel = intsAttr(node, "kernel_shape", 2, 1);
   const std::vector<int64_t>& strides = intsAttr(node, "strides", 2, 1);
   const std::vector<int64_t>& pads = intsAttr(node, "pads", 4, 0);
-  for (int64_t v : {kernel[0], kernel[1], strides[0], strides[1], pads[0], pads[1], pads[2], pads[3]})
+  for (int64_t v :
+       {kernel[0], kernel[1], strides[0], strides[1], pads[0], pads[1], pads[2], pads[3]})
     if (v > kLimit) failNode(node, "window attributes out of range");
   s.kh = kernel[0], s.kw = kernel[1], s.sh = strides[0], s.sw = strides[1];
   s.pad_h = pads[0], s.pad_w = pads[1];

@@ -45,7 +45,9 @@ bool perChannel(const Value* v, int64_t channels) {
   return !d.empty() && d[0] == 1 && d[1] == channels && d[2] == 1 && d[3] == 1;
 }
 
-int64_t pixels(const Value* v) { return v->type.rank() == 4 ? v->type.dims[2] * v->type.dims[3] : 1; }
+int64_t pixels(const Value* v) {
+  return v->type.rank() == 4 ? v->type.dims[2] * v->type.dims[3] : 1;
+}
 
 class NchwcLayout {
  public:
@@ -112,8 +114,8 @@ class NchwcLayout {
         if (!in || in->type.dtype != DType::F32) return Kind::Plain;
         if (blocked_.count(in)) {
           const std::vector<int64_t>& d = in->type.dims;
-          if (d != out && !(d.size() == 4 && d[0] == out[0] && d[1] == out[1] && d[2] == 1 &&
-                            d[3] == 1))
+          if (d != out &&
+              !(d.size() == 4 && d[0] == out[0] && d[1] == out[1] && d[2] == 1 && d[3] == 1))
             return Kind::Plain;
           any_blocked = true;
         } else if (!in->isConstant() || !(isScalar(in) || perChannel(in, out[1]))) {
@@ -126,7 +128,8 @@ class NchwcLayout {
   }
 
   Kind classifyConv(const Node& node) {
-    if (node.inputs.size() < 2 || !node.inputs[1] || !node.inputs[1]->isConstant()) return Kind::Plain;
+    if (node.inputs.size() < 2 || !node.inputs[1] || !node.inputs[1]->isConstant())
+      return Kind::Plain;
     if (node.inputs.size() > 2 && node.inputs[2] && !node.inputs[2]->isConstant())
       return Kind::Plain;
     for (const Value* in : node.inputs)
@@ -171,7 +174,8 @@ class NchwcLayout {
       dims = {ocb, kh, kw, b};
       packed.assign(ocb * kh * kw * b, 0.0f);
       for (int64_t m = 0; m < s.m; ++m)
-        for (int64_t i = 0; i < kh * kw; ++i) packed[((m / b) * kh * kw + i) * b + m % b] = w[m * kh * kw + i];
+        for (int64_t i = 0; i < kh * kw; ++i)
+          packed[((m / b) * kh * kw + i) * b + m % b] = w[m * kh * kw + i];
     } else {
       form = "direct";
       dims = {ocb, s.c, kh, kw, b};
@@ -272,7 +276,7 @@ class NchwcLayout {
   const int64_t b_, panel_;
   std::map<const Node*, Kind> kind_;
   std::map<const Node*, ConvShape> conv_shapes_;  // read before the rewrite retypes X
-  std::set<const Value*> blocked_;  // results of ops that run blocked
+  std::set<const Value*> blocked_;                // results of ops that run blocked
 };
 
 }  // namespace

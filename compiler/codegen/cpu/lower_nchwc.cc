@@ -66,23 +66,21 @@ Lowering makePackLowering(bool pack) {
             // that exists; its value is not used past C).
             llvm::Value* safe = b.CreateSelect(in_range, ch, b.getInt64(c - 1));
             llvm::Value* plain_row = b.CreateMul(
-                b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(n, b.getInt64(c)), safe),
-                                        b.getInt64(h)),
-                            row),
+                b.CreateAdd(
+                    b.CreateMul(b.CreateAdd(b.CreateMul(n, b.getInt64(c)), safe), b.getInt64(h)),
+                    row),
                 b.getInt64(w));
             emitLoop(
                 b, 0, w,
                 [&](llvm::Value* col) {
-                  llvm::Value* bi = b.CreateAdd(blocked_row,
-                                                b.CreateAdd(b.CreateMul(col, b.getInt64(lanes)),
-                                                            b.getInt64(l)));
+                  llvm::Value* bi = b.CreateAdd(
+                      blocked_row, b.CreateAdd(b.CreateMul(col, b.getInt64(lanes)), b.getInt64(l)));
                   llvm::Value* pi = b.CreateAdd(plain_row, col);
                   if (pack) {
                     llvm::Value* v = loadF32(b, src, pi);
-                    storeF32(b,
-                             b.CreateSelect(in_range, v,
-                                            llvm::ConstantFP::get(b.getFloatTy(), 0.0)),
-                             dst, bi);
+                    storeF32(
+                        b, b.CreateSelect(in_range, v, llvm::ConstantFP::get(b.getFloatTy(), 0.0)),
+                        dst, bi);
                     return;
                   }
                   llvm::Function* fn = b.GetInsertBlock()->getParent();
@@ -123,8 +121,8 @@ Lowering makeGlobalAveragePoolNchwcLowering() {
               b, b.getInt64(0), b.getInt64(hw / kStep), llvm::Constant::getNullValue(wide),
               [&](llvm::Value* i, llvm::Value* acc) {
                 llvm::Value* at = b.CreateAdd(base, b.CreateMul(i, b.getInt64(kStep * lanes)));
-                return b.CreateFAdd(acc, b.CreateAlignedLoad(wide, f32Ptr(b, kb.input(0), at),
-                                                             llvm::Align(4)));
+                return b.CreateFAdd(
+                    acc, b.CreateAlignedLoad(wide, f32Ptr(b, kb.input(0), at), llvm::Align(4)));
               },
               "pixels4", LoopHint::NoVectorize);
           // The four pixels' partial sums, then the rest one pixel at a time.
@@ -172,10 +170,13 @@ struct PointwisePlan {
 // 64K multiply-adds per task. One thread runs the same tasks one after the
 // other; two get even shares, so that neither waits at the kernel's barrier
 // long enough to fall asleep (a wake-up costs tens of microseconds).
-void splitPointwise(PackedProduct& p, int64_t panel) {
+// With `scaled` (a channel scale folded in), each task also scales its
+// columns' panels of W: K x cols more work per task, so that the split
+// favours few row blocks.
+void splitPointwise(PackedProduct& p, int64_t panel, bool scaled) {
   constexpr int64_t Q = kPackedRowQuantum;
-  constexpr int64_t kTaskCost = 4096;        // multiply-adds' worth
-  constexpr int64_t kMinTaskWork = 65536;    // multiply-adds
+  constexpr int64_t kTaskCost = 4096;      // multiply-adds' worth
+  constexpr int64_t kMinTaskWork = 65536;  // multiply-adds
   constexpr int64_t kTaskABytes = 256 * 1024;
   const int64_t M = p.M, N = p.N, K = std::max<int64_t>(1, p.K);
   const int64_t panels = std::max<int64_t>(1, (N + panel - 1) / panel);
@@ -200,9 +201,13 @@ void splitPointwise(PackedProduct& p, int64_t panel) {
       if (full_rows < rb)
         for (int64_t c = 0; c < first % cb; ++c) work0 += rowsOf(full_rows) * colsOf(c);
       const int64_t total = M * N;
-      const double cost = static_cast<double>(std::max(work0, total - work0)) * K +
-                          static_cast<double>(tasks) * kTaskCost;
-      if (best < 0 || cost < best) best = cost, best_rows = rows, best_cols = q >= panels ? 0 : cols;
+      double cost = static_cast<double>(std::max(work0, total - work0)) * K +
+                    static_cast<double>(tasks) * kTaskCost;
+      // Scaling a task's panels (a load, a multiply and a store per weight,
+      // about two multiply-adds' worth), half of them on each thread.
+      if (scaled) cost += static_cast<double>(rb) * K * std::min(N, q * panel);
+      if (best < 0 || cost < best)
+        best = cost, best_rows = rows, best_cols = q >= panels ? 0 : cols;
     }
   }
   p.rows_per_task = best_rows;
@@ -216,7 +221,7 @@ PointwisePlan planPointwise(const Node& node) {
   p.M = plan.s.oh * plan.s.ow;
   p.K = plan.s.k;
   p.N = plan.s.oc;
-  splitPointwise(p, plan.s.panel);
+  splitPointwise(p, plan.s.panel, plan.s.has_scale);
   plan.per_image = std::max<int64_t>(1, p.taskCount());
   return plan;
 }
@@ -266,25 +271,38 @@ void emitPointwise(KernelBuilder& kb, const PointwisePlan& plan, const FusedEpil
         p.packed_b = kb.input(1);
         p.b_panel_stride = s.panel;
         if (s.has_scale) {
-          // W^T's rows times S[n, k], rounded to f32, into the scratch: every
-          // panel (the fold applies where the map has many more pixels than
-          // output channels, whose tasks are row blocks of all columns).
+          // The panels of this task's columns, W^T's rows times S[n, k]
+          // rounded to f32, into the scratch.
           llvm::Value* n = s.n > 1 ? b.CreateUDiv(t, b.getInt64(plan.per_image)) : b.getInt64(0);
           llvm::Value* scale = kb.input(kChannelScaleInput);
           llvm::Type* row = blockType(b, s.panel);
+          const int64_t panels = channelBlocks(s.outPadded(), s.panel);
+          const int64_t col_blocks =
+              p.cols_per_task > 0 ? (p.N + p.cols_per_task - 1) / p.cols_per_task : 1;
+          const int64_t task_panels = p.cols_per_task > 0 ? p.cols_per_task / s.panel : panels;
+          llvm::Value* cb =
+              col_blocks > 1 ? b.CreateURem(tt, b.getInt64(col_blocks)) : b.getInt64(0);
+          llvm::Value* first = b.CreateMul(cb, b.getInt64(task_panels));
+          llvm::Value* last = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin,
+                                                      b.CreateAdd(first, b.getInt64(task_panels)),
+                                                      b.getInt64(panels));
+          llvm::Value* from = b.CreateMul(first, b.getInt64(s.k));
           emitLoop(
-              b, b.getInt64(0), b.getInt64(channelBlocks(s.outPadded(), s.panel) * s.k),
+              b, from, b.CreateMul(last, b.getInt64(s.k)),
               [&](llvm::Value* q) {
                 llvm::Value* k = b.CreateURem(q, b.getInt64(s.k));
                 llvm::Value* sk =
                     loadF32(b, scale, b.CreateAdd(b.CreateMul(n, b.getInt64(s.c)), k));
-                llvm::Value* at = b.CreateMul(q, b.getInt64(s.panel));
-                llvm::Value* wv =
-                    b.CreateAlignedLoad(row, f32Ptr(b, kb.input(1), at), llvm::Align(4));
-                b.CreateAlignedStore(b.CreateFMul(wv, b.CreateVectorSplat(s.panel, sk)),
-                                     f32Ptr(b, kb.scratch, at), llvm::Align(4));
+                llvm::Value* wv = b.CreateAlignedLoad(
+                    row, f32Ptr(b, kb.input(1), b.CreateMul(q, b.getInt64(s.panel))),
+                    llvm::Align(4));
+                b.CreateAlignedStore(
+                    b.CreateFMul(wv, b.CreateVectorSplat(s.panel, sk)),
+                    f32Ptr(b, kb.scratch, b.CreateMul(b.CreateSub(q, from), b.getInt64(s.panel))),
+                    llvm::Align(4));
               },
               "scale", LoopHint::NoVectorize);
+          p.b_column_origin = b.CreateMul(first, b.getInt64(s.panel));
           p.packed_b = kb.scratch;
         }
         if (s.has_bias) {
@@ -297,9 +315,9 @@ void emitPointwise(KernelBuilder& kb, const PointwisePlan& plan, const FusedEpil
           const EpilogueSpec spec = epilogue.spec;
           p.epilogue = [&b, spec, residual, P, c](llvm::Value* i, llvm::Value* j, int64_t lanes,
                                                   llvm::Value* value) {
-            llvm::Value* index =
-                b.CreateAdd(b.CreateMul(b.CreateUDiv(j, b.getInt64(c)), b.getInt64(P * c)),
-                            b.CreateAdd(b.CreateMul(i, b.getInt64(c)), b.CreateURem(j, b.getInt64(c))));
+            llvm::Value* index = b.CreateAdd(
+                b.CreateMul(b.CreateUDiv(j, b.getInt64(c)), b.getInt64(P * c)),
+                b.CreateAdd(b.CreateMul(i, b.getInt64(c)), b.CreateURem(j, b.getInt64(c))));
             return applyEpilogue(b, spec, value, residual, index, lanes);
           };
         }
@@ -326,7 +344,10 @@ Lowering makeConvNchwcLowering() {
   lowering.scratch_bytes = [](const Node& node) -> uint64_t {
     ConvNchwcShape s = convNchwcShape(node);
     if (!s.has_scale) return 0;
-    return static_cast<uint64_t>(channelBlocks(s.outPadded(), s.panel) * s.k * s.panel * 4);
+    const PackedProduct& p = planPointwise(node).p;
+    const int64_t panels =
+        p.cols_per_task > 0 ? p.cols_per_task / s.panel : channelBlocks(s.outPadded(), s.panel);
+    return static_cast<uint64_t>(panels * s.k * s.panel * 4);
   };
   lowering.emit = [](KernelBuilder& kb) {
     ConvNchwcShape s = convNchwcShape(kb.node);

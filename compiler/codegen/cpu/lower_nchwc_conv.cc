@@ -107,8 +107,8 @@ class NchwcConvEmitter {
     channels_ = direct_ ? s.c : 1;
     lanes_ = s.block;
     vtype_ = lanes_ == 1 ? b.getFloatTy()
-                         : static_cast<llvm::Type*>(
-                               llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(lanes_)));
+                         : static_cast<llvm::Type*>(llvm::FixedVectorType::get(
+                               b.getFloatTy(), static_cast<unsigned>(lanes_)));
     planRows();
     planColumns();
     chooseStep();
@@ -221,7 +221,8 @@ class NchwcConvEmitter {
       // same taps in the same order), at a constant column.
       auto step = [&](llvm::Value* base) {
         std::vector<Pixel> pixels;
-        for (int64_t u = 0; u < step_; ++u) pixels.push_back({b.CreateAdd(base, b.getInt64(u)), false});
+        for (int64_t u = 0; u < step_; ++u)
+          pixels.push_back({b.CreateAdd(base, b.getInt64(u)), false});
         emitGroup(pixels);
       };
       emitLoop(
@@ -250,7 +251,10 @@ class NchwcConvEmitter {
       return;
     }
     emitLoop(
-        b, b.getInt64(begin), b.getInt64(end), [&](llvm::Value* ow) { emitGroup({{ow, true}}); },
+        b, b.getInt64(begin), b.getInt64(end),
+        [&](llvm::Value* ow) {
+          emitGroup({{ow, true}});
+        },
         "border", LoopHint::NoVectorize);
   }
 
@@ -260,14 +264,13 @@ class NchwcConvEmitter {
     auto overKh = [&](llvm::Value* c, const Accs& in) {
       if (lo_c_ < 0)
         return emitCarriedLoop(
-            b_, lo_, hi_, in, [&](llvm::Value* kh, const Accs& a) { return taps(pixels, c, kh, a); },
-            "kh");
+            b_, lo_, hi_, in,
+            [&](llvm::Value* kh, const Accs& a) { return taps(pixels, c, kh, a); }, "kh");
       Accs a = in;
       for (int64_t kh = lo_c_; kh < hi_c_; ++kh) a = taps(pixels, c, b_.getInt64(kh), a);
       return a;
     };
-    const bool unroll_c =
-        lo_c_ >= 0 && channels_ * (hi_c_ - lo_c_) * s_.kw <= kMaxUnrolledTaps;
+    const bool unroll_c = lo_c_ >= 0 && channels_ * (hi_c_ - lo_c_) * s_.kw <= kMaxUnrolledTaps;
     if (channels_ == 1) {
       acc = overKh(b_.getInt64(0), acc);
     } else if (unroll_c) {
@@ -292,15 +295,17 @@ class NchwcConvEmitter {
                 : b.CreateMul(ih, b.getInt64(W));
     x_row = b.CreateAdd(x_base_, x_row);
     llvm::Value* w_row = b.CreateAdd(
-        w_base_, b.CreateMul(b.CreateAdd(b.CreateMul(c, b.getInt64(KH)), kh), b.getInt64(KW * lanes_)));
+        w_base_,
+        b.CreateMul(b.CreateAdd(b.CreateMul(c, b.getInt64(KH)), kh), b.getInt64(KW * lanes_)));
     for (int64_t kw = 0; kw < KW; ++kw) {
       llvm::Value* weight = nullptr;
       for (size_t i = 0; i < pixels.size(); ++i) {
-        llvm::Value* iw = b.CreateAdd(b.CreateMul(pixels[i].ow, b.getInt64(s_.sw)),
-                                      b.getInt64(kw - s_.pad_w));
+        llvm::Value* iw =
+            b.CreateAdd(b.CreateMul(pixels[i].ow, b.getInt64(s_.sw)), b.getInt64(kw - s_.pad_w));
         llvm::Value* valid = nullptr;  // null: inside X
         if (pixels[i].checked) {
-          valid = b.CreateAnd(b.CreateICmpSGE(iw, b.getInt64(0)), b.CreateICmpSLT(iw, b.getInt64(W)));
+          valid =
+              b.CreateAnd(b.CreateICmpSGE(iw, b.getInt64(0)), b.CreateICmpSLT(iw, b.getInt64(W)));
           if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(valid)) {
             if (k->isZero()) continue;
             valid = nullptr;
@@ -316,7 +321,8 @@ class NchwcConvEmitter {
         } else {
           xv = load(x_, b.CreateMul(b.CreateAdd(x_row, iw), b.getInt64(lanes_)));
         }
-        llvm::Value* sum = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vtype_}, {weight, xv, acc[i]});
+        llvm::Value* sum =
+            b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vtype_}, {weight, xv, acc[i]});
         acc[i] = valid ? b.CreateSelect(valid, sum, acc[i]) : sum;
       }
     }

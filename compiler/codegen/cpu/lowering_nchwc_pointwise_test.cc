@@ -95,14 +95,16 @@ TEST(NchwcPointwiseLowering, ChannelScaleOnEveryTile) {
   };
   const std::vector<Case> cases = {{1, 32, 16, 28, 28, 16, 32, true, false},
                                    {2, 24, 40, 9, 9, 8, 16, false, true},
-                                   {1, 20, 24, 12, 12, 4, 24, true, true}};
+                                   {1, 20, 24, 12, 12, 4, 24, true, true},
+                                   // few pixels, many columns: tasks of column blocks,
+                                   // each scaling its own panels
+                                   {2, 64, 200, 5, 4, 16, 32, true, false}};
   uint64_t seed = 60;
   for (const Case& c : cases) {
     const int64_t b = c.block, icb = channelBlocks(c.ic, b), ocb = channelBlocks(c.oc, b);
-    std::vector<TensorType> inputs = {f32({c.n, icb, c.h, c.w, b}),
-                                      f32({channelBlocks(ocb * b, c.panel), c.ic, c.panel}),
-                                      f32({ocb * b}), f32({c.n, ocb, c.h, c.w, b}),
-                                      f32({c.n, icb, 1, 1, b})};
+    std::vector<TensorType> inputs = {
+        f32({c.n, icb, c.h, c.w, b}), f32({channelBlocks(ocb * b, c.panel), c.ic, c.panel}),
+        f32({ocb * b}), f32({c.n, ocb, c.h, c.w, b}), f32({c.n, icb, 1, 1, b})};
     Attrs attrs = {{"form", std::string("pointwise")},
                    {"block", b},
                    {"out_channels", c.oc},
@@ -147,16 +149,15 @@ TEST(NchwcPointwiseLowering, ChannelScaleOnEveryTile) {
     }
   }
   // A scale on the depthwise form is refused.
-  EXPECT_THROW(testing::makeSingleNodeGraph(
-                   "nanoc.ConvNCHWc",
-                   {f32({1, 1, 4, 4, 16}), f32({1, 3, 3, 16}), f32({16}), f32({1, 1, 4, 4, 16}),
-                    f32({1, 1, 1, 1, 16})},
-                   {{"form", std::string("depthwise")},
-                    {"block", int64_t{16}},
-                    {"out_channels", int64_t{16}},
-                    {"kernel_shape", Dims{3, 3}},
-                    {"strides", Dims{1, 1}},
-                    {"pads", Dims{1, 1, 1, 1}}}),
+  EXPECT_THROW(testing::makeSingleNodeGraph("nanoc.ConvNCHWc",
+                                            {f32({1, 1, 4, 4, 16}), f32({1, 3, 3, 16}), f32({16}),
+                                             f32({1, 1, 4, 4, 16}), f32({1, 1, 1, 1, 16})},
+                                            {{"form", std::string("depthwise")},
+                                             {"block", int64_t{16}},
+                                             {"out_channels", int64_t{16}},
+                                             {"kernel_shape", Dims{3, 3}},
+                                             {"strides", Dims{1, 1}},
+                                             {"pads", Dims{1, 1, 1, 1}}}),
                CompileError);
 }
 
@@ -179,31 +180,31 @@ TEST(NchwcLayoutOps, PackUnpackAndPoolMatch) {
 TEST(NchwcLayoutOps, ShapeRulesRefuseMalformedNodes) {
   // A panel that is not a multiple of the block, W of the wrong shape, an
   // Unpack whose channels do not end in its last block.
-  EXPECT_THROW(testing::makeSingleNodeGraph(
-                   "nanoc.ConvNCHWc", {f32({1, 1, 2, 2, 16}), f32({1, 16, 24})},
-                   {{"form", std::string("pointwise")},
-                    {"block", int64_t{16}},
-                    {"out_channels", int64_t{16}},
-                    {"kernel_shape", Dims{1, 1}},
-                    {"strides", Dims{1, 1}},
-                    {"pads", Dims{0, 0, 0, 0}},
-                    {"panel", int64_t{24}}}),
-               CompileError);
-  EXPECT_THROW(testing::makeSingleNodeGraph(
-                   "nanoc.ConvNCHWc", {f32({1, 1, 4, 4, 16}), f32({1, 3, 3, 8})},
-                   {{"form", std::string("depthwise")},
-                    {"block", int64_t{16}},
-                    {"out_channels", int64_t{16}},
-                    {"kernel_shape", Dims{3, 3}},
-                    {"strides", Dims{1, 1}},
-                    {"pads", Dims{1, 1, 1, 1}}}),
-               CompileError);
+  EXPECT_THROW(
+      testing::makeSingleNodeGraph("nanoc.ConvNCHWc", {f32({1, 1, 2, 2, 16}), f32({1, 16, 24})},
+                                   {{"form", std::string("pointwise")},
+                                    {"block", int64_t{16}},
+                                    {"out_channels", int64_t{16}},
+                                    {"kernel_shape", Dims{1, 1}},
+                                    {"strides", Dims{1, 1}},
+                                    {"pads", Dims{0, 0, 0, 0}},
+                                    {"panel", int64_t{24}}}),
+      CompileError);
+  EXPECT_THROW(
+      testing::makeSingleNodeGraph("nanoc.ConvNCHWc", {f32({1, 1, 4, 4, 16}), f32({1, 3, 3, 8})},
+                                   {{"form", std::string("depthwise")},
+                                    {"block", int64_t{16}},
+                                    {"out_channels", int64_t{16}},
+                                    {"kernel_shape", Dims{3, 3}},
+                                    {"strides", Dims{1, 1}},
+                                    {"pads", Dims{1, 1, 1, 1}}}),
+      CompileError);
   EXPECT_THROW(testing::makeSingleNodeGraph("nanoc.Unpack", {f32({1, 2, 4, 4, 16})},
                                             {{"channels", int64_t{16}}}),
                CompileError);
-  EXPECT_THROW(testing::makeSingleNodeGraph("nanoc.Pack", {f32({1, 4, 4, 4})},
-                                            {{"block", int64_t{12}}}),
-               CompileError);
+  EXPECT_THROW(
+      testing::makeSingleNodeGraph("nanoc.Pack", {f32({1, 4, 4, 4})}, {{"block", int64_t{12}}}),
+      CompileError);
 }
 
 }  // namespace

@@ -92,10 +92,10 @@ Operands operands(const NchwcConv& c) {
 
 std::string describe(const NchwcConv& c) {
   return "ConvNCHWc " + c.form + " block " + std::to_string(c.block) + " image " +
-         dimsStr(c.image) + " -> " + std::to_string(c.oc) + " kernel " +
-         dimsStr(c.window.kernel) + " strides " + dimsStr(c.window.strides) + " pads " +
-         dimsStr(c.window.pads) + (c.bias ? " bias" : " no bias") +
-         (c.residual ? " residual" : "") + (c.activation.empty() ? "" : " " + c.activation);
+         dimsStr(c.image) + " -> " + std::to_string(c.oc) + " kernel " + dimsStr(c.window.kernel) +
+         " strides " + dimsStr(c.window.strides) + " pads " + dimsStr(c.window.pads) +
+         (c.bias ? " bias" : " no bias") + (c.residual ? " residual" : "") +
+         (c.activation.empty() ? "" : " " + c.activation);
 }
 
 // The node on random inputs, W constant (as from a model), on every tile:
@@ -170,7 +170,10 @@ const Window k5s2p2{{5, 5}, {2, 2}, {2, 2, 2, 2}};
 // and a half blocks: a padded last block), bias on every other case.
 TEST(NchwcConvLowering, DepthwiseWindowsAndMaps) {
   const std::vector<Window> windows = {
-      k3s1p1, k3s2p1, k5s1p2, k5s2p2,
+      k3s1p1,
+      k3s2p1,
+      k5s1p2,
+      k5s2p2,
       {{3, 3}, {2, 2}, {0, 0, 1, 1}},  // TF's SAME at stride 2: pad at the end only
       {{3, 3}, {1, 2}, {2, 0, 1, 2}},  // asymmetric pads, mixed strides
   };

@@ -86,6 +86,10 @@ options:
                      of pointwise and depthwise convolutions (mobilenet_v2,
                      efficientnet_b0) runs channel-blocked (NCHWc, c = the
                      target's vector width) from its stem to its pooling
+  --nchwc            run every op that has a channel-blocked form blocked,
+                     in any CNN (resnets and squeezenet keep NCHW by default:
+                     their 3x3 Convs run by Winograd), converting around the
+                     others; for measuring a model both ways
   --no-fuse          keep residual Adds and activations after a Conv, Gemm or
                      MatMul as kernels of their own instead of folding them
                      into its store, a per-channel Mul before a pointwise
@@ -232,7 +236,7 @@ int run(int argc, char** argv) {
   std::string model, name, out_dir = ".", target = "host", triple, cpu, features, emit = "files";
   std::string targets_dir = nanoc::cpu::defaultTargetsDir();
   bool fold = true, list_targets = false, memory_check = true, conv_gemm = true, fuse = true,
-       winograd = true, nchwc = true;
+       winograd = true, nchwc = true, nchwc_always = false;
   nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -291,6 +295,8 @@ int run(int argc, char** argv) {
       winograd = false;
     else if (arg == "--no-nchwc")
       nchwc = false;
+    else if (arg == "--nchwc")
+      nchwc_always = true;
     else if (!arg.empty() && arg[0] == '-')
       throw nanoc::CompileError("unknown option '" + arg + "' (see nanoc --help)");
     else if (model.empty())
@@ -355,6 +361,7 @@ int run(int argc, char** argv) {
   pipeline.fuse = fuse;
   pipeline.winograd = winograd;
   pipeline.nchwc_block = nchwc ? nanoc::cpu::nchwcBlock(targets) : 0;
+  pipeline.nchwc_always = nchwc_always;
   nanoc::runPipeline(*graph, pipeline);
   if (emit == "ir") {
     std::fputs(nanoc::printGraph(*graph).c_str(), stdout);

@@ -37,6 +37,7 @@ std::vector<OpSchema> convGemmSchemas();          // conv_gemm.cc
 std::vector<OpSchema> winogradSchemas();          // winograd.cc
 std::vector<OpSchema> fusedElementwiseSchemas();  // fused_elementwise.cc
 std::vector<OpSchema> nchwcSchemas();             // nchwc.cc
+std::vector<OpSchema> nchwcPoolSchemas();         // nchwc_pool.cc
 
 namespace {
 
@@ -57,7 +58,7 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
     for (std::vector<OpSchema> (*family)() :
          {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas,
           quantizationSchemas, samplingSchemas, convGemmSchemas, winogradSchemas,
-          fusedElementwiseSchemas, nchwcSchemas})
+          fusedElementwiseSchemas, nchwcSchemas, nchwcPoolSchemas})
       for (OpSchema& schema : family()) {
         std::string name = schema.name;
         t.emplace(std::move(name), std::move(schema));

@@ -122,11 +122,24 @@ ConvNchwcShape convNchwcShape(const Node& node) {
     failNode(node, "attribute 'form' must be pointwise, depthwise or direct, got '" + form + "'");
   s.block = blockAttr(node);
   const int64_t b = s.block;
-  requireRank(node, 0, "X", s.form == NchwcForm::Direct ? 4 : 5);
   const std::vector<int64_t>& x = inputType(node, 0).dims;
+  if (s.form != NchwcForm::Direct)
+    requireRank(node, 0, "X", 5);
+  else if (x.size() != 4 && x.size() != 5)
+    failNode(node, "a direct ConvNCHWc's X must have rank 4 or 5, got " + inputType(node, 0).str());
   s.n = x[0], s.h = x[2], s.w = x[3];
-  if (s.form == NchwcForm::Direct) {
+  if (s.form == NchwcForm::Direct && x.size() == 4) {
     s.c = x[1];
+  } else if (s.form == NchwcForm::Direct) {
+    // Channel-blocked X: its real channels are W's.
+    if (x[4] != b)
+      failNode(node, "X " + dimsStr(x) + " must have blocks of " + std::to_string(b) + " lanes");
+    requireRank(node, 1, "W", 5);
+    s.c = inputType(node, 1).dims[1];
+    if (s.c < 1 || channelBlocks(s.c, b) != x[1])
+      failNode(node, "W's input channels (" + std::to_string(s.c) + ") must end in X's last of " +
+                         std::to_string(x[1]) + " blocks");
+    s.blocked_input = true;
   } else {
     if (x[4] != b)
       failNode(node, "X " + dimsStr(x) + " must have blocks of " + std::to_string(b) + " lanes");
@@ -209,10 +222,12 @@ OpSchema makeConvNchwcSchema() {
     const float* scale = s.has_scale ? static_cast<const float*>(in[kChannelScaleInput]) : nullptr;
     float* y = static_cast<float*>(out[0]);
     // X's element of channel c at input pixel (ih, iw), 0 in the padding.
+    const bool plain = s.form == NchwcForm::Direct && !s.blocked_input;
+    const int64_t xcb = channelBlocks(s.c, b);  // a blocked X's blocks
     auto at = [&](int64_t n, int64_t c, int64_t ih, int64_t iw) -> double {
       if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) return 0.0;
-      if (s.form == NchwcForm::Direct) return x[((n * s.c + c) * s.h + ih) * s.w + iw];
-      return x[(((n * (s.c / b) + c / b) * s.h + ih) * s.w + iw) * b + c % b];
+      if (plain) return x[((n * s.c + c) * s.h + ih) * s.w + iw];
+      return x[(((n * xcb + c / b) * s.h + ih) * s.w + iw) * b + c % b];
     };
     for (int64_t n = 0; n < s.n; ++n)
       for (int64_t m = 0; m < OCp; ++m)

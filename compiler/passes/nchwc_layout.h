@@ -7,7 +7,14 @@
 //   Conv with one group per channel (depthwise)      -> ConvNCHWc "depthwise"
 //   Conv with one group and at most 4 input channels -> ConvNCHWc "direct"
 //     (its input stays in the model's layout: no Pack of a 3-channel image)
+//   other Convs of one group                         -> ConvNCHWc "direct"
+//     reading X blocked, except 3x3 stride-1 ones that conv_to_gemm runs by
+//     Winograd (2.25x fewer multiply-adds): those keep NCHW, and with them
+//     their graph (resnets, squeezenet), unless `always`
 //   GlobalAveragePool                                -> GlobalAveragePoolNCHWc
+//   MaxPool (2-D)                                    -> MaxPoolNCHWc
+//   Concat along the channels, every input but the last whole blocks: the
+//     same Concat, along the blocks
 //   Relu, Clip, Sigmoid, HardSigmoid, HardSwish, LeakyRelu, Tanh, and Add,
 //   Sub, Mul of blocked operands of one shape, per-channel ones ([N, C, 1, 1],
 //   a squeeze-and-excitation scale) or constants (per channel: repacked, 0 in
@@ -33,10 +40,18 @@
 
 namespace nanoc {
 
+struct NchwcOptions {
+  // Convert every op that has a blocked form, whatever the rules above say
+  // (nanoc --nchwc: for measuring a graph both ways).
+  bool always = false;
+  // Winograd is on (conv_to_gemm): its 3x3 Convs keep NCHW unless `always`.
+  bool winograd = true;
+};
+
 // `block`: lanes per channel block (the targets' common vector width in
 // floats; < 2: the pass does nothing); `panel`: the pointwise weights' panel
 // width, a multiple of every target's register tile columns. Returns the
 // number of convolutions converted (0 where the graph keeps its layout).
-int convertToNchwc(Graph& graph, int64_t block, int64_t panel);
+int convertToNchwc(Graph& graph, int64_t block, int64_t panel, const NchwcOptions& options = {});
 
 }  // namespace nanoc

@@ -23,7 +23,8 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
   }
   eliminateDeadCode(graph);
   if (options.conv_gemm_panel > 0)
-    convertToNchwc(graph, options.nchwc_block, options.conv_gemm_panel);
+    convertToNchwc(graph, options.nchwc_block, options.conv_gemm_panel,
+                   NchwcOptions{options.nchwc_always, options.winograd});
   convToGemm(graph, options.conv_gemm_panel, options.winograd);
   if (options.fuse) {
     fuseLayerNorms(graph);

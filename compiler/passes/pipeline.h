@@ -21,6 +21,9 @@ struct PipelineOptions {
   // lanes (nchwc_layout.h; the driver passes the targets' common vector
   // width, 0 where they differ or have none).
   int64_t nchwc_block = 0;
+  // With nchwc_block: convert every op that has a blocked form (nanoc
+  // --nchwc), not only graphs that the layout pass's rules pick.
+  bool nchwc_always = false;
   // Rewrite decomposed LayerNorms into LayerNormalization
   // (fuse_layer_norm.h); fold residual Adds and activations into the Conv,
   // ConvGemm, Gemm or MatMul producing them (fuse_epilogue.h), and a

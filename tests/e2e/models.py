@@ -1681,6 +1681,54 @@ def nchwc_mobile_blocks():
 
 
 @case()
+def nchwc_pool_concat():
+    # The channel-blocked layout through a MaxPool (3x3 stride 2 with
+    # ceil_mode: its last window partial) and a Concat along the channels
+    # whose first input is whole blocks (16 channels) and last is not (8 of
+    # 16 lanes), then a depthwise and a pointwise Conv and the pool.
+    rng = rng_for("nchwc_pool_concat")
+    inits = []
+    nodes = [
+        conv_node(inits, rng, "stem", "x", "s0", (16, 3, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["s0"], ["s"], name="stem_relu"),
+        helper.make_node("MaxPool", ["s"], ["m"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                         ceil_mode=1),
+        conv_node(inits, rng, "branch_a", "m", "a", (16, 16, 1, 1)),
+        conv_node(inits, rng, "branch_b", "m", "b", (8, 16, 1, 1)),
+        helper.make_node("Concat", ["a", "b"], ["c"], name="cat", axis=1),
+        conv_node(inits, rng, "dw", "c", "d", (24, 1, 3, 3), pads=[1, 1, 1, 1], group=24),
+        conv_node(inits, rng, "project", "d", "p", (10, 24, 1, 1)),
+        helper.make_node("GlobalAveragePool", ["p"], ["y"], name="gap"),
+    ]
+    return model("nchwc_pool_concat", nodes, [vi("x", (2, 3, 33, 30))], [vi("y", (2, 10, 1, 1))],
+                 inits)
+
+
+@case()
+def nchwc_dense_blocks():
+    # Dense Convs inside the channel-blocked layout (the direct form reading
+    # X blocked): a 3x3 stride-2 and a 1x1 stride-2 Conv, which Winograd
+    # would not take, between a stem, a depthwise and pointwise Convs; 20
+    # channels (a partial block of 16 and of 8), a residual, two images.
+    rng = rng_for("nchwc_dense_blocks")
+    inits = []
+    nodes = [
+        conv_node(inits, rng, "stem", "x", "s0", (20, 3, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["s0"], ["s"], name="stem_relu"),
+        conv_node(inits, rng, "dw", "s", "d", (20, 1, 3, 3), pads=[1, 1, 1, 1], group=20),
+        conv_node(inits, rng, "pw", "d", "p", (20, 20, 1, 1)),
+        conv_node(inits, rng, "down3", "p", "q0", (24, 20, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["q0"], ["q"], name="down3_relu"),
+        conv_node(inits, rng, "skip", "p", "k", (24, 20, 1, 1), strides=[2, 2]),
+        helper.make_node("Add", ["q", "k"], ["r"], name="residual"),
+        conv_node(inits, rng, "head", "r", "h", (12, 24, 1, 1)),
+        helper.make_node("GlobalAveragePool", ["h"], ["y"], name="gap"),
+    ]
+    return model("nchwc_dense_blocks", nodes, [vi("x", (2, 3, 26, 23))], [vi("y", (2, 12, 1, 1))],
+                 inits)
+
+
+@case()
 def fused_gemm_matmul():
     # Gemm + LeakyRelu, MatMul + residual + HardSigmoid, batched MatMul + Tanh.
     rng = rng_for("fused_gemm_matmul")

@@ -40,6 +40,7 @@ LoweringList quantizationLowerings();      // lower_quantization.cc
 LoweringList samplingLowerings();          // lower_grid_sample.cc
 LoweringList convGemmLowerings();          // lower_conv_gemm.cc
 LoweringList nchwcLowerings();             // lower_nchwc.cc
+LoweringList nchwcPoolLowerings();         // lower_nchwc_pool.cc
 
 const Lowering* findLowering(std::string_view op) {
   static const std::map<std::string, Lowering, std::less<>> table = [] {
@@ -64,7 +65,7 @@ const Lowering* findLowering(std::string_view op) {
     for (LoweringList (*family)() :
          {elementwiseTableLowerings, reductionLowerings, dataMovementLowerings,
           normalizationLowerings, quantizationLowerings, samplingLowerings, convGemmLowerings,
-          nchwcLowerings})
+          nchwcLowerings, nchwcPoolLowerings})
       for (auto& [name, lowering] : family()) t.emplace(name, std::move(lowering));
     return t;
   }();

@@ -6,8 +6,13 @@
 // widens it), so the kernel vectorizes over channels and a stride or a pad
 // costs no shuffle:
 //  - depthwise: acc(pixel) += W[block, kh, kw, :] * X[n, block, ih, iw, :];
-//  - direct (X in plain NCHW, few channels: the stem):
-//    acc(pixel) += W[block, c, kh, kw, :] * broadcast(X[n, c, ih, iw]).
+//  - direct (X in plain NCHW, few channels: the stem; or channel-blocked,
+//    a dense convolution of many channels):
+//    acc(pixel) += W[block, c, kh, kw, :] * broadcast(X's channel c at
+//    (ih, iw)), a blocked X read only in its lanes c < C.
+// On a blocked X with an even number of output blocks, a task is the row of
+// two blocks, computed together where the registers hold both blocks'
+// accumulators (each broadcast of X feeds two multiply-adds).
 // Every accumulator starts at the bias (or 0), sums its taps in (c, kh, kw)
 // order and meets the fused epilogue before its one store.
 //
@@ -17,7 +22,8 @@
 // whose kernel rows [kh_lo, kh_hi) are computed and looped over at run time
 // (every row so, where the taps are too many to unroll). The direct form's
 // channels are unrolled too where channels x taps are few (the stem's 27),
-// else looped over.
+// else looped over. On a blocked X the few top and bottom rows get their
+// kernel rows at compile time too (a switch over them).
 //
 // Each row's columns are split at compile time too: the left border (the
 // windows that cross the left padding), the interior and the right border.
@@ -28,8 +34,10 @@
 // U: its pixels together). The border pixels go together, one accumulator
 // each, their columns compile-time constants, so the taps in the padding
 // are known and skipped (wide borders, pads of many pixels: a loop, one
-// pixel at a time, each tap checked with a select). X is only read inside
-// its rows and columns.
+// pixel at a time, each tap checked with a select); on a blocked X both
+// borders are one group, a row no wider than a step is one group and the
+// interior's steps are of equal width. X is only read inside its rows and
+// columns.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
 
@@ -51,6 +59,10 @@ namespace {
 constexpr int64_t kMaxUnrolledTaps = 64;
 // Border pixels unrolled (their taps checked at compile time), at most.
 constexpr int64_t kMaxUnrolledBorder = 8;
+// A blocked X's direct form: edge rows (top and bottom) given their kernel
+// rows at compile time, at most, and pixels a step, at most.
+constexpr int64_t kMaxEdgeRows = 2;
+constexpr int64_t kMaxBlockedStep = 14;
 
 using Accs = std::vector<llvm::Value*>;
 
@@ -98,14 +110,23 @@ struct Pixel {
   bool checked;
 };
 
+// Output-channel blocks per task: two for the direct form on a
+// channel-blocked X where the blocks pair up (one register tile of both
+// blocks' accumulators, each broadcast of X used by both), else one.
+int64_t blocksPerTask(const ConvNchwcShape& s) {
+  return s.form == NchwcForm::Direct && s.blocked_input && s.ocb % 2 == 0 ? 2 : 1;
+}
+
 class NchwcConvEmitter {
  public:
   NchwcConvEmitter(llvm::IRBuilder<>& b, const ConvNchwcShape& s, llvm::Value* x, llvm::Value* w,
                    llvm::Value* bias, llvm::Value* y, const FusedEpilogue& epilogue)
       : b_(b), s_(s), x_(x), w_(w), bias_(bias), y_(y), epilogue_(epilogue) {
     direct_ = s.form == NchwcForm::Direct;
+    blocked_ = direct_ && s.blocked_input;
     channels_ = direct_ ? s.c : 1;
     lanes_ = s.block;
+    per_task_ = blocksPerTask(s);
     vtype_ = lanes_ == 1 ? b.getFloatTy()
                          : static_cast<llvm::Type*>(llvm::FixedVectorType::get(
                                b.getFloatTy(), static_cast<unsigned>(lanes_)));
@@ -118,59 +139,46 @@ class NchwcConvEmitter {
     llvm::IRBuilder<>& b = b_;
     const int64_t H = s_.h, W = s_.w, OH = s_.oh, OW = s_.ow, KH = s_.kh, KW = s_.kw;
     oh_ = b.CreateURem(t, b.getInt64(OH));
-    llvm::Value* plane = b.CreateUDiv(t, b.getInt64(OH));  // n * OCb + block
-    llvm::Value* block = b.CreateURem(plane, b.getInt64(s_.ocb));
+    // n * (OCb / per_task) + the task's blocks, and its first block.
+    llvm::Value* plane = b.CreateUDiv(t, b.getInt64(OH));
+    const int64_t groups = s_.ocb / per_task_;
+    llvm::Value* block =
+        b.CreateMul(b.CreateURem(plane, b.getInt64(groups)), b.getInt64(per_task_));
     if (direct_) {
-      llvm::Value* n = b.CreateUDiv(plane, b.getInt64(s_.ocb));
-      x_base_ = b.CreateMul(n, b.getInt64(s_.c * H * W));  // elements
+      llvm::Value* n = b.CreateUDiv(plane, b.getInt64(groups));
+      const int64_t image = blocked_ ? channelBlocks(s_.c, lanes_) * H * W * lanes_ : s_.c * H * W;
+      x_base_ = b.CreateMul(n, b.getInt64(image));  // elements
     } else {
       x_base_ = b.CreateMul(plane, b.getInt64(H * W));  // pixels (Cb == OCb)
     }
-    w_base_ = b.CreateMul(block, b.getInt64(channels_ * KH * KW * lanes_));
-    y_row_ = b.CreateMul(t, b.getInt64(OW * lanes_));
-    init_ = bias_ ? load(bias_, b.CreateMul(block, b.getInt64(lanes_)))
-                  : llvm::Constant::getNullValue(vtype_);
+    w_block_ = channels_ * KH * KW * lanes_;
+    w_base_ = b.CreateMul(block, b.getInt64(w_block_));
+    // Y's row of the first block ((n * OCb + block) * OH + oh); the next
+    // block's a plane further.
+    y_row_ = b.CreateMul(b.CreateAdd(b.CreateMul(plane, b.getInt64(per_task_ * OH)), oh_),
+                         b.getInt64(OW * lanes_));
+    inits_.clear();
+    for (int64_t j = 0; j < per_task_; ++j)
+      inits_.push_back(
+          bias_ ? load(bias_, b.CreateMul(b.CreateAdd(block, b.getInt64(j)), b.getInt64(lanes_)))
+                : llvm::Constant::getNullValue(vtype_));
     ih0_ = b.CreateSub(b.CreateMul(oh_, b.getInt64(s_.sh)), b.getInt64(s_.pad_h));
-
-    // The rows whose window lies inside X, at compile time; the others
-    // (the top and bottom rows: few) share one row of run-time kernel rows.
-    llvm::Function* fn = b.GetInsertBlock()->getParent();
-    llvm::LLVMContext& ctx = b.getContext();
-    llvm::BasicBlock* done = nullptr;
-    if (oh_full_hi_ > oh_full_lo_) {
-      if (oh_full_lo_ == 0 && oh_full_hi_ == OH) {
-        emitRow(b.getInt64(0), b.getInt64(KH), 0, KH);
-        return;
-      }
-      llvm::BasicBlock* full = llvm::BasicBlock::Create(ctx, "row.full", fn);
-      llvm::BasicBlock* edge = llvm::BasicBlock::Create(ctx, "row.edge", fn);
-      done = llvm::BasicBlock::Create(ctx, "row.done", fn);
-      llvm::Value* in_full = b.CreateAnd(b.CreateICmpUGE(oh_, b.getInt64(oh_full_lo_)),
-                                         b.CreateICmpULT(oh_, b.getInt64(oh_full_hi_)));
-      b.CreateCondBr(in_full, full, edge);
-      b.SetInsertPoint(full);
-      emitRow(b.getInt64(0), b.getInt64(KH), 0, KH);
-      b.CreateBr(done);
-      b.SetInsertPoint(edge);
+    if (together_ || per_task_ == 1) {
+      first_ = 0, count_ = per_task_;
+      emitRows();
+      return;
     }
-    // [kh_lo, kh_hi): max(0, -ih0) .. min(KH, H - ih0), empty where the
-    // window misses X.
-    llvm::Value* lo = b.CreateSub(b.getInt64(0), ih0_);
-    lo = b.CreateSelect(b.CreateICmpSLT(lo, b.getInt64(0)), b.getInt64(0), lo);
-    lo = b.CreateSelect(b.CreateICmpSGT(lo, b.getInt64(KH)), b.getInt64(KH), lo);
-    llvm::Value* hi = b.CreateSub(b.getInt64(H), ih0_);
-    hi = b.CreateSelect(b.CreateICmpSGT(hi, b.getInt64(KH)), b.getInt64(KH), hi);
-    hi = b.CreateSelect(b.CreateICmpSLT(hi, lo), lo, hi);
-    emitRow(lo, hi, -1, -1);
-    if (done) {
-      b.CreateBr(done);
-      b.SetInsertPoint(done);
+    for (int64_t j = 0; j < per_task_; ++j) {  // the blocks one after the other
+      first_ = j, count_ = 1;
+      emitRows();
     }
   }
 
  private:
   // The output rows [oh_full_lo_, oh_full_hi_) whose kernel rows all lie
-  // inside X (none where the taps are too many to unroll).
+  // inside X (none where the taps are too many to unroll), and whether the
+  // others (a blocked X's few top and bottom rows) get their kernel rows at
+  // compile time too.
   void planRows() {
     const int64_t OH = s_.oh, sh = s_.sh;
     oh_full_lo_ = std::min(OH, (s_.pad_h + sh - 1) / sh);
@@ -178,6 +186,16 @@ class NchwcConvEmitter {
     oh_full_hi_ = limit < 0 ? 0 : limit / sh + 1;
     oh_full_hi_ = std::clamp(oh_full_hi_, oh_full_lo_, OH);
     if (s_.kh * s_.kw > kMaxUnrolledTaps) oh_full_hi_ = oh_full_lo_;
+    const int64_t edge_rows = OH - (oh_full_hi_ - oh_full_lo_);
+    const_edges_ = blocked_ && s_.kh * s_.kw <= kMaxUnrolledTaps && edge_rows <= kMaxEdgeRows;
+  }
+
+  // Kernel rows [lo, hi) of output row oh: max(0, -ih0) .. min(KH, H - ih0),
+  // empty where the window misses X.
+  std::pair<int64_t, int64_t> kernelRows(int64_t oh) const {
+    const int64_t ih0 = oh * s_.sh - s_.pad_h;
+    const int64_t lo = std::clamp<int64_t>(-ih0, 0, s_.kh);
+    return {lo, std::clamp<int64_t>(s_.h - ih0, lo, s_.kh)};
   }
 
   // Columns [ow_lo_, ow_hi_) read no padding: ow * sw - pad_w >= 0 and
@@ -194,26 +212,132 @@ class NchwcConvEmitter {
   // form, one kernel row of weights (each reused by the step's pixels) and a
   // load, or for the direct form one weight and one broadcast, in the
   // target's vector registers (registerTile's count), each vector of b lanes
-  // taking ceil(b / width) of them.
+  // taking ceil(b / width) of them. A blocked X's direct form (many
+  // channels) takes both of a task's blocks together where U >= 4 pixels of
+  // them fit (2 x U accumulators, two weights, a broadcast), at most 14
+  // pixels, its interior split into equal steps.
   void chooseStep() {
     const RegisterTile tile = registerTile(*b_.GetInsertBlock()->getParent());
     const int64_t registers = (tile.rows + 1) * tile.vectors + 1;
     const int64_t per_vector = (lanes_ + tile.width - 1) / tile.width;
-    const int64_t fit = registers / per_vector - (direct_ ? 2 : s_.kw + 1);
-    step_ = std::clamp<int64_t>(fit, 2, direct_ ? 8 : 6);
-    if (s_.kw > kMaxUnrolledTaps) step_ = 1;  // a kernel row that long: no more code per pixel
+    const int64_t vectors = registers / per_vector;
+    if (blocked_) {
+      together_ = per_task_ == 2 && (vectors - 1 - 2 * s_.kw) / 2 >= 4;
+      const int64_t blocks = together_ ? 2 : 1;
+      max_step_ = std::clamp<int64_t>((vectors - 1 - blocks * s_.kw) / blocks, 2, kMaxBlockedStep);
+      const int64_t interior = ow_hi_ - ow_lo_;
+      step_ = max_step_;
+      if (interior > max_step_) {
+        const int64_t steps = (interior + max_step_ - 1) / max_step_;
+        step_ = (interior + steps - 1) / steps;
+      }
+    } else {
+      const int64_t fit = vectors - (direct_ ? 2 : s_.kw + 1);
+      step_ = max_step_ = std::clamp<int64_t>(fit, 2, direct_ ? 8 : 6);
+    }
+    // A kernel row that long: no more code per pixel.
+    if (s_.kw > kMaxUnrolledTaps) step_ = max_step_ = 1;
   }
 
   llvm::Value* load(llvm::Value* base, llvm::Value* index) {
     return b_.CreateAlignedLoad(vtype_, f32Ptr(b_, base, index), llvm::Align(4));
   }
 
+  // The task's row: the rows whose window lies inside X at compile time;
+  // the others (the top and bottom rows: few) each at compile time too
+  // (const_edges_: a switch over them) or sharing one row of run-time
+  // kernel rows.
+  void emitRows() {
+    llvm::IRBuilder<>& b = b_;
+    const int64_t OH = s_.oh, KH = s_.kh;
+    if (oh_full_lo_ == 0 && oh_full_hi_ == OH) {
+      emitRow(b.getInt64(0), b.getInt64(KH), 0, KH);
+      return;
+    }
+    llvm::Function* fn = b.GetInsertBlock()->getParent();
+    llvm::LLVMContext& ctx = b.getContext();
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "row.done", fn);
+    const bool any_full = oh_full_hi_ > oh_full_lo_;
+    if (const_edges_) {
+      std::vector<std::pair<int64_t, int64_t>> kinds;  // distinct [lo, hi)
+      std::vector<std::pair<int64_t, size_t>> rows;    // edge row, its kind
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        if (oh >= oh_full_lo_ && oh < oh_full_hi_) continue;
+        const std::pair<int64_t, int64_t> kind = kernelRows(oh);
+        const size_t k =
+            static_cast<size_t>(std::find(kinds.begin(), kinds.end(), kind) - kinds.begin());
+        if (k == kinds.size()) kinds.push_back(kind);
+        rows.push_back({oh, k});
+      }
+      std::vector<llvm::BasicBlock*> edges;
+      for (size_t k = 0; k < kinds.size(); ++k)
+        edges.push_back(llvm::BasicBlock::Create(ctx, "row.edge", fn));
+      llvm::BasicBlock* full = any_full ? llvm::BasicBlock::Create(ctx, "row.full", fn) : nullptr;
+      llvm::BasicBlock* other = full ? full : edges[rows.back().second];
+      llvm::SwitchInst* sw = b.CreateSwitch(oh_, other, static_cast<unsigned>(rows.size()));
+      for (const auto& [oh, k] : rows)
+        if (edges[k] != other) sw->addCase(b.getInt64(oh), edges[k]);
+      if (full) {
+        b.SetInsertPoint(full);
+        emitRow(b.getInt64(0), b.getInt64(KH), 0, KH);
+        b.CreateBr(done);
+      }
+      for (size_t k = 0; k < kinds.size(); ++k) {
+        b.SetInsertPoint(edges[k]);
+        emitRow(b.getInt64(kinds[k].first), b.getInt64(kinds[k].second), kinds[k].first,
+                kinds[k].second);
+        b.CreateBr(done);
+      }
+      b.SetInsertPoint(done);
+      return;
+    }
+    if (any_full) {
+      llvm::BasicBlock* full = llvm::BasicBlock::Create(ctx, "row.full", fn);
+      llvm::BasicBlock* edge = llvm::BasicBlock::Create(ctx, "row.edge", fn);
+      llvm::Value* in_full = b.CreateAnd(b.CreateICmpUGE(oh_, b.getInt64(oh_full_lo_)),
+                                         b.CreateICmpULT(oh_, b.getInt64(oh_full_hi_)));
+      b.CreateCondBr(in_full, full, edge);
+      b.SetInsertPoint(full);
+      emitRow(b.getInt64(0), b.getInt64(KH), 0, KH);
+      b.CreateBr(done);
+      b.SetInsertPoint(edge);
+    }
+    // [kh_lo, kh_hi) at run time, as kernelRows.
+    llvm::Value* lo = b.CreateSub(b.getInt64(0), ih0_);
+    lo = b.CreateSelect(b.CreateICmpSLT(lo, b.getInt64(0)), b.getInt64(0), lo);
+    lo = b.CreateSelect(b.CreateICmpSGT(lo, b.getInt64(KH)), b.getInt64(KH), lo);
+    llvm::Value* hi = b.CreateSub(b.getInt64(s_.h), ih0_);
+    hi = b.CreateSelect(b.CreateICmpSGT(hi, b.getInt64(KH)), b.getInt64(KH), hi);
+    hi = b.CreateSelect(b.CreateICmpSLT(hi, lo), lo, hi);
+    emitRow(lo, hi, -1, -1);
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+  }
+
   // The task's row reading kernel rows [lo, hi): compile-time constants
-  // lo_c, hi_c, or -1 (generic rows: lo and hi at run time).
+  // lo_c, hi_c, or -1 (generic rows: lo and hi at run time). A blocked X's
+  // border pixels go together (both borders: one group), and a row of at
+  // most max_step_ pixels is one group.
   void emitRow(llvm::Value* lo, llvm::Value* hi, int64_t lo_c, int64_t hi_c) {
     llvm::IRBuilder<>& b = b_;
     lo_ = lo, hi_ = hi, lo_c_ = lo_c, hi_c_ = hi_c;
-    emitBorder(0, ow_lo_);
+    const int64_t OW = s_.ow;
+    const bool merge =
+        blocked_ && ow_lo_ <= kMaxUnrolledBorder && OW - ow_hi_ <= kMaxUnrolledBorder;
+    std::vector<Pixel> borders;
+    if (merge) {
+      for (int64_t ow = 0; ow < OW; ++ow)
+        if (ow < ow_lo_ || ow >= ow_hi_) borders.push_back({b.getInt64(ow), true});
+      if (OW <= max_step_) {
+        std::vector<Pixel> pixels;
+        for (int64_t ow = 0; ow < OW; ++ow)
+          pixels.push_back({b.getInt64(ow), ow < ow_lo_ || ow >= ow_hi_});
+        emitGroup(pixels);
+        return;
+      }
+    } else {
+      emitBorder(0, ow_lo_);
+    }
     const int64_t interior = ow_hi_ - ow_lo_;
     if (interior >= step_) {
       // interior / U steps, then, for the rest, one more step that ends at
@@ -237,7 +361,11 @@ class NchwcConvEmitter {
       for (int64_t ow = ow_lo_; ow < ow_hi_; ++ow) pixels.push_back({b.getInt64(ow), false});
       emitGroup(pixels);
     }
-    emitBorder(ow_hi_, s_.ow);
+    if (merge) {
+      if (!borders.empty()) emitGroup(borders);
+    } else {
+      emitBorder(ow_hi_, OW);
+    }
   }
 
   // Border columns [begin, end): together at compile time, or a loop.
@@ -258,9 +386,12 @@ class NchwcConvEmitter {
         "border", LoopHint::NoVectorize);
   }
 
-  // The pixels' accumulators over every tap of the row, then their stores.
+  // The pixels' accumulators (of blocks first_ .. first_ + count_ - 1,
+  // block-major) over every tap of the row, then their stores.
   void emitGroup(const std::vector<Pixel>& pixels) {
-    Accs acc(pixels.size(), init_);
+    Accs acc;
+    for (int64_t j = 0; j < count_; ++j)
+      acc.insert(acc.end(), pixels.size(), inits_[static_cast<size_t>(first_ + j)]);
     auto overKh = [&](llvm::Value* c, const Accs& in) {
       if (lo_c_ < 0)
         return emitCarriedLoop(
@@ -278,60 +409,92 @@ class NchwcConvEmitter {
     } else {
       acc = emitCarriedLoop(b_, b_.getInt64(0), b_.getInt64(channels_), acc, overKh, "c");
     }
-    for (size_t i = 0; i < pixels.size(); ++i) store(pixels[i].ow, acc[i]);
+    for (int64_t j = 0; j < count_; ++j)
+      for (size_t i = 0; i < pixels.size(); ++i)
+        store(pixels[i].ow, acc[static_cast<size_t>(j) * pixels.size() + i], first_ + j);
   }
 
   // Kernel row kh of channel c (direct; 0 for depthwise) for the pixels: the
-  // taps kw in order, each weight vector loaded once for all of them; a
-  // border pixel's taps in the padding skipped (compile-time column) or
-  // selected away (run-time column, its load clamped to column 0).
+  // taps kw in order, each weight vector loaded once for all of them (and
+  // each broadcast of X used by all the blocks); a border pixel's taps in
+  // the padding skipped (compile-time column) or selected away (run-time
+  // column, its load clamped to column 0).
   Accs taps(const std::vector<Pixel>& pixels, llvm::Value* c, llvm::Value* kh, Accs acc) {
     llvm::IRBuilder<>& b = b_;
     const int64_t W = s_.w, KH = s_.kh, KW = s_.kw;
+    const size_t np = pixels.size();
     llvm::Value* ih = b.CreateAdd(ih0_, kh);
-    // The start of X's input row: elements (direct), pixels (depthwise).
-    llvm::Value* x_row =
-        direct_ ? b.CreateMul(b.CreateAdd(b.CreateMul(c, b.getInt64(s_.h)), ih), b.getInt64(W))
-                : b.CreateMul(ih, b.getInt64(W));
+    // The start of X's input row: elements (direct: channel c's, a blocked
+    // X's at lane c % b, x_step elements a pixel), pixels (depthwise).
+    llvm::Value* x_row;
+    int64_t x_step = 1;
+    if (blocked_) {
+      llvm::Value* cb = b.CreateUDiv(c, b.getInt64(lanes_));
+      x_row = b.CreateAdd(
+          b.CreateMul(b.CreateAdd(b.CreateMul(cb, b.getInt64(s_.h)), ih), b.getInt64(W * lanes_)),
+          b.CreateURem(c, b.getInt64(lanes_)));
+      x_step = lanes_;
+    } else if (direct_) {
+      x_row = b.CreateMul(b.CreateAdd(b.CreateMul(c, b.getInt64(s_.h)), ih), b.getInt64(W));
+    } else {
+      x_row = b.CreateMul(ih, b.getInt64(W));
+    }
     x_row = b.CreateAdd(x_base_, x_row);
     llvm::Value* w_row = b.CreateAdd(
-        w_base_,
+        b.CreateAdd(w_base_, b.getInt64(first_ * w_block_)),
         b.CreateMul(b.CreateAdd(b.CreateMul(c, b.getInt64(KH)), kh), b.getInt64(KW * lanes_)));
-    for (int64_t kw = 0; kw < KW; ++kw) {
-      llvm::Value* weight = nullptr;
-      for (size_t i = 0; i < pixels.size(); ++i) {
-        llvm::Value* iw =
-            b.CreateAdd(b.CreateMul(pixels[i].ow, b.getInt64(s_.sw)), b.getInt64(kw - s_.pad_w));
-        llvm::Value* valid = nullptr;  // null: inside X
-        if (pixels[i].checked) {
-          valid =
-              b.CreateAnd(b.CreateICmpSGE(iw, b.getInt64(0)), b.CreateICmpSLT(iw, b.getInt64(W)));
-          if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(valid)) {
-            if (k->isZero()) continue;
-            valid = nullptr;
-          } else {
-            iw = b.CreateSelect(valid, iw, b.getInt64(0));
-          }
-        }
-        if (!weight) weight = load(w_, b.CreateAdd(w_row, b.getInt64(kw * lanes_)));
-        llvm::Value* xv;
-        if (direct_) {
-          xv = loadF32(b, x_, b.CreateAdd(x_row, iw));
-          if (lanes_ > 1) xv = b.CreateVectorSplat(static_cast<unsigned>(lanes_), xv);
+    // The taps (pixel i, kernel column kw): kw by kw, or, on a blocked X,
+    // by input column (i * sw + kw, consecutive pixels' taps of one column
+    // together: one broadcast of X, used at once), each pixel's still in kw
+    // order. The weights of a column are loaded at its first tap.
+    std::vector<std::pair<size_t, int64_t>> order;
+    for (int64_t kw = 0; kw < KW; ++kw)
+      for (size_t i = 0; i < np; ++i) order.push_back({i, kw});
+    if (blocked_)
+      std::stable_sort(order.begin(), order.end(), [&](const auto& p, const auto& q) {
+        return static_cast<int64_t>(p.first) * s_.sw + p.second <
+               static_cast<int64_t>(q.first) * s_.sw + q.second;
+      });
+    std::vector<std::vector<llvm::Value*>> weights(static_cast<size_t>(KW));  // per block
+    for (const auto& [i, kw] : order) {
+      llvm::Value* iw =
+          b.CreateAdd(b.CreateMul(pixels[i].ow, b.getInt64(s_.sw)), b.getInt64(kw - s_.pad_w));
+      llvm::Value* valid = nullptr;  // null: inside X
+      if (pixels[i].checked) {
+        valid = b.CreateAnd(b.CreateICmpSGE(iw, b.getInt64(0)), b.CreateICmpSLT(iw, b.getInt64(W)));
+        if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(valid)) {
+          if (k->isZero()) continue;
+          valid = nullptr;
         } else {
-          xv = load(x_, b.CreateMul(b.CreateAdd(x_row, iw), b.getInt64(lanes_)));
+          iw = b.CreateSelect(valid, iw, b.getInt64(0));
         }
-        llvm::Value* sum =
-            b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vtype_}, {weight, xv, acc[i]});
-        acc[i] = valid ? b.CreateSelect(valid, sum, acc[i]) : sum;
+      }
+      std::vector<llvm::Value*>& weight = weights[static_cast<size_t>(kw)];
+      if (weight.empty())
+        for (int64_t j = 0; j < count_; ++j)
+          weight.push_back(load(w_, b.CreateAdd(w_row, b.getInt64(j * w_block_ + kw * lanes_))));
+      llvm::Value* xv;
+      if (direct_) {
+        xv = loadF32(b, x_, b.CreateAdd(x_row, b.CreateMul(iw, b.getInt64(x_step))));
+        if (lanes_ > 1) xv = b.CreateVectorSplat(static_cast<unsigned>(lanes_), xv);
+      } else {
+        xv = load(x_, b.CreateMul(b.CreateAdd(x_row, iw), b.getInt64(lanes_)));
+      }
+      for (int64_t j = 0; j < count_; ++j) {
+        llvm::Value*& a = acc[static_cast<size_t>(j) * np + i];
+        llvm::Value* sum = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vtype_},
+                                             {weight[static_cast<size_t>(j)], xv, a});
+        a = valid ? b.CreateSelect(valid, sum, a) : sum;
       }
     }
     return acc;
   }
 
-  // Y's pixel `ow` of the task's row = epilogue(value), one vector store.
-  void store(llvm::Value* ow, llvm::Value* value) {
-    llvm::Value* index = b_.CreateAdd(y_row_, b_.CreateMul(ow, b_.getInt64(lanes_)));
+  // Y's pixel `ow` of the task's row of its block j = epilogue(value), one
+  // vector store.
+  void store(llvm::Value* ow, llvm::Value* value, int64_t j) {
+    llvm::Value* index = b_.CreateAdd(b_.CreateAdd(y_row_, b_.getInt64(j * s_.oh * s_.ow * lanes_)),
+                                      b_.CreateMul(ow, b_.getInt64(lanes_)));
     if (!epilogue_.empty())
       value = applyEpilogue(b_, epilogue_.spec, value, epilogue_.residual, index, lanes_);
     b_.CreateAlignedStore(value, f32Ptr(b_, y_, index), llvm::Align(4));
@@ -341,14 +504,23 @@ class NchwcConvEmitter {
   const ConvNchwcShape& s_;
   llvm::Value *x_, *w_, *bias_, *y_;
   const FusedEpilogue& epilogue_;
-  bool direct_ = false;
+  bool direct_ = false, blocked_ = false;
   int64_t channels_ = 1, lanes_ = 1;
+  // Output-channel blocks per task, and whether they go together (one
+  // group's accumulators) or one after the other.
+  int64_t per_task_ = 1;
+  bool together_ = false;
   llvm::Type* vtype_ = nullptr;
   int64_t oh_full_lo_ = 0, oh_full_hi_ = 0;
-  int64_t ow_lo_ = 0, ow_hi_ = 0, step_ = 4;
-  // The task's values.
+  bool const_edges_ = false;
+  int64_t ow_lo_ = 0, ow_hi_ = 0, step_ = 4, max_step_ = 4;
+  // The task's values; W's elements per block.
   llvm::Value *oh_ = nullptr, *x_base_ = nullptr, *w_base_ = nullptr, *y_row_ = nullptr;
-  llvm::Value *init_ = nullptr, *ih0_ = nullptr;
+  llvm::Value* ih0_ = nullptr;
+  std::vector<llvm::Value*> inits_;  // per block: the bias or 0
+  int64_t w_block_ = 0;
+  // The blocks being emitted: first_ .. first_ + count_ - 1 of the task's.
+  int64_t first_ = 0, count_ = 1;
   // The row being emitted: its kernel rows (constants lo_c_, hi_c_ or -1).
   llvm::Value *lo_ = nullptr, *hi_ = nullptr;
   int64_t lo_c_ = -1, hi_c_ = -1;
@@ -364,7 +536,9 @@ void emitNchwcDepthwiseTask(llvm::IRBuilder<>& b, const ConvNchwcShape& s, llvm:
   NchwcConvEmitter(b, s, x, w, bias, y, epilogue).emitTask(t);
 }
 
-uint64_t nchwcDirectTasks(const ConvNchwcShape& s) { return s.n * s.ocb * s.oh; }
+uint64_t nchwcDirectTasks(const ConvNchwcShape& s) {
+  return s.n * (s.ocb / blocksPerTask(s)) * s.oh;
+}
 
 void emitNchwcDirectTask(llvm::IRBuilder<>& b, const ConvNchwcShape& s, llvm::Value* x,
                          llvm::Value* w, llvm::Value* bias, llvm::Value* y,

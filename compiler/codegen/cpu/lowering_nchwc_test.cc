@@ -6,9 +6,14 @@
 // stem's direct form with 3 channels (3x3 and 7x7 at stride 2), 1, 5 and
 // many channels; bias or none, residual and fused activations; the shapes
 // that take only run-time kernel rows (windows of more taps than unrolled)
-// and the border loops (pads of many pixels); blocks of 1, 2 and 32 lanes.
+// and the border loops (pads of many pixels); blocks of 1, 2 and 32 lanes;
+// the direct form on a channel-blocked X (ResNet's dense convolutions: 16 to
+// 64 channels, a partial last block, 3x3 at strides 1 and 2, 1x1 at stride
+// 2, 5x5, pairs of output blocks and single ones), NaN in its padding lanes
+// never reaching Y, and the shape rule's refusals.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -37,7 +42,8 @@ struct Window {
 };
 
 // A ConvNCHWc: `form` on a [N, C, H, W] image (blocked, for the depthwise
-// form, in blocks of `block`) to `oc` channels (the depthwise form: C).
+// form and a blocked direct one, in blocks of `block`) to `oc` channels (the
+// depthwise form: C).
 struct NchwcConv {
   std::string form;
   int64_t block;
@@ -47,6 +53,7 @@ struct NchwcConv {
   bool bias = true;
   std::string activation;  // "": none
   bool residual = false;
+  bool blocked = false;  // direct: X [N, ceil(C / b), H, W, b]
 };
 
 // X, W, bias (null where absent), residual (where present) and attributes.
@@ -62,7 +69,8 @@ Operands operands(const NchwcConv& c) {
   const bool direct = c.form == "direct";
   const int64_t ocb = channelBlocks(direct ? c.oc : ch, b);
   Operands o;
-  o.inputs.push_back(f32(direct ? Dims{n, ch, h, w} : Dims{n, ocb, h, w, b}));
+  const Dims blocked_x{n, channelBlocks(ch, b), h, w, b};
+  o.inputs.push_back(f32(direct && !c.blocked ? Dims{n, ch, h, w} : blocked_x));
   o.inputs.push_back(f32(direct ? Dims{ocb, ch, kh, kw, b} : Dims{ocb, kh, kw, b}));
   if (c.bias)
     o.inputs.push_back(f32({ocb * b}));
@@ -91,11 +99,11 @@ Operands operands(const NchwcConv& c) {
 }
 
 std::string describe(const NchwcConv& c) {
-  return "ConvNCHWc " + c.form + " block " + std::to_string(c.block) + " image " +
-         dimsStr(c.image) + " -> " + std::to_string(c.oc) + " kernel " + dimsStr(c.window.kernel) +
-         " strides " + dimsStr(c.window.strides) + " pads " + dimsStr(c.window.pads) +
-         (c.bias ? " bias" : " no bias") + (c.residual ? " residual" : "") +
-         (c.activation.empty() ? "" : " " + c.activation);
+  return "ConvNCHWc " + c.form + (c.blocked ? " blocked" : "") + " block " +
+         std::to_string(c.block) + " image " + dimsStr(c.image) + " -> " + std::to_string(c.oc) +
+         " kernel " + dimsStr(c.window.kernel) + " strides " + dimsStr(c.window.strides) +
+         " pads " + dimsStr(c.window.pads) + (c.bias ? " bias" : " no bias") +
+         (c.residual ? " residual" : "") + (c.activation.empty() ? "" : " " + c.activation);
 }
 
 // The node on random inputs, W constant (as from a model), on every tile:
@@ -291,6 +299,108 @@ TEST(NchwcConvLowering, OtherBlocks) {
     expectMatches(depthwise(block, {1, block, 6, 9}, k3s1p1), seed++);
     expectMatches(direct(block, {1, 3, 7, 8}, block, k3s2p1, false), seed++);
   }
+}
+
+NchwcConv directBlocked(int64_t block, Dims image, int64_t oc, Window window, bool bias = true) {
+  NchwcConv c = direct(block, std::move(image), oc, std::move(window), bias);
+  c.blocked = true;
+  return c;
+}
+
+const Window k1s2p0{{1, 1}, {2, 2}, {0, 0, 0, 0}};
+
+// A channel-blocked X (ResNet's 3x3 convolutions): 16, 24 (a partial last
+// block) and 64 channels at each block, 3x3 at strides 1 and 2 on 7 x 7,
+// 14 x 14 and 2 x 56 maps; output blocks that pair up (a task's two blocks
+// together) and an odd number of them (one a task).
+TEST(NchwcConvLowering, DirectBlockedChannelsAndMaps) {
+  uint64_t seed = 800;
+  const int64_t blocks[] = {4, 8, 16};
+  const Dims maps[] = {{7, 7}, {14, 14}, {2, 56}};
+  const int64_t channels[] = {16, 24, 64};
+  for (size_t m = 0; m < 3; ++m)
+    for (size_t j = 0; j < 3; ++j) {
+      const Dims& map = maps[m];
+      const int64_t ch = channels[j], block = blocks[(m + j) % 3];
+      const int64_t oc = seed % 2 ? 2 * block : 3 * block - 2;
+      expectMatches(directBlocked(block, {1, ch, map[0], map[1]}, oc,
+                                  seed % 4 < 2 ? k3s1p1 : k3s2p1, seed % 3 != 1),
+                    seed);
+      ++seed;
+    }
+}
+
+// ResNet's downsample (1x1 at stride 2), 5x5 with pads of 2, two images,
+// each block; a residual and Relu in the store.
+TEST(NchwcConvLowering, DirectBlockedWindowsAndEpilogue) {
+  uint64_t seed = 900;
+  for (int64_t block : {4, 8, 16}) {
+    expectMatches(directBlocked(block, {2, 2 * block, 14, 14}, 4 * block, k1s2p0), seed++);
+    expectMatches(directBlocked(block, {1, block + 3, 9, 11}, 2 * block, k5s1p2, false), seed++);
+    NchwcConv c = directBlocked(block, {2, 24, 7, 7}, 2 * block, k3s1p1);
+    c.activation = "Relu";
+    c.residual = true;
+    expectMatches(c, seed++);
+  }
+  expectMatches(directBlocked(16, {1, 64, 56, 56}, 32, k3s2p1, false), seed++);
+}
+
+// NaN in the padding lanes of X's last block (lanes C .. ICb * b - 1)
+// reaches no result: the kernel, like the reference, reads only lanes < C.
+TEST(NchwcConvLowering, DirectBlockedPaddingLanesNeverRead) {
+  uint64_t seed = 1000;
+  for (const auto& [block, ch] : {std::pair<int64_t, int64_t>{16, 24}, {8, 5}, {4, 30}}) {
+    NchwcConv c = directBlocked(block, {2, ch, 9, 10}, 2 * block, k3s1p1);
+    c.residual = true;
+    c.activation = "Relu";
+    Operands o = operands(c);
+    std::vector<TensorType> types;
+    for (const auto& in : o.inputs) types.push_back(*in);
+    auto g = testing::makeSingleNodeGraph("nanoc.ConvNCHWc", types, o.attrs);
+    Node& node = *g->node;
+    const std::string what = describe(c) + " NaN padding lanes";
+    std::mt19937_64 rng(seed++);
+    std::vector<testing::AlignedBuffer> data;
+    for (const TensorType& type : types) {
+      data.emplace_back(type.bytes());
+      testing::fillRandom(data.back(), type, rng);
+    }
+    const Dims& x = types[0].dims;  // N, ICb, H, W, b
+    auto* xp = reinterpret_cast<float*>(data[0].data());
+    for (int64_t n = 0; n < x[0]; ++n)
+      for (int64_t p = 0; p < x[2] * x[3]; ++p)
+        for (int64_t l = ch - (x[1] - 1) * block; l < block; ++l)
+          xp[((n * x[1] + x[1] - 1) * x[2] * x[3] + p) * block + l] = std::nanf("");
+    node.inputs[1]->data =
+        std::make_shared<std::vector<uint8_t>>(data[1].data(), data[1].data() + types[1].bytes());
+    for (const testing::KernelAttributes& target : testing::tileTargets()) {
+      SCOPED_TRACE("target-features " + (target.empty() ? "none" : target[1].second.substr(0, 40)));
+      testing::expectLoweringMatchesReference(node, data, what, target);
+    }
+  }
+}
+
+// A blocked X whose blocks W's input channels do not end in, or of another
+// lane count than the attribute `block`.
+TEST(NchwcConvLowering, DirectBlockedShapeRefusals) {
+  auto make = [](Dims x, Dims w) {
+    return testing::makeSingleNodeGraph("nanoc.ConvNCHWc", {f32(std::move(x)), f32(std::move(w))},
+                                        {{"form", std::string("direct")},
+                                         {"block", int64_t{16}},
+                                         {"out_channels", int64_t{32}},
+                                         {"kernel_shape", Dims{3, 3}},
+                                         {"strides", Dims{1, 1}},
+                                         {"pads", Dims{1, 1, 1, 1}}});
+  };
+  EXPECT_NO_THROW(make({1, 2, 8, 8, 16}, {2, 24, 3, 3, 16}));
+  EXPECT_NO_THROW(make({1, 2, 8, 8, 16}, {2, 32, 3, 3, 16}));
+  EXPECT_THROW(make({1, 2, 8, 8, 16}, {2, 16, 3, 3, 16}), CompileError);  // 1 block, not 2
+  EXPECT_THROW(make({1, 2, 8, 8, 16}, {2, 33, 3, 3, 16}), CompileError);  // 3 blocks
+  EXPECT_THROW(make({1, 4, 8, 8, 8}, {2, 32, 3, 3, 16}), CompileError);   // 8 lanes, block 16
+  EXPECT_THROW(make({1, 2, 8, 8, 16}, {2, 32, 3, 3}), CompileError);      // W of rank 4
+  EXPECT_THROW(make({2, 8, 8}, {2, 32, 3, 3, 16}), CompileError);         // X of rank 3
+  // The plain form still takes X's channels from X.
+  EXPECT_THROW(make({1, 3, 8, 8}, {2, 4, 3, 3, 16}), CompileError);
 }
 
 }  // namespace

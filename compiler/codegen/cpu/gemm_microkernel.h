@@ -54,9 +54,10 @@ int64_t nchwcBlock(const std::vector<CpuTarget>& targets);
 // target (the task count precedes the kernel's target): no cache sizes.
 int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N);
 // For products whose tasks are row blocks only (MatMul, Gemm): that, split in
-// two when one task holds the work of two, then down to a third of it (whole
-// quanta) where nanort's two threads, one per half of the tasks, get closer
-// to M / 2 rows each.
+// two when one task holds the work of two (or kept whole, M, where its
+// columns split more evenly: balancedPackedColumnsPerTask), then down to a
+// third of it (whole quanta) where nanort's two threads, one per half of the
+// tasks, get closer to M / 2 rows each.
 int64_t balancedPackedRowsPerTask(int64_t M, int64_t K, int64_t N);
 // Columns per task to go with it: 0 (all N), or, when the rows make one task
 // that holds the work of two, half of N in whole kPackedColumnUnit, so that

@@ -317,9 +317,25 @@ TEST(PackedProductLowering, TwoThreadsGetHalvesOfTheRows) {
       EXPECT_EQ(rows % kPackedRowQuantum == 0 || rows == M, true) << rows;
       const int64_t tasks = (M + rows - 1) / rows;
       const int64_t first = std::min(M, (tasks + 1) / 2 * rows);
+      if (rows == M) {
+        // Kept whole: the columns split in two instead.
+        const int64_t cols = balancedPackedColumnsPerTask(M, K, 1024, rows);
+        ASSERT_GT(cols, 0);
+        EXPECT_LE(std::max(cols, 1024 - cols), 512 + kPackedColumnUnit) << cols;
+        continue;
+      }
       EXPECT_LE(std::max(first, M - first), M / 2 + kPackedRowQuantum) << rows;
     }
   EXPECT_EQ(balancedPackedRowsPerTask(50, 9, 70), 50);
+}
+
+TEST(PackedProductLowering, FewRowsSplitWhicheverWayIsEvener) {
+  // vit_small's MLP: 65 rows as 48 + 17 would leave one thread 74% of the
+  // work; 768 columns as 384 + 384 split it evenly.
+  EXPECT_EQ(balancedPackedRowsPerTask(65, 192, 768), 65);
+  EXPECT_EQ(balancedPackedColumnsPerTask(65, 192, 768, 65), 384);
+  // 96 rows split 48 + 48 at least as evenly as 200 columns (192 + 8).
+  EXPECT_EQ(balancedPackedRowsPerTask(96, 256, 200), 48);
 }
 
 TEST(PackedProductLowering, FewRowsSplitTheirColumnsInTwo) {

@@ -48,14 +48,24 @@ MatMulShape matmulShape(const Node& node) {
 OpSchema makeMatMulSchema() {
   OpSchema schema;
   schema.name = "MatMul";
-  // A, B, then with a fused residual (ops/epilogue.h) an absent input 2 and
-  // the residual at 3.
+  // A, B, then optionally a fused bias at 2 (passes/fuse_epilogue.h: the
+  // Add of a constant row vector after the product, Y[..., i, j] += bias[j],
+  // f32 [N] or [1, ..., 1, N], added to the product rounded to f32) and a
+  // fused residual (ops/epilogue.h) at 3.
   schema.min_inputs = 2;
   schema.max_inputs = 4;
   schema.infer = [](const Node& node) {
-    if (node.inputs.size() > 2 && node.inputs[2])
-      failNode(node, "input 2 must be absent (MatMul has two operands)");
-    TensorType y{DType::F32, matmulShape(node).out};
+    MatMulShape s = matmulShape(node);
+    if (node.inputs.size() > 2 && node.inputs[2]) {
+      const TensorType& bias = node.inputs[2]->type;
+      bool row = bias.dtype == DType::F32 && bias.rank() >= 1 && bias.dims.back() == s.n &&
+                 bias.rank() <= s.out.size();
+      for (size_t d = 0; row && d + 1 < bias.rank(); ++d) row = bias.dims[d] == 1;
+      if (!row)
+        failNode(node, "bias (input 2) must be f32 [" + std::to_string(s.n) + "] or [1, ..., 1, " +
+                           std::to_string(s.n) + "], got " + bias.str());
+    }
+    TensorType y{DType::F32, s.out};
     checkEpilogue(node, y);
     return std::vector<TensorType>{y};
   };
@@ -64,6 +74,7 @@ OpSchema makeMatMulSchema() {
     MatMulShape s = matmulShape(node);
     const float* a = static_cast<const float*>(in[0]);
     const float* b = static_cast<const float*>(in[1]);
+    const float* bias = in.size() > 2 ? static_cast<const float*>(in[2]) : nullptr;
     float* y = static_cast<float*>(out[0]);
     // Batch strides count whole matrices; 0 where an operand is broadcast.
     std::vector<int64_t> sa = broadcastStrides(s.batch_a, s.batch);
@@ -86,6 +97,7 @@ OpSchema makeMatMulSchema() {
           for (int64_t p = 0; p < s.k; ++p)
             acc += static_cast<double>(am[i * s.k + p]) * bm[p * s.n + j];
           ym[i * s.n + j] = static_cast<float>(acc);
+          if (bias) ym[i * s.n + j] += bias[j];
         }
     }
     applyEpilogue(

@@ -254,6 +254,23 @@ TEST(ReferenceUnary, ComputesReluSigmoidTanh) {
 
 // ---- MatMul, Gemm ----
 
+TEST(ShapeMatMul, FusedBiasIsARowOfTheOutput) {
+  auto matmul = [](std::vector<TensorType> in) {
+    Graph g;
+    std::vector<Value*> values;
+    for (size_t i = 0; i < in.size(); ++i)
+      values.push_back(g.addInput("in" + std::to_string(i), in[i]));
+    Node* node = g.addNode("MatMul", "mm", values, 1);
+    inferNode(*node);
+    return node->outputs[0]->type;
+  };
+  EXPECT_EQ(matmul({f32({2, 3, 4}), f32({4, 5}), f32({5})}), f32({2, 3, 5}));
+  EXPECT_EQ(matmul({f32({3, 4}), f32({4, 5}), f32({1, 5})}), f32({3, 5}));
+  EXPECT_THROW(matmul({f32({3, 4}), f32({4, 5}), f32({3, 5})}), CompileError);
+  EXPECT_THROW(matmul({f32({3, 4}), f32({4, 5}), f32({4})}), CompileError);
+  EXPECT_THROW(matmul({f32({3, 4}), f32({4, 5}), f32({1, 1, 5})}), CompileError);
+}
+
 TEST(ShapeMatMul, FollowsNumpyMatmul) {
   EXPECT_EQ(inferOne("MatMul", {f32({3, 4}), f32({4, 5})}), f32({3, 5}));
   EXPECT_EQ(inferOne("MatMul", {f32({4}), f32({4, 5})}), f32({5}));

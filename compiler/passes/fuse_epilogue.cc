@@ -33,9 +33,10 @@ class EpilogueFuser {
     for (size_t at = 0; at < graph_.nodes.size(); ++at) {
       Node* node = graph_.nodes[at].get();
       if (!node) continue;
-      if (node->op == "Add")
-        folded += fuseResidual(at);
-      else if (node->op == "Mul")
+      if (node->op == "Add") {
+        const int bias = fuseBias(at);
+        folded += bias ? bias : fuseResidual(at);
+      } else if (node->op == "Mul")
         folded += fuseSiLU(at);
       else
         folded += fuseActivation(at);
@@ -68,6 +69,33 @@ class EpilogueFuser {
     result->producer = anchor;
     for (Node* n : extra) graph_.nodes[position_[n]].reset();
     graph_.nodes[tail_at].reset();
+  }
+
+  // Add(Y, c) or Add(c, Y), Y a MatMul's result and c a constant f32 row
+  // vector of Y's last dim ([N] or [1, ..., 1, N]): the MatMul's bias (input
+  // 2), added to the product rounded to f32 as the Add did, before any
+  // residual or activation folds in after it.
+  int fuseBias(size_t at) {
+    Node* add = graph_.nodes[at].get();
+    if (add->inputs.size() != 2 || add->outputs.size() != 1) return 0;
+    for (int s = 0; s < 2; ++s) {
+      Value* y = add->inputs[s];
+      Value* c = add->inputs[1 - s];
+      if (!y || !c || !c->isConstant() || c->type.dtype != DType::F32 || y == c) continue;
+      Node* a = anchorOf(y, add);
+      if (!a || a->op != "MatMul" || a->inputs.size() > 2) continue;
+      if (add->outputs[0]->type != y->type || y->type.rank() < 1) continue;
+      const std::vector<int64_t>& d = c->type.dims;
+      bool row = !d.empty() && d.size() <= y->type.rank() && d.back() == y->type.dims.back();
+      for (size_t i = 0; row && i + 1 < d.size(); ++i) row = d[i] == 1;
+      if (!row) continue;
+      Value* old = a->outputs[0];
+      a->inputs.push_back(c);
+      absorb(a, at);
+      users_.erase(old);
+      return 1;
+    }
+    return 0;
   }
 
   int fuseResidual(size_t at) {

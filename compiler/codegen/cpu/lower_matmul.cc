@@ -126,6 +126,10 @@ Lowering makeMatMulLowering() {
           p.M = s.M, p.K = s.K, p.N = s.N;
           p.rows_per_task = s.rows_per_task;
           p.cols_per_task = s.cols_per_task;
+          if (llvm::Value* bias = kb.input(2))
+            p.init = [&b, bias](llvm::Value*, llvm::Value* j, int64_t lanes, llvm::Type* type) {
+              return loadLanes(b, type, bias, j, lanes);
+            };
           setPackedEpilogue(b, p, epilogue.spec, epilogue.residual, s.N);
           emitLoop(
               b, kb.task_begin, kb.task_end,
@@ -188,6 +192,24 @@ Lowering makeMatMulLowering() {
               llvm::Value* y_base = b.CreateMul(batch, b.getInt64(s.M * s.N));
               emitProductRows(b, kb.input(0), a_base, s.K, 1, kb.input(1), b_base, s.N, 1,
                               kb.output(0), y_base, s.K, s.N, row_begin, row_end, 1.0, {});
+              if (llvm::Value* bias = kb.input(2)) {
+                // The fused bias, on the product rounded to f32 (as the Add).
+                emitLoop(
+                    b, row_begin, row_end,
+                    [&](llvm::Value* i) {
+                      llvm::Value* row = b.CreateAdd(y_base, b.CreateMul(i, b.getInt64(s.N)));
+                      emitLoop(
+                          b, 0, s.N,
+                          [&](llvm::Value* j) {
+                            llvm::Value* at = b.CreateAdd(row, j);
+                            storeF32(
+                                b, b.CreateFAdd(loadF32(b, kb.output(0), at), loadF32(b, bias, j)),
+                                kb.output(0), at);
+                          },
+                          "bias_col");
+                    },
+                    "bias_row", LoopHint::NoVectorize);
+              }
               // Y accumulates in place: the epilogue sweeps the task's rows
               // while they are in cache.
               llvm::Value* first = b.CreateAdd(y_base, b.CreateMul(row_begin, b.getInt64(s.N)));

@@ -146,6 +146,13 @@ TEST(EpilogueLowering, PackedMatMul) {
   expectEveryEpilogue({"MatMul", {f32({2, 7, 20}), f32({20, 19})}, {}, {1}}, 300);
 }
 
+TEST(EpilogueLowering, MatMulWithFusedBias) {
+  // A bias (input 2, [N] or [1, N]) added to the product before the residual
+  // and the activation: packed (B constant), and the row-block product.
+  expectEveryEpilogue({"MatMul", {f32({2, 7, 20}), f32({20, 19}), f32({1, 19})}, {}, {1, 2}}, 350);
+  expectEveryEpilogue({"MatMul", {f32({3, 5, 20}), f32({3, 20, 19}), f32({19})}, {}, {}}, 390);
+}
+
 TEST(EpilogueLowering, RowProductMatMul) {
   // B is not a constant: the row-block product accumulating in Y.
   expectEveryEpilogue({"MatMul", {f32({3, 5, 20}), f32({3, 20, 19})}, {}, {}}, 400);

@@ -7,8 +7,8 @@
 // as attributes and one input of the anchor:
 //   input kResidualInput (3): the residual, a tensor of Y's exact type (no
 //     broadcast); absent (no such input) when there is none. The optional
-//     inputs before it are null where absent (MatMul, which has none, holds
-//     null at 2).
+//     inputs before it are null where absent (MatMul's input 2 is its fused
+//     bias, if any).
 //   fused_activation: "Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid",
 //     "HardSwish", "SiLU" (x * sigmoid(x)) or "Tanh"; absent: none.
 //   fused_alpha, fused_beta: Clip's min and max, LeakyRelu's alpha,

@@ -5,6 +5,9 @@
 //
 //   anchor -> [Add(., R) | Add(R, .)] -> [activation]
 //
+// Before them, for a MatMul: an Add of a constant f32 row vector c ([N] or
+// [1, ..., 1, N], either operand order) becomes the MatMul's bias, input 2
+// (Y[..., i, j] += c[j] on the product rounded to f32, as the Add did).
 // The optional residual Add takes a tensor R of the anchor's exact type (no
 // broadcast) as the anchor's input 3; the optional activation is Relu, Clip
 // with constant scalar bounds, LeakyRelu, Sigmoid, HardSigmoid, HardSwish,

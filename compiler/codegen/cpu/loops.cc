@@ -23,10 +23,12 @@ void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
       name, hint);
 }
 
-llvm::Value* emitReduction(
-    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, llvm::Value* init,
-    const std::function<llvm::Value*(llvm::Value* i, llvm::Value* acc)>& body, const char* name,
-    LoopHint hint) {
+std::vector<llvm::Value*> emitCarriedLoop(
+    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
+    const std::vector<llvm::Value*>& init,
+    const std::function<std::vector<llvm::Value*>(llvm::Value* i,
+                                                  const std::vector<llvm::Value*>& acc)>& body,
+    const char* name, LoopHint hint) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& ctx = b.getContext();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -38,21 +40,23 @@ llvm::Value* emitReduction(
   b.SetInsertPoint(header);
   llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, name);
   iv->addIncoming(begin, pre);
-  llvm::PHINode* acc = nullptr;
-  if (init) {
-    acc = b.CreatePHI(init->getType(), 2, std::string(name) + ".acc");
-    acc->addIncoming(init, pre);
+  std::vector<llvm::PHINode*> phis;
+  std::vector<llvm::Value*> acc;
+  for (llvm::Value* v : init) {
+    phis.push_back(b.CreatePHI(v->getType(), 2, std::string(name) + ".acc"));
+    phis.back()->addIncoming(v, pre);
+    acc.push_back(phis.back());
   }
   b.CreateCondBr(b.CreateICmpSLT(iv, end), loop, exit);
 
   b.SetInsertPoint(loop);
-  llvm::Value* next_acc = body(iv, acc);
+  std::vector<llvm::Value*> next_acc = body(iv, acc);
   // The body may have created blocks of its own: the back edge leaves from
   // wherever it ended.
   llvm::BasicBlock* latch = b.GetInsertBlock();
   llvm::Value* next = b.CreateAdd(iv, b.getInt64(1), std::string(name) + ".next", true, true);
   iv->addIncoming(next, latch);
-  if (acc) acc->addIncoming(next_acc, latch);
+  for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next_acc[k], latch);
   llvm::BranchInst* back = b.CreateBr(header);
   if (hint != LoopHint::None) {
     llvm::Metadata* property[] = {
@@ -68,6 +72,23 @@ llvm::Value* emitReduction(
 
   b.SetInsertPoint(exit);
   return acc;
+}
+
+llvm::Value* emitReduction(
+    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, llvm::Value* init,
+    const std::function<llvm::Value*(llvm::Value* i, llvm::Value* acc)>& body, const char* name,
+    LoopHint hint) {
+  std::vector<llvm::Value*> init_values;
+  if (init) init_values.push_back(init);
+  std::vector<llvm::Value*> out = emitCarriedLoop(
+      b, begin, end, init_values,
+      [&](llvm::Value* i, const std::vector<llvm::Value*>& acc) -> std::vector<llvm::Value*> {
+        llvm::Value* next = body(i, acc.empty() ? nullptr : acc[0]);
+        if (acc.empty()) return {};
+        return {next};
+      },
+      name, hint);
+  return out.empty() ? nullptr : out[0];
 }
 
 llvm::Value* f32Ptr(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index) {

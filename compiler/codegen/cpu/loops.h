@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "compiler/ir/dtype.h"
 
@@ -31,8 +32,17 @@ inline void emitLoop(llvm::IRBuilder<>& b, int64_t begin, int64_t end,
   emitLoop(b, b.getInt64(begin), b.getInt64(end), body, name);
 }
 
-// Emits a loop carrying one value: acc = init; for i: acc = body(i, acc).
-// Returns the final value, usable after the loop.
+// Emits a loop carrying values: acc = init; for i in [begin, end): acc =
+// body(i, acc). Returns the final values, usable after the loop (init where
+// the loop runs no iteration). The body may create blocks of its own.
+std::vector<llvm::Value*> emitCarriedLoop(
+    llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
+    const std::vector<llvm::Value*>& init,
+    const std::function<std::vector<llvm::Value*>(llvm::Value* i,
+                                                  const std::vector<llvm::Value*>& acc)>& body,
+    const char* name = "r", LoopHint hint = LoopHint::None);
+
+// The same carrying one value (or none: init null, body's result unused).
 llvm::Value* emitReduction(
     llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, llvm::Value* init,
     const std::function<llvm::Value*(llvm::Value* i, llvm::Value* acc)>& body,

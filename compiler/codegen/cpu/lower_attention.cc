@@ -85,41 +85,6 @@ llvm::Value* reassoc(llvm::Value* v) {
   return v;
 }
 
-// for i in [begin, end): vals = body(i, vals), from `init`; returns the final
-// values. The body may create blocks.
-std::vector<llvm::Value*> emitCarriedLoop(
-    Builder& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& init,
-    const std::function<std::vector<llvm::Value*>(llvm::Value*, const std::vector<llvm::Value*>&)>&
-        body,
-    const char* name) {
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, std::string(name) + ".header", fn);
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, std::string(name) + ".body", fn);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, std::string(name) + ".exit", fn);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, name);
-  iv->addIncoming(begin, pre);
-  std::vector<llvm::PHINode*> phis;
-  std::vector<llvm::Value*> vals;
-  for (llvm::Value* v : init) {
-    phis.push_back(b.CreatePHI(v->getType(), 2));
-    phis.back()->addIncoming(v, pre);
-    vals.push_back(phis.back());
-  }
-  b.CreateCondBr(b.CreateICmpSLT(iv, end), loop, exit);
-  b.SetInsertPoint(loop);
-  std::vector<llvm::Value*> next = body(iv, vals);
-  llvm::BasicBlock* latch = b.GetInsertBlock();
-  iv->addIncoming(b.CreateAdd(iv, b.getInt64(1), "", true, true), latch);
-  for (size_t i = 0; i < phis.size(); ++i) phis[i]->addIncoming(next[i], latch);
-  b.CreateBr(header);
-  b.SetInsertPoint(exit);
-  return vals;
-}
-
 struct RowContext {
   llvm::Value* q_base;     // element offset of q_i
   llvm::Value* k_base;     // of k_0 of this row's key head

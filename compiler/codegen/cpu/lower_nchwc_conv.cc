@@ -66,43 +66,6 @@ constexpr int64_t kMaxBlockedStep = 14;
 
 using Accs = std::vector<llvm::Value*>;
 
-// for (i = begin; i < end; ++i) acc = body(i, acc), the accumulators as phis.
-Accs emitCarriedLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const Accs& init,
-                     const std::function<Accs(llvm::Value* i, const Accs& acc)>& body,
-                     const char* name) {
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, name, fn);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, std::string(name) + ".end", fn);
-  b.CreateCondBr(b.CreateICmpSLT(begin, end), loop, exit);
-  b.SetInsertPoint(loop);
-  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, name);
-  i->addIncoming(begin, pre);
-  std::vector<llvm::PHINode*> phis;
-  Accs acc;
-  for (llvm::Value* v : init) {
-    phis.push_back(b.CreatePHI(v->getType(), 2));
-    phis.back()->addIncoming(v, pre);
-    acc.push_back(phis.back());
-  }
-  Accs next = body(i, acc);
-  llvm::BasicBlock* latch = b.GetInsertBlock();
-  llvm::Value* i_next = b.CreateAdd(i, b.getInt64(1));
-  i->addIncoming(i_next, latch);
-  for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next[k], latch);
-  b.CreateCondBr(b.CreateICmpSLT(i_next, end), loop, exit);
-  b.SetInsertPoint(exit);
-  Accs out;
-  for (size_t k = 0; k < init.size(); ++k) {
-    llvm::PHINode* phi = b.CreatePHI(init[k]->getType(), 2);
-    phi->addIncoming(init[k], pre);
-    phi->addIncoming(next[k], latch);
-    out.push_back(phi);
-  }
-  return out;
-}
-
 // One output pixel of a group: its column, and whether its taps may fall in
 // the padding (a border pixel).
 struct Pixel {

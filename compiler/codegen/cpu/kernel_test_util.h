@@ -22,6 +22,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -85,20 +86,29 @@ struct SingleNodeGraph {
   Node* node = nullptr;
 };
 
-inline std::unique_ptr<SingleNodeGraph> makeSingleNodeGraph(
-    const std::string& op, const std::vector<TensorType>& inputs,
+// The same where some inputs are absent (std::nullopt): null operands, as
+// optional inputs the node does without (a bias before a residual).
+inline std::unique_ptr<SingleNodeGraph> makeSingleNodeGraphWithAbsent(
+    const std::string& op, const std::vector<std::optional<TensorType>>& inputs,
     const std::map<std::string, Attr>& attrs) {
   auto g = std::make_unique<SingleNodeGraph>();
   const OpSchema* schema = findOp(op);
   if (!schema) throw CompileError("test: op '" + op + "' is not registered");
   std::vector<Value*> values;
   for (size_t i = 0; i < inputs.size(); ++i)
-    values.push_back(g->graph.addInput("in" + std::to_string(i), inputs[i]));
+    values.push_back(inputs[i] ? g->graph.addInput("in" + std::to_string(i), *inputs[i]) : nullptr);
   g->node = g->graph.addNode(op, "n0", values, static_cast<size_t>(schema->num_outputs));
   g->node->attrs = attrs;
   inferNode(*g->node);
   for (Value* out : g->node->outputs) g->graph.outputs.push_back(out);
   return g;
+}
+
+inline std::unique_ptr<SingleNodeGraph> makeSingleNodeGraph(
+    const std::string& op, const std::vector<TensorType>& inputs,
+    const std::map<std::string, Attr>& attrs) {
+  return makeSingleNodeGraphWithAbsent(
+      op, std::vector<std::optional<TensorType>>(inputs.begin(), inputs.end()), attrs);
 }
 
 // The kernel of `node` as an externally visible function `symbol` in a fresh
@@ -208,8 +218,10 @@ inline void expectOutputMatches(const TensorType& type, const AlignedBuffer& got
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << n << " elements differ";
 }
 
-// Checks the lowering of one node on the given input data against the op's
-// reference implementation.
+// Checks the lowering of one node on the given input data (one buffer per
+// node input; an absent one's is unused) against the op's reference
+// implementation, which takes absent inputs as null; the kernel takes the
+// present ones only.
 inline void expectLoweringMatchesReference(const Node& node,
                                            const std::vector<AlignedBuffer>& inputs,
                                            const std::string& what,
@@ -221,9 +233,10 @@ inline void expectLoweringMatchesReference(const Node& node,
 
   std::vector<const void*> ref_in;
   std::vector<void*> buffers;
-  for (const AlignedBuffer& in : inputs) {
-    ref_in.push_back(in.data());
-    buffers.push_back(in.data());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const bool absent = i < node.inputs.size() && !node.inputs[i];
+    ref_in.push_back(absent ? nullptr : inputs[i].data());
+    if (!absent) buffers.push_back(inputs[i].data());
   }
   std::vector<AlignedBuffer> got, want;
   std::vector<void*> ref_out;
@@ -305,7 +318,8 @@ inline ConvWithReference convWithReference(const std::vector<TensorType>& inputs
 // The node on random inputs (its input types, in order from one generator
 // seeded with `seed`) on every tile of tileTargets(), each target with the
 // attributes `extra` too; the inputs listed in `constants` become constants
-// of the graph holding their random data (weights, as from a model).
+// of the graph holding their random data (weights, as from a model). Absent
+// (null) inputs stay absent.
 inline void expectMatchesOnEveryTile(Node& node, uint64_t seed, const std::string& what,
                                      const std::vector<size_t>& constants = {},
                                      const KernelAttributes& extra = {}) {
@@ -313,8 +327,8 @@ inline void expectMatchesOnEveryTile(Node& node, uint64_t seed, const std::strin
   std::mt19937_64 rng(seed);
   std::vector<AlignedBuffer> data;
   for (const Value* in : node.inputs) {
-    data.emplace_back(in->type.bytes());
-    fillRandom(data.back(), in->type, rng);
+    data.emplace_back(in ? in->type.bytes() : 0);  // unused where absent
+    if (in) fillRandom(data.back(), in->type, rng);
   }
   for (size_t i : constants)
     node.inputs[i]->data = std::make_shared<std::vector<uint8_t>>(

@@ -77,35 +77,7 @@ void expectFusedMatches(const Anchor& anchor, const Activation& act, bool residu
   inferNode(*node);
   ASSERT_EQ(epilogueSpec(*node).residual, residual);
 
-  std::mt19937_64 rng(seed);
-  std::vector<std::unique_ptr<AlignedBuffer>> data;
-  std::vector<const void*> ref_in;
-  std::vector<void*> args;  // present inputs only, then the output
-  for (size_t i = 0; i < node->inputs.size(); ++i) {
-    Value* v = node->inputs[i];
-    if (!v) {
-      ref_in.push_back(nullptr);
-      continue;
-    }
-    data.push_back(std::make_unique<AlignedBuffer>(v->type.bytes()));
-    testing::fillRandom(*data.back(), v->type, rng);
-    if (std::find(anchor.constants.begin(), anchor.constants.end(), i) != anchor.constants.end())
-      v->data = std::make_shared<std::vector<uint8_t>>(data.back()->data(),
-                                                       data.back()->data() + v->type.bytes());
-    ref_in.push_back(data.back()->data());
-    args.push_back(data.back()->data());
-  }
-  const TensorType& out = node->outputs[0]->type;
-  AlignedBuffer want(out.bytes()), got(out.bytes());
-  findOp(anchor.op)->reference(*node, ref_in, {want.data()});
-  args.push_back(got.data());
-  for (const testing::KernelAttributes& target : testing::tileTargets()) {
-    SCOPED_TRACE("target-features " + (target.empty() ? "none" : target[1].second.substr(0, 40)));
-    testing::JitKernel kernel = testing::compileKernel(*node, target);
-    std::memset(got.data(), 0xff, got.size());
-    testing::runKernel(kernel, args);
-    testing::expectOutputMatches(out, got, want, what);
-  }
+  testing::expectMatchesOnEveryTile(*node, seed, what, anchor.constants);
 }
 
 void expectEveryEpilogue(const Anchor& anchor, uint64_t seed) {

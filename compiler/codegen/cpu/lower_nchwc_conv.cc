@@ -43,6 +43,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -143,11 +144,8 @@ class NchwcConvEmitter {
   // others (a blocked X's few top and bottom rows) get their kernel rows at
   // compile time too.
   void planRows() {
-    const int64_t OH = s_.oh, sh = s_.sh;
-    oh_full_lo_ = std::min(OH, (s_.pad_h + sh - 1) / sh);
-    const int64_t limit = s_.h - s_.kh + s_.pad_h;
-    oh_full_hi_ = limit < 0 ? 0 : limit / sh + 1;
-    oh_full_hi_ = std::clamp(oh_full_hi_, oh_full_lo_, OH);
+    const int64_t OH = s_.oh;
+    std::tie(oh_full_lo_, oh_full_hi_) = windowsInside(s_.h, s_.kh, s_.sh, s_.pad_h, OH);
     if (s_.kh * s_.kw > kMaxUnrolledTaps) oh_full_hi_ = oh_full_lo_;
     const int64_t edge_rows = OH - (oh_full_hi_ - oh_full_lo_);
     const_edges_ = blocked_ && s_.kh * s_.kw <= kMaxUnrolledTaps && edge_rows <= kMaxEdgeRows;
@@ -164,11 +162,7 @@ class NchwcConvEmitter {
   // Columns [ow_lo_, ow_hi_) read no padding: ow * sw - pad_w >= 0 and
   // ow * sw - pad_w + KW <= W.
   void planColumns() {
-    const int64_t OW = s_.ow;
-    ow_lo_ = std::min(OW, (s_.pad_w + s_.sw - 1) / s_.sw);
-    const int64_t limit = s_.w - s_.kw + s_.pad_w;
-    ow_hi_ = limit < 0 ? 0 : limit / s_.sw + 1;
-    ow_hi_ = std::clamp(ow_hi_, ow_lo_, OW);
+    std::tie(ow_lo_, ow_hi_) = windowsInside(s_.w, s_.kw, s_.sw, s_.pad_w, s_.ow);
   }
 
   // Pixels per interior step: the accumulators beside, for the depthwise

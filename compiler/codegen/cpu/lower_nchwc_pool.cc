@@ -37,12 +37,14 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
+#include "compiler/codegen/cpu/nchwc_kernels.h"
 #include "compiler/ir/op_registry.h"
 #include "compiler/ops/schema_checks.h"
 
@@ -172,22 +174,16 @@ class MaxPoolNchwcEmitter {
   // The output rows [oh_full_lo_, oh_full_hi_) whose kernel rows all lie
   // inside X (none where the taps are too many to unroll).
   void planRows() {
-    const int64_t OH = g_.oh, sh = g_.sh;
-    oh_full_lo_ = std::min(OH, (g_.pad_top + sh - 1) / sh);
-    const int64_t limit = g_.h - 1 - g_.dh * (g_.kh - 1) + g_.pad_top;
-    oh_full_hi_ = limit < 0 ? 0 : limit / sh + 1;
-    oh_full_hi_ = std::clamp(oh_full_hi_, oh_full_lo_, OH);
+    std::tie(oh_full_lo_, oh_full_hi_) =
+        windowsInside(g_.h, g_.dh * (g_.kh - 1) + 1, g_.sh, g_.pad_top, g_.oh);
     if (g_.kh * g_.kw > kMaxUnrolledTaps) oh_full_hi_ = oh_full_lo_;
   }
 
   // Columns [ow_lo_, ow_hi_) read no padding: ow * sw - pad_left >= 0 and
   // ow * sw - pad_left + dw * (kw - 1) <= W - 1.
   void planColumns() {
-    const int64_t OW = g_.ow, sw = g_.sw;
-    ow_lo_ = std::min(OW, (g_.pad_left + sw - 1) / sw);
-    const int64_t limit = g_.w - 1 - g_.dw * (g_.kw - 1) + g_.pad_left;
-    ow_hi_ = limit < 0 ? 0 : limit / sw + 1;
-    ow_hi_ = std::clamp(ow_hi_, ow_lo_, OW);
+    std::tie(ow_lo_, ow_hi_) =
+        windowsInside(g_.w, g_.dw * (g_.kw - 1) + 1, g_.sw, g_.pad_left, g_.ow);
   }
 
   // Pixels per interior step: U maxima and a load in the target's vector

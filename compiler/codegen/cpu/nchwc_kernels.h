@@ -7,12 +7,27 @@
 
 #include <llvm/IR/IRBuilder.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "compiler/codegen/cpu/epilogue.h"
 #include "compiler/ops/nchwc.h"
 
 namespace nanoc::cpu {
+
+// The outputs [lo, hi) along one axis (`out` of them, stride `stride`,
+// `pad` positions of padding before the input) whose window of `extent`
+// input positions (the dilated kernel) lies inside the input's `in`:
+// o * stride - pad >= 0 and o * stride - pad + extent <= in; empty (lo ==
+// hi) where none does.
+inline std::pair<int64_t, int64_t> windowsInside(int64_t in, int64_t extent, int64_t stride,
+                                                 int64_t pad, int64_t out) {
+  const int64_t lo = std::min(out, (pad + stride - 1) / stride);
+  const int64_t limit = in - extent + pad;
+  const int64_t hi = limit < 0 ? 0 : limit / stride + 1;
+  return {lo, std::clamp(hi, lo, out)};
+}
 
 uint64_t nchwcDepthwiseTasks(const ConvNchwcShape& s);
 void emitNchwcDepthwiseTask(llvm::IRBuilder<>& b, const ConvNchwcShape& s, llvm::Value* x,

@@ -51,15 +51,23 @@ ConvGemmShape convGemmShape(const Node& node) {
   const std::vector<int64_t>& spatial = intsAttr(node, "output_spatial", 2, 0);
   s.oh = spatial[0], s.ow = spatial[1];
   s.n = bd[0];
+  if (node.has("pixel_rows")) {
+    s.pixel_rows = node.i("pixel_rows");
+    if (!s.grouped_w) failNode(node, "attribute 'pixel_rows' needs 'out_channels'");
+    if (s.pixel_rows < 1 || s.pixel_rows > 1024)
+      failNode(node,
+               "attribute 'pixel_rows' must be in [1, 1024], got " + std::to_string(s.pixel_rows));
+    s.w_group = s.pixel_rows;
+  }
   if (s.grouped_w) {
     s.m = node.i("out_channels");
     s.k = wd[1];
     if (s.m < 1 || s.m > (int64_t{1} << 24))
       failNode(node, "attribute 'out_channels' must be in [1, 2^24]");
-    const int64_t groups = weightRowGroups(s.m);
-    if (wd[0] != groups || wd[2] != kWeightRowGroup)
+    const int64_t groups = weightRowGroups(s.m, s.w_group);
+    if (wd[0] != groups || wd[2] != s.w_group)
       failNode(node, "grouped W " + dimsStr(wd) + " must be [" + std::to_string(groups) + ", K, " +
-                         std::to_string(kWeightRowGroup) + "]");
+                         std::to_string(s.w_group) + "]");
   } else {
     s.m = wd[0], s.k = product(wd, 1, 4);
   }
@@ -76,6 +84,9 @@ ConvGemmShape convGemmShape(const Node& node) {
     if (s.oh != x.oh || s.ow != x.ow)
       failNode(node, "output_spatial must be [" + std::to_string(x.oh) + ", " +
                          std::to_string(x.ow) + "]");
+    if (s.pixel_rows > 0 && (x.kh != 1 || x.kw != 1 || x.pad_h != 0 || x.pad_w != 0 ||
+                             intsAttr(node, "pads", 4, 0) != std::vector<int64_t>(4, 0)))
+      failNode(node, "attribute 'pixel_rows' with a window needs a 1x1 window without padding");
   } else if (s.panel == 0) {
     if (bd[1] != s.k || bd[2] != s.oh || bd[3] != s.ow)
       failNode(node, "B " + dimsStr(bd) + " must be X [N, " + std::to_string(s.k) + ", " +
@@ -93,6 +104,7 @@ ConvGemmShape convGemmShape(const Node& node) {
     s.has_bias = true;
   }
   if (node.inputs.size() > kChannelScaleInput && node.inputs[kChannelScaleInput]) {
+    if (s.pixel_rows > 0) failNode(node, "a channel scale needs a ConvGemm without pixel_rows");
     if (s.packs || s.panel != 0)
       failNode(node, "a channel scale needs a pointwise ConvGemm (panel 0, B is X)");
     const std::vector<int64_t> want = {s.n, s.k, 1, 1};

@@ -36,8 +36,21 @@
 //
 // Each form may instead take W packed in groups of 24 rows (weight_rows.h),
 // with the attribute out_channels = M: W [ceil(M / 24), K, 24], as
-// conv_to_gemm writes it for pointwise Convs, whose few pixels per weight on
-// 7 x 7 and 14 x 14 maps stalled on memory reading mr rows K apart.
+// conv_to_gemm writes it for 1x1 Convs, whose few pixels per weight on 7 x 7
+// and 14 x 14 maps stalled on memory reading mr rows K apart.
+//
+// Each form may take the attribute pixel_rows = S (with out_channels; not
+// with a channel scale; with a window, only a 1x1 one without padding, whose
+// pixels the kernel reads from X in place, `panel` unused): the same Y
+// from the transposed product, Y^T = B^T W^T, whose rows are the pixels and
+// whose columns are the output channels, and W in groups of S rows, [ceil(M
+// / S), K, S], which are W^T's packed panels of S columns (S a multiple of
+// every variant's nr). conv_to_gemm writes it for strided or larger windows
+// on maps of fewer than 64 pixels that do not fill whole vectors (7 x 7: 49
+// = 32 + 16 + 1 lanes), where the output channels fill every lane: a 1x1
+// window read in place, others through an Im2Col whose panels hold 24
+// pixels (a multiple of every variant's mr). Each register tile is
+// transposed before its store.
 #pragma once
 
 #include <cstdint>
@@ -65,9 +78,13 @@ Im2ColShape im2colShape(const Node& node);
 
 struct ConvGemmShape {
   int64_t n = 0, m = 0, k = 0, oh = 0, ow = 0;
-  bool grouped_w = false;  // W [ceil(M / 24), K, 24]
+  bool grouped_w = false;  // W [ceil(M / g), K, g], g = w_group
+  int64_t w_group = kWeightRowGroup;
+  // > 0: the product's rows are the pixels (the pixel_rows form above), W's
+  // groups of this many rows its packed B panels (w_group).
+  int64_t pixel_rows = 0;
   int64_t wIndex(int64_t row, int64_t col) const {
-    return grouped_w ? weightRowIndex(row, col, k) : row * k + col;
+    return grouped_w ? weightRowIndex(row, col, k, w_group) : row * k + col;
   }
   int64_t panel = 0;  // 0: B is X in place
   bool has_bias = false;

@@ -15,19 +15,23 @@ namespace nanoc {
 
 constexpr int64_t kWeightRowGroup = 24;
 
-inline int64_t weightRowGroups(int64_t M) { return (M + kWeightRowGroup - 1) / kWeightRowGroup; }
+// The same layout in groups of g rows ([ceil(M / g), K, g]) serves as the
+// micro-kernel's packed B for the transposed product W^T (g a multiple of
+// every tile's columns): a group is then a panel of g columns.
+inline int64_t weightRowGroups(int64_t M, int64_t g = kWeightRowGroup) { return (M + g - 1) / g; }
 
 // Where W(m, k) of a K-column W lies in the grouped layout.
-inline int64_t weightRowIndex(int64_t m, int64_t k, int64_t K) {
-  return ((m / kWeightRowGroup) * K + k) * kWeightRowGroup + m % kWeightRowGroup;
+inline int64_t weightRowIndex(int64_t m, int64_t k, int64_t K, int64_t g = kWeightRowGroup) {
+  return ((m / g) * K + k) * g + m % g;
 }
 
 // W [M, K] (row-major) in the grouped layout.
-inline std::vector<float> groupWeightRows(const float* w, int64_t M, int64_t K) {
-  std::vector<float> out(static_cast<size_t>(weightRowGroups(M) * K * kWeightRowGroup), 0.0f);
+inline std::vector<float> groupWeightRows(const float* w, int64_t M, int64_t K,
+                                          int64_t g = kWeightRowGroup) {
+  std::vector<float> out(static_cast<size_t>(weightRowGroups(M, g) * K * g), 0.0f);
   for (int64_t m = 0; m < M; ++m)
     for (int64_t k = 0; k < K; ++k)
-      out[static_cast<size_t>(weightRowIndex(m, k, K))] = w[m * K + k];
+      out[static_cast<size_t>(weightRowIndex(m, k, K, g))] = w[m * K + k];
   return out;
 }
 

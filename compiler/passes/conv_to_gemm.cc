@@ -32,6 +32,20 @@ bool isPointwise(const ConvShape& s) {
   return true;
 }
 
+// The transposed product (ops/conv_gemm.h's pixel_rows) for Convs that would
+// pack patches (strided or larger windows) on maps of fewer than 64 pixels
+// that leave 16-lane vectors part empty, with at least a panel of output
+// channels to fill the lanes instead. In the model, one thread, before ->
+// after (us): resnet18's 3x3 stride-2 256 -> 512 on 7 x 7 1330 -> 1077 + 70
+// (its Im2Col), its 1x1 stride-2 downsample 218 -> 155; resnet50's 3x3
+// stride-2 512 layer 2690 -> 2163 + 155, its 1024 -> 2048 downsample 2812 ->
+// 2158. Unit-stride 1x1 layers keep Y's rows as channels: on 7 x 7 they ran
+// as fast either way (930 and 947 us alone for 512 -> 2048).
+bool pixelRows(const ConvShape& s, int64_t panel) {
+  const int64_t P = s.out[0] * s.out[1];
+  return P > 0 && P < 64 && P % 16 != 0 && s.m >= panel;
+}
+
 bool winogradWindow(const ConvShape& s) {
   for (size_t i = 0; i < 2; ++i)
     if (s.kernel[i] != 3 || s.strides[i] != 1 || s.dilations[i] != 1) return false;
@@ -59,8 +73,8 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
   if (panel <= 0) return 0;
   int rewritten = 0;
   // Each weight constant's transformed copy, made once for every Conv that
-  // shares it (keyed by the weights and the form: 0 grouped rows, else the
-  // Winograd tile).
+  // shares it (keyed by the weights and the form: 0 grouped rows, -panel
+  // W^T's panels, else the Winograd tile).
   std::map<std::pair<const Value*, int64_t>, Value*> transformed_weights;
   auto weightsOnce = [&](const Value* w, int64_t form, const char* suffix,
                          std::vector<int64_t> dims,
@@ -100,20 +114,63 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
       ++rewritten;
       continue;
     }
-    if (isPointwise(s)) {
-      // W in groups of 24 rows: the micro-kernel reads a tile's weights as
-      // one stream (13-15% faster on 1x1 layers of 7 x 7 and 14 x 14 maps,
-      // whose few pixels reuse W little). Packing ConvGemms keep W's rows
-      // (about 5% slower grouped, on a 3x3 stride-2 512-channel layer).
+    // W in groups of 24 rows for 1x1 windows: the micro-kernel reads a
+    // tile's weights as one stream (13-15% faster on 1x1 layers of 7 x 7 and
+    // 14 x 14 maps, whose few pixels reuse W little; resnet18's stride-2
+    // downsample to 14 x 14, whose weights come cold from memory in the
+    // model, went from 151 to 136 us). Larger windows keep W's rows (a 3x3
+    // stride-2 512-channel layer ran 1.17x slower grouped).
+    auto groupRows = [&] {
       const Value* w = conv->inputs[1];
       conv->inputs[1] = weightsOnce(w, 0, "_rows", {weightRowGroups(s.m), k, kWeightRowGroup},
                                     [&] { return groupWeightRows(w->as<float>(), s.m, k); });
       attrs["out_channels"] = s.m;
+    };
+    // An Im2Col's patches for the transposed product, in panels of 24
+    // pixels (whole tiles of rows on every ISA).
+    const int64_t col_panels = (s.out[0] * s.out[1] + kWeightRowGroup - 1) / kWeightRowGroup;
+    const bool window_1x1 =
+        s.kernel[0] == 1 && s.kernel[1] == 1 &&
+        std::all_of(s.pads.begin(), s.pads.end(), [](int64_t v) { return v == 0; });
+    if (!isPointwise(s) && pixelRows(s, panel) &&
+        (window_1x1 || s.n * col_panels * k * kWeightRowGroup * 4 <= kMaxPanelBytes)) {
+      // W in groups of `panel` rows: W^T's packed panels.
+      const Value* w = conv->inputs[1];
+      conv->inputs[1] = weightsOnce(w, -panel, "_panels", {weightRowGroups(s.m, panel), k, panel},
+                                    [&] { return groupWeightRows(w->as<float>(), s.m, k, panel); });
+      attrs["out_channels"] = s.m;
+      attrs["pixel_rows"] = panel;
+      attrs["panel"] = kWeightRowGroup;
+      if (window_1x1) {
+        // Strided: the kernel reads the pixels from X in place.
+        attrs["kernel_shape"] = s.kernel;
+        attrs["pads"] = s.pads;
+        attrs["strides"] = s.strides;
+        attrs["dilations"] = s.dilations;
+      } else {
+        // The patches in the arena: an Im2Col before the product.
+        Node* im2col = graph.addNode("nanoc.Im2Col", conv->name + "_im2col", {conv->inputs[0]}, 1);
+        im2col->attrs = {{"kernel_shape", s.kernel},
+                         {"pads", s.pads},
+                         {"strides", s.strides},
+                         {"dilations", s.dilations},
+                         {"panel", kWeightRowGroup}};
+        im2col->outputs[0]->type = {DType::F32, {s.n, col_panels, k, kWeightRowGroup}};
+        im2col->outputs[0]->typed = true;
+        conv->inputs[0] = im2col->outputs[0];
+        std::unique_ptr<Node> moved = std::move(graph.nodes.back());
+        graph.nodes.pop_back();
+        graph.nodes.insert(graph.nodes.begin() + static_cast<std::ptrdiff_t>(at), std::move(moved));
+        ++at;
+      }
+    } else if (isPointwise(s)) {
+      groupRows();
       attrs["panel"] = int64_t{0};
     } else {
       // The kernel packs Im2Col panels per task into its worker's scratch:
       // at least K x panel floats.
       if (k * panel * 4 > kMaxPanelBytes) continue;
+      if (s.kernel[0] == 1 && s.kernel[1] == 1) groupRows();
       attrs["kernel_shape"] = s.kernel;
       attrs["pads"] = s.pads;
       attrs["strides"] = s.strides;

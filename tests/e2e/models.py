@@ -1729,6 +1729,27 @@ def nchwc_dense_blocks():
 
 
 @case()
+def small_map_strided_convs():
+    # The transposed product (nanoc.ConvGemm's pixel_rows) on a 7 x 7 map: a
+    # 3x3 stride-2 Conv through an Im2Col and a 1x1 stride-2 Conv reading X
+    # in place, 40 output channels (a partial panel on every ISA), their
+    # residual Add and Relu fused, then a 3x3 Conv on Winograd (so the graph
+    # stays NCHW); two images.
+    rng = rng_for("small_map_strided_convs")
+    inits = []
+    nodes = [
+        conv_node(inits, rng, "down3", "x", "q0", (40, 24, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["q0"], ["q"], name="down3_relu"),
+        conv_node(inits, rng, "skip", "x", "k", (40, 24, 1, 1), strides=[2, 2]),
+        helper.make_node("Add", ["q", "k"], ["r0"], name="residual"),
+        helper.make_node("Relu", ["r0"], ["r"], name="residual_relu"),
+        conv_node(inits, rng, "mix", "r", "y", (40, 40, 3, 3), pads=[1, 1, 1, 1]),
+    ]
+    return model("small_map_strided_convs", nodes, [vi("x", (2, 24, 14, 14))],
+                 [vi("y", (2, 40, 7, 7))], inits)
+
+
+@case()
 def fused_gemm_matmul():
     # Gemm + LeakyRelu, MatMul + residual + HardSigmoid, batched MatMul + Tanh.
     rng = rng_for("fused_gemm_matmul")

@@ -189,6 +189,33 @@ void storeLanes(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* base, llvm::V
 
 namespace {
 
+// The transpose of `rows` (at most W vectors of W lanes): W vectors whose
+// lane r is rows[r]'s lane l, for l the output's index; lanes past
+// rows.size() are poison. log2(W) rounds of two-source shuffles, each
+// swapping one bit of the row index with the same bit of the lane index.
+std::vector<llvm::Value*> transposeTile(llvm::IRBuilder<>& b, std::vector<llvm::Value*> rows,
+                                        int64_t W) {
+  if (W == 1) return rows;
+  llvm::Type* type = rows.front()->getType();
+  rows.resize(static_cast<size_t>(W), llvm::PoisonValue::get(type));
+  for (int64_t d = 1; d < W; d *= 2) {
+    std::vector<int> lo, hi;
+    for (int64_t l = 0; l < W; ++l) {
+      const bool bit = (l & d) != 0;
+      lo.push_back(static_cast<int>(bit ? W + (l ^ d) : l));
+      hi.push_back(static_cast<int>(bit ? W + l : (l ^ d)));
+    }
+    for (int64_t r = 0; r < W; ++r) {
+      if (r & d) continue;
+      llvm::Value* a = rows[r];
+      llvm::Value* c = rows[r | d];
+      rows[r] = b.CreateShuffleVector(a, c, lo);
+      rows[r | d] = b.CreateShuffleVector(a, c, hi);
+    }
+  }
+  return rows;
+}
+
 // One rows x w tile of Y at (i0, j0) over k in [k_begin, k_end), one kc
 // block: the accumulators are phis of the K loop (SSA values, so the register
 // allocator keeps them in registers), B's row of the panel is `vectors`
@@ -217,7 +244,8 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
   for (int64_t v = 0; v < vectors; ++v) {
     const int64_t lanes = lanesOf(v);
     int64_t width = tile.width;
-    if (lanes < tile.width) {
+    // (A transposed tile keeps whole vectors: they are transposed as such.)
+    if (lanes < tile.width && !p.y_transposed) {
       width = lanes == 1 ? 1 : 4;
       while (width < lanes) width *= 2;
       width = std::min(width, tile.width);
@@ -263,14 +291,20 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
         b.CreateAdd(b.CreateMul(b.CreateUDiv(a_i0, b.getInt64(g)), b.getInt64(g * p.K)),
                     b.CreateURem(a_i0, b.getInt64(g)));
     for (int64_t r = 0; r < rows; ++r) a_rows.push_back(b.CreateAdd(base, b.getInt64(r)));
+  } else if (p.a_row_offset) {
+    for (int64_t r = 0; r < rows; ++r)
+      a_rows.push_back(p.a_row_offset(b.CreateAdd(a_i0, b.getInt64(r))));
   } else {
     for (int64_t r = 0; r < rows; ++r)
       a_rows.push_back(b.CreateMul(b.CreateAdd(a_i0, b.getInt64(r)), b.getInt64(p.a_row_stride)));
   }
-  if (p.prefetch)
+  if (p.prefetch && p.y_transposed) {
+    for (int64_t j = 0; j < w; ++j) p.prefetch(b.CreateAdd(j0, b.getInt64(j)), i0);
+  } else if (p.prefetch) {
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t v = 0; v < vectors; ++v)
         p.prefetch(b.CreateAdd(i0, b.getInt64(r)), b.CreateAdd(j0, b.getInt64(v * tile.width)));
+  }
   llvm::BasicBlock* pre = b.GetInsertBlock();
   // Later blocks resume from Y's partial sums.
   llvm::BasicBlock* resume = nullptr;
@@ -303,6 +337,18 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
                                                   b.CreateMul(j0, b.getInt64(p.b_col_stride)))
                                     : b.CreateAdd(panel, b.CreateMul(k, b.getInt64(b_stride)));
   const int64_t b_lane_stride = p.b_in_place ? p.b_col_stride : 1;
+  if (p.y_transposed) {
+    // B's row 16 ahead: a transposed product's W panel is read once from
+    // memory by the tile that reaches it first, faster than the hardware
+    // prefetcher brings it (resnet18's 3x3 stride-2 layer on 7 x 7: 1155 ->
+    // 1077 us in the model). Read, high locality, data cache.
+    constexpr int64_t kAhead = 16;
+    for (int64_t v = 0; v < vectors; ++v)
+      b.CreateIntrinsic(llvm::Intrinsic::prefetch, {p.packed_b->getType()},
+                        {f32Ptr(b, p.packed_b,
+                                b.CreateAdd(b_row, b.getInt64(kAhead * b_stride + v * tile.width))),
+                         b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+  }
   std::vector<llvm::Value*> bvec;
   for (int64_t v = 0; v < vectors; ++v)
     bvec.push_back(loadLanes(b, types[v], p.packed_b,
@@ -344,7 +390,30 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
     b.CreateBr(done);
     b.SetInsertPoint(finish);
   }
-  for (int64_t r = 0; r < rows; ++r) {
+  if (p.y_transposed) {
+    // Chunks of up to `width` rows: each vector of the chunk's rows,
+    // transposed, is one vector of Y's row per column (lanes: the chunk's
+    // rows).
+    const int64_t W = tile.width;
+    for (int64_t r0 = 0; r0 < rows; r0 += W) {
+      const int64_t R = std::min(W, rows - r0);
+      llvm::Value* col = b.CreateAdd(i0, b.getInt64(r0));
+      for (int64_t v = 0; v < vectors; ++v) {
+        std::vector<llvm::Value*> chunk;
+        for (int64_t r = r0; r < r0 + R; ++r) chunk.push_back(acc[r * vectors + v]);
+        std::vector<llvm::Value*> t = transposeTile(b, chunk, W);
+        for (int64_t l = 0; l < lanesOf(v); ++l) {
+          llvm::Value* row = b.CreateAdd(j0, b.getInt64(v * W + l));
+          llvm::Value* y = t[l];
+          if (p.alpha != 1.0) y = b.CreateFMul(y, llvm::ConstantFP::get(types[v], p.alpha));
+          if (p.init) y = b.CreateFAdd(y, p.init(row, col, R, types[v]));
+          if (p.epilogue) y = p.epilogue(row, col, R, y);
+          storeLanes(b, y, p.y, b.CreateAdd(b.CreateMul(row, b.getInt64(p.M)), col), R);
+        }
+      }
+    }
+  }
+  for (int64_t r = 0; r < rows && !p.y_transposed; ++r) {
     llvm::Value* i = b.CreateAdd(i0, b.getInt64(r));
     for (int64_t v = 0; v < vectors; ++v) {
       llvm::Value* j = b.CreateAdd(j0, b.getInt64(v * tile.width));
@@ -390,9 +459,10 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
   // kc block by kc block (BLIS's order): the task's block of A (its rows x
   // kc) stays in L2 for every panel, the panel's block (kc x nr) in cache for
   // every tile of the task's rows.
-  const int64_t kc = p.k_block > 0 ? std::min(p.k_block, std::max<int64_t>(1, p.K))
-                                   : packedKBlock(tile, p.K, p.rows_per_task,
-                                                  cacheSizes(*b.GetInsertBlock()->getParent()));
+  const int64_t kc = p.y_transposed  ? std::max<int64_t>(1, p.K)
+                     : p.k_block > 0 ? std::min(p.k_block, std::max<int64_t>(1, p.K))
+                                     : packedKBlock(tile, p.K, p.rows_per_task,
+                                                    cacheSizes(*b.GetInsertBlock()->getParent()));
   const int64_t k_blocks = (p.K + kc - 1) / kc;
   // The kc block being emitted: [k_begin, k_end), and whether it is the
   // first / last (null: the one block).

@@ -94,6 +94,10 @@ struct PackedProduct {
   // so a tile's rows at one k are adjacent and its K loop reads one stream
   // (a_row_stride and a_k_stride unused).
   int64_t a_row_group = 0;
+  // Set (without a_row_group): A(i, k) = a[a_row_offset(i) + k *
+  // a_k_stride], rows at any offsets (a strided 1x1 window's pixels read
+  // from X in place); a_row_stride unused.
+  std::function<llvm::Value*(llvm::Value* i)> a_row_offset;
   // The row `a` holds first (a multiple of a_row_group), for an A that holds
   // one block of rows (a task's scaled copy of W); nullptr: row 0.
   llvm::Value* a_row_origin = nullptr;
@@ -122,6 +126,16 @@ struct PackedProduct {
   // within a block: A's lanes past K are not read, Y's past N are written 0.
   int64_t channel_block = 0;
   int64_t a_block_stride = 0, y_block_stride = 0;
+  // Y stored transposed, [N, M]: Y(i, j) at y[j * M + i]. For a product
+  // whose rows are few and its columns many (a Conv on a 7 x 7 map with the
+  // pixels as rows and the output channels as columns, so no vector lane
+  // is wasted): each tile is transposed in registers before its store, and
+  // the init, epilogue and prefetch hooks see Y's own frame: (i, j) = (Y's
+  // row, its first column) = (the product's column, its first row), with
+  // `lanes` the tile's rows (at most the tile's width). The K loop runs as
+  // one block (no partial sums stored in Y); y_row_origin and
+  // channel_block unused.
+  bool y_transposed = false;
   // The row y holds first (y's row i is the product's row i - y_row_origin),
   // for a y that holds one block of rows; nullptr: row 0. The init,
   // epilogue and prefetch hooks still see the product's rows.

@@ -298,6 +298,10 @@ Lowering makeIm2ColLowering() {
 // A packing ConvGemm's panels per task fit this (about half an L2).
 constexpr int64_t kPackBytes = int64_t{192} << 10;
 
+// Pixels per task of a pixel_rows ConvGemm: whole tiles on every ISA.
+constexpr int64_t kPixelRowsPerTask = 4 * kPackedRowQuantum;
+static_assert(kPixelRowsPerTask % kPackedRowQuantum == 0);
+
 struct ConvGemmPlan {
   ConvGemmShape s;
   PackedProduct p;  // the pointers and hooks are set by the emitter
@@ -313,6 +317,21 @@ ConvGemmPlan planConvGemm(const Node& node, int64_t nr) {
   p.M = plan.s.m;
   p.K = plan.s.k;
   p.N = plan.s.pixels();
+  if (plan.s.pixel_rows > 0) {
+    // The transposed product: pixels as rows, in blocks of whole tiles on
+    // every ISA; output channels as columns, in whole panels of W^T, about
+    // 16 tasks per image (a 7 x 7 map's 512 channels: 16 tasks of 32).
+    std::swap(p.M, p.N);
+    p.rows_per_task = std::max<int64_t>(1, std::min(p.M, kPixelRowsPerTask));
+    const int64_t S = plan.s.pixel_rows;
+    const int64_t row_blocks = (p.M + p.rows_per_task - 1) / p.rows_per_task;
+    const int64_t units = std::max<int64_t>(1, (p.N + S - 1) / S);
+    const int64_t col_blocks =
+        std::min(units, std::max<int64_t>(1, (16 + row_blocks - 1) / row_blocks));
+    p.cols_per_task = S * ((units + col_blocks - 1) / col_blocks);
+    plan.per_image = p.M * p.N == 0 ? 0 : p.taskCount();
+    return plan;
+  }
   if (plan.s.packs) {
     // A task is one column block of an image: it packs the block's panels
     // into its scratch once, then multiplies every row block of W by them
@@ -374,10 +393,20 @@ Lowering makeConvGemmLowering() {
         if (s.n * plan.per_image == 0) return;
         llvm::IRBuilder<>& b = kb.b;
         const RegisterTile tile = registerTile(*kb.fn);
-        if (s.panel % tile.columns() != 0 || plan.p.cols_per_task % tile.columns() != 0)
+        if (s.pixel_rows > 0) {
+          // Im2Col panels are A's row groups (whole tiles of pixels), W's
+          // groups B's panels (whole tiles of channels).
+          if (s.panel % tile.rows != 0 || s.pixel_rows % tile.columns() != 0)
+            throw CompileError("nanoc.ConvGemm '" + kb.node.name + "': panel " +
+                               std::to_string(s.panel) + " and pixel_rows " +
+                               std::to_string(s.pixel_rows) + " must be multiples of the tile's " +
+                               std::to_string(tile.rows) + " rows and " +
+                               std::to_string(tile.columns()) + " columns");
+        } else if (s.panel % tile.columns() != 0 || plan.p.cols_per_task % tile.columns() != 0) {
           throw CompileError("nanoc.ConvGemm '" + kb.node.name + "': panel " +
                              std::to_string(s.panel) + " is not a multiple of the tile's " +
                              std::to_string(tile.columns()) + " columns");
+        }
         llvm::Value* bm = kb.input(0);
         llvm::Value* w = kb.input(1);
         llvm::Value* bias = s.has_bias ? kb.input(2) : nullptr;
@@ -390,6 +419,13 @@ Lowering makeConvGemmLowering() {
                                               : s.k * P;
         const int64_t col_blocks =
             plan.p.N == 0 ? 1 : (plan.p.N + plan.p.cols_per_task - 1) / plan.p.cols_per_task;
+        // Y's row i (an output channel) starts at bias[i], in every lane.
+        auto biasOfRow = [&](llvm::Value* i, llvm::Value*, int64_t, llvm::Type* type) {
+          llvm::Value* v = loadF32(b, bias, i);
+          if (auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(type))
+            v = b.CreateVectorSplat(vec->getNumElements(), v);
+          return v;
+        };
         emitLoop(
             b, kb.task_begin, kb.task_end,
             [&](llvm::Value* t) {
@@ -406,6 +442,36 @@ Lowering makeConvGemmLowering() {
                 p.y = b.CreateGEP(f32, y, b.CreateMul(n, b.getInt64(s.m * P)));
                 if (residual)
                   residual = b.CreateGEP(f32, residual, b.CreateMul(n, b.getInt64(s.m * P)));
+              }
+              if (s.pixel_rows > 0) {
+                // A = B^T (the image's pixels as rows), B = W^T in W's
+                // groups, Y stored transposed: [M, P] as ever.
+                p.a = p.packed_b;
+                if (s.packs) {
+                  // A strided 1x1 window: pixel (oh, ow) at X's (oh * sh,
+                  // ow * sw) of channel k.
+                  const Im2ColShape& win = s.window;
+                  p.a = b.CreateGEP(f32, bm, b.CreateMul(n, b.getInt64(win.c * win.h * win.w)));
+                  p.a_row_offset = [&b, win](llvm::Value* i) {
+                    llvm::Value* oh = b.CreateUDiv(i, b.getInt64(win.ow));
+                    llvm::Value* ow = b.CreateURem(i, b.getInt64(win.ow));
+                    return b.CreateAdd(b.CreateMul(oh, b.getInt64(win.sh * win.w)),
+                                       b.CreateMul(ow, b.getInt64(win.sw)));
+                  };
+                  p.a_k_stride = win.h * win.w;
+                } else if (s.panel > 0) {
+                  p.a_row_group = s.panel;
+                } else {
+                  p.a_row_stride = 1;
+                  p.a_k_stride = P;
+                }
+                p.packed_b = w;
+                p.b_panel_stride = s.pixel_rows;
+                p.y_transposed = true;
+                if (bias) p.init = biasOfRow;
+                setPackedEpilogue(b, p, epilogue.spec, residual, P);
+                emitPackedProductTask(b, tile, p, tt);
+                return;
               }
               p.a = w;
               if (s.grouped_w) {
@@ -460,13 +526,7 @@ Lowering makeConvGemmLowering() {
                 p.b_k_stride = P;
                 p.b_col_stride = 1;
               }
-              if (bias)
-                p.init = [&](llvm::Value* i, llvm::Value*, int64_t, llvm::Type* type) {
-                  llvm::Value* v = loadF32(b, bias, i);
-                  if (auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(type))
-                    v = b.CreateVectorSplat(vec->getNumElements(), v);
-                  return v;
-                };
+              if (bias) p.init = biasOfRow;
               // The image's Y is [M, P].
               setPackedEpilogue(b, p, epilogue.spec, residual, P);
               if (!s.packs) {
@@ -535,7 +595,7 @@ Lowering makeConvGemmLowering() {
       const int64_t groups = (plan.p.rows_per_task + kWeightRowGroup - 1) / kWeightRowGroup;
       return static_cast<uint64_t>(groups * kWeightRowGroup * plan.s.k * 4);
     }
-    if (!plan.s.packs) return 0;
+    if (!plan.s.packs || plan.s.pixel_rows > 0) return 0;
     return static_cast<uint64_t>(plan.s.k * plan.p.cols_per_task * 4);
   };
   return lowering;

@@ -109,6 +109,8 @@ TEST(ConvGemmLowering, GroupedWeightsOnEveryTile) {
       {{2, 24, 5, 9}, 13, 24, {}},
       {{1, 64, 14, 14}, 100, 64, {}},
       {{1, 8, 12, 13}, 30, 72, window({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1})},
+      // A strided 1x1 window (a downsample), as conv_to_gemm groups it.
+      {{1, 32, 15, 15}, 50, 32, window({1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1})},
   };
   uint64_t seed = 280;
   for (const Case& c : cases) {
@@ -117,7 +119,10 @@ TEST(ConvGemmLowering, GroupedWeightsOnEveryTile) {
     Dims spatial = {c.x[2], c.x[3]};
     if (!c.window.empty()) {
       attrs["panel"] = int64_t{96};
-      spatial = {(c.x[2] + 2 - 3) / 2 + 1, (c.x[3] + 2 - 3) / 2 + 1};
+      const Dims& kernel = std::get<Dims>(c.window.at("kernel_shape"));
+      const Dims& pads = std::get<Dims>(c.window.at("pads"));
+      spatial = {(c.x[2] + pads[0] + pads[2] - kernel[0]) / 2 + 1,
+                 (c.x[3] + pads[1] + pads[3] - kernel[1]) / 2 + 1};
     } else {
       attrs["panel"] = int64_t{0};
     }
@@ -217,6 +222,83 @@ TEST(ConvGemmLowering, ChannelScaleOnEveryTile) {
                CompileError);
 }
 
+// The transposed product (pixel_rows = 96, a multiple of every tile's
+// columns): pixels as rows, read from X in place (unit stride, or a strided
+// 1x1 window) or from Im2Col panels of 24 pixels; W in groups of 96 rows.
+// Pixel counts off every tile height (49, 7, 25) and past one task's 96 rows
+// (130), channels off the panel (40, 200), two images, on every tile (the
+// tile transposed in chunks of its width: 12 rows in 16 lanes, 6 in 8, 8 in
+// two chunks of 4, 4 scalar rows).
+TEST(ConvGemmLowering, PixelRowsOnEveryTile) {
+  struct Case {
+    Dims b;  // X, or the Im2Col panels
+    int64_t m, k;
+    Dims spatial;
+    Attrs window;  // a strided 1x1 window, or none
+    bool bias;
+  };
+  std::vector<Case> cases = {
+      {{1, 32, 7, 7}, 40, 32, {7, 7}, {}, true},
+      {{2, 20, 1, 7}, 200, 20, {1, 7}, {}, false},
+      {{1, 16, 13, 10}, 100, 16, {13, 10}, {}, true},
+      {{1, 24, 14, 14}, 96, 24, {7, 7}, window({1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1}), true},
+      {{2, 8, 9, 14}, 40, 8, {5, 5}, window({1, 1}, {0, 0, 0, 0}, {2, 3}, {1, 1}), false},
+      // Im2Col panels of 24 pixels: 49 pixels of K = 72 (a 3x3 window of 8 channels).
+      {{1, 3, 72, 24}, 50, 72, {7, 7}, {}, true},
+      {{2, 2, 18, 24}, 97, 18, {5, 5}, {}, true},
+  };
+  uint64_t seed = 330;
+  for (const Case& c : cases) {
+    Attrs attrs = c.window;
+    attrs["out_channels"] = c.m;
+    attrs["pixel_rows"] = int64_t{96};
+    attrs["output_spatial"] = c.spatial;
+    const bool panels = c.window.empty() && c.b[2] == c.k && c.b[3] == 24;
+    attrs["panel"] = panels || !c.window.empty() ? int64_t{24} : int64_t{0};
+    std::vector<TensorType> inputs = {f32(c.b), f32({(c.m + 95) / 96, c.k, 96})};
+    if (c.bias) inputs.push_back(f32({c.m}));
+    auto g = testing::makeSingleNodeGraph("nanoc.ConvGemm", inputs, attrs);
+    EXPECT_EQ(findLowering("nanoc.ConvGemm")->scratch_bytes(*g->node), 0u);
+    testing::expectMatchesOnEveryTile(*g->node, seed++, testing::describe("nanoc.ConvGemm", inputs),
+                                      {1});
+  }
+}
+
+// What pixel_rows needs: out_channels, W in groups of pixel_rows rows, no
+// channel scale, and a window only if it is 1x1 without padding.
+TEST(ConvGemmLowering, PixelRowsRejectsWhatItCannotRead) {
+  auto build = [](Attrs attrs, std::vector<TensorType> inputs) {
+    return testing::makeSingleNodeGraph("nanoc.ConvGemm", inputs, attrs);
+  };
+  const Attrs ok = {{"panel", int64_t{0}},
+                    {"output_spatial", Dims{7, 7}},
+                    {"out_channels", int64_t{40}},
+                    {"pixel_rows", int64_t{32}}};
+  EXPECT_NO_THROW(build(ok, {f32({1, 16, 7, 7}), f32({2, 16, 32})}));
+  // W grouped by 24, not by pixel_rows.
+  EXPECT_THROW(build(ok, {f32({1, 16, 7, 7}), f32({2, 16, 24})}), CompileError);
+  Attrs no_channels = ok;
+  no_channels.erase("out_channels");
+  EXPECT_THROW(build(no_channels, {f32({1, 16, 7, 7}), f32({40, 16, 1, 1})}), CompileError);
+  Attrs zero = ok;
+  zero["pixel_rows"] = int64_t{0};
+  EXPECT_THROW(build(zero, {f32({1, 16, 7, 7}), f32({2, 16, 32})}), CompileError);
+  Attrs win3 = ok;
+  for (const auto& [key, value] : window({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1})) win3[key] = value;
+  win3["panel"] = int64_t{24};
+  EXPECT_THROW(build(win3, {f32({1, 2, 14, 14}), f32({2, 18, 32})}), CompileError);
+  Attrs padded = ok;
+  for (const auto& [key, value] : window({1, 1}, {1, 1, 0, 0}, {2, 2}, {1, 1})) padded[key] = value;
+  padded["panel"] = int64_t{24};
+  padded["output_spatial"] = Dims{8, 7};
+  EXPECT_THROW(build(padded, {f32({1, 16, 14, 14}), f32({2, 16, 32})}), CompileError);
+  // A channel scale (input 4) needs the other orientation.
+  auto g = build(ok, {f32({1, 16, 7, 7}), f32({2, 16, 32})});
+  g->node->inputs.resize(kChannelScaleInput + 1, nullptr);
+  g->node->inputs[kChannelScaleInput] = g->graph.addInput("s", f32({1, 16, 1, 1}));
+  EXPECT_THROW(convGemmShape(*g->node), CompileError);
+}
+
 // ConvGemm on X, packing its panels into scratch a task at a time, on each
 // tile: windows with padding, strides and dilations; enough rows and columns
 // for several row and column blocks (a task's panels at an offset in X).
@@ -297,8 +379,8 @@ TEST(ConvToGemm, RewrittenConvMatchesConv) {
       testing::runKernel(kernel, args);
     }
     EXPECT_EQ(g->graph.nodes.back()->op, "nanoc.ConvGemm");
-    // Pointwise: W grouped by rows.
-    if (c.w[2] == 1 && c.attrs.at("strides") == Attr(Dims{1, 1}))
+    // 1x1 windows, pointwise or strided: W grouped by rows.
+    if (c.w[2] == 1 && c.w[3] == 1)
       EXPECT_EQ(g->graph.nodes.back()->i("out_channels"), c.w[0]);
     else
       EXPECT_FALSE(g->graph.nodes.back()->has("out_channels"));

@@ -1,7 +1,7 @@
 // Fused epilogues (ops/epilogue.h) in every lowering that takes them: each
 // activation, with and without a residual, on nanoc.ConvGemm (panels and X in
-// place, two images), nanoc.Winograd, the packed MatMul and Gemm, the row-product MatMul and
-// Gemm, and the direct Conv, on every register tile this machine runs,
+// place, two images, and its transposed product), nanoc.Winograd, the packed MatMul and Gemm, the
+// row-product MatMul and Gemm, and the direct Conv, on every register tile this machine runs,
 // against the anchor's reference (which applies the epilogue on the host).
 #include <gtest/gtest.h>
 
@@ -111,6 +111,32 @@ TEST(EpilogueLowering, ConvGemmPointwiseWithoutBias) {
                        {{"panel", int64_t{0}}, {"output_spatial", Dims{5, 41}}},
                        {1}},
                       200);
+}
+
+// The transposed product (pixel_rows): the epilogue on Y's rows after the
+// tile's transpose, from Im2Col panels (two images, a bias) and from X in
+// place through a strided 1x1 window (no bias).
+TEST(EpilogueLowering, ConvGemmPixelRows) {
+  expectEveryEpilogue({"nanoc.ConvGemm",
+                       {f32({2, 3, 72, 24}), f32({1, 72, 96}), f32({50})},
+                       {{"panel", int64_t{24}},
+                        {"output_spatial", Dims{7, 7}},
+                        {"out_channels", int64_t{50}},
+                        {"pixel_rows", int64_t{96}}},
+                       {1}},
+                      250);
+  expectEveryEpilogue({"nanoc.ConvGemm",
+                       {f32({1, 16, 13, 13}), f32({1, 16, 96}), std::nullopt},
+                       {{"panel", int64_t{24}},
+                        {"output_spatial", Dims{7, 7}},
+                        {"out_channels", int64_t{40}},
+                        {"pixel_rows", int64_t{96}},
+                        {"kernel_shape", Dims{1, 1}},
+                        {"pads", Dims{0, 0, 0, 0}},
+                        {"strides", Dims{2, 2}},
+                        {"dilations", Dims{1, 1}}},
+                       {1}},
+                      270);
 }
 
 TEST(EpilogueLowering, PackedMatMul) {

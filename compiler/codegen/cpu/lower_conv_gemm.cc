@@ -28,16 +28,26 @@ int64_t im2colPanelsPerTask(const Im2ColShape& s) {
   return std::max<int64_t>(1, (s.panels() + 63) / 64);
 }
 
+// Channel blocks per Im2Col panel: where an image has fewer than 8 panels (a
+// 7 x 7 map's three of 24, 24 and 1 pixels), each panel's channels in 4
+// blocks, channel blocks slowest, so that each of two (or four) threads
+// gets its share of every panel.
+int64_t im2colChannelBlocks(const Im2ColShape& s) {
+  const int64_t panel_tasks = (s.panels() + im2colPanelsPerTask(s) - 1) / im2colPanelsPerTask(s);
+  return panel_tasks < 8 ? std::clamp<int64_t>(s.c, 1, 4) : 1;
+}
+
 // Copies output pixels [p0, p_end) (p_end - p0 <= S) of one image's patches
 // into one panel: panel row k = (c * kH + i) * kW + j at out[base + k * S],
 // pixel p at column p - p0, taps in the padding as 0; the panel's columns
 // past p_end - p0 are not written. V lanes at a time where the target has
 // vectors (a vector loop, then one masked step for the rest; stride 2 loads
 // 2V lanes and keeps the even ones), else one by one. x_n: X's element offset
-// of the image.
+// of the image. Only channels [c_begin, c_end) (null: all), their rows k.
 void emitPackPanel(llvm::IRBuilder<>& b, const Im2ColShape& s, int64_t V, llvm::Value* x,
                    llvm::Value* x_n, llvm::Value* out, llvm::Value* base, llvm::Value* p0,
-                   llvm::Value* p_end, int64_t S) {
+                   llvm::Value* p_end, int64_t S, llvm::Value* c_begin = nullptr,
+                   llvm::Value* c_end = nullptr) {
   llvm::Value* zero = llvm::ConstantFP::get(b.getFloatTy(), 0.0);
   auto i64 = [&](int64_t v) { return b.getInt64(v); };
   auto smin = [&](llvm::Value* a, llvm::Value* c) {
@@ -185,7 +195,7 @@ void emitPackPanel(llvm::IRBuilder<>& b, const Im2ColShape& s, int64_t V, llvm::
         llvm::Value* ow_b = smin(b.CreateSub(p_end, row0), i64(s.ow));
         llvm::Value* q0 = b.CreateSub(row0, p0);
         emitLoop(
-            b, 0, s.c,
+            b, c_begin ? c_begin : i64(0), c_end ? c_end : i64(s.c),
             [&](llvm::Value* c) {
               emitLoop(
                   b, 0, s.kh,
@@ -233,7 +243,8 @@ Lowering makeIm2ColLowering() {
       [](const Node& node) -> uint64_t {
         Im2ColShape s = im2colShape(node);
         int64_t per_image = (s.panels() + im2colPanelsPerTask(s) - 1) / im2colPanelsPerTask(s);
-        return static_cast<uint64_t>(std::max<int64_t>(1, s.n * per_image));
+        return static_cast<uint64_t>(
+            std::max<int64_t>(1, s.n * per_image * im2colChannelBlocks(s)));
       },
       [](KernelBuilder& kb) {
         Im2ColShape s = im2colShape(kb.node);
@@ -244,12 +255,23 @@ Lowering makeIm2ColLowering() {
         const int64_t P = s.pixels(), K = s.k(), S = s.panel, panels = s.panels();
         const int64_t ppt = im2colPanelsPerTask(s);
         const int64_t per_image = (panels + ppt - 1) / ppt;
+        // Tasks: (image, channel block, panel group), panel groups fastest.
+        const int64_t blocks = im2colChannelBlocks(s);
+        const int64_t per_block = (s.c + blocks - 1) / blocks;
         const int64_t V = registerTile(*kb.fn).width;
         auto i64 = [&](int64_t v) { return b.getInt64(v); };
+        auto smin = [&](llvm::Value* a, llvm::Value* c) {
+          return b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, c);
+        };
         emitLoop(
             b, kb.task_begin, kb.task_end,
             [&](llvm::Value* t) {
-              llvm::Value* n = b.CreateUDiv(t, i64(per_image));
+              llvm::Value* n = b.CreateUDiv(t, i64(per_image * blocks));
+              llvm::Value* cb = b.CreateURem(b.CreateUDiv(t, i64(per_image)), i64(blocks));
+              llvm::Value* c_begin = smin(b.CreateMul(cb, i64(per_block)), i64(s.c));
+              llvm::Value* c_end = smin(b.CreateAdd(c_begin, i64(per_block)), i64(s.c));
+              llvm::Value* k_begin = b.CreateMul(c_begin, i64(s.kh * s.kw));
+              llvm::Value* k_end = b.CreateMul(c_end, i64(s.kh * s.kw));
               llvm::Value* first = b.CreateMul(b.CreateURem(t, i64(per_image)), i64(ppt));
               llvm::Value* last = b.CreateBinaryIntrinsic(
                   llvm::Intrinsic::smin, b.CreateAdd(first, i64(ppt)), i64(panels));
@@ -262,8 +284,9 @@ Lowering makeIm2ColLowering() {
                                                                  b.CreateAdd(p0, i64(S)), i64(P));
                     llvm::Value* base =
                         b.CreateMul(b.CreateAdd(b.CreateMul(n, i64(panels)), pi), i64(K * S));
-                    emitPackPanel(b, s, V, x, x_n, col, base, p0, p_end, S);
-                    // The last panel's columns past P are zero.
+                    emitPackPanel(b, s, V, x, x_n, col, base, p0, p_end, S, c_begin, c_end);
+                    // The last panel's columns past P are zero (this task's
+                    // rows).
                     if (P % S != 0) {
                       llvm::Function* fn = b.GetInsertBlock()->getParent();
                       llvm::BasicBlock* tail = llvm::BasicBlock::Create(b.getContext(), "pad", fn);
@@ -273,7 +296,7 @@ Lowering makeIm2ColLowering() {
                       b.SetInsertPoint(tail);
                       llvm::Value* zero = llvm::ConstantFP::get(b.getFloatTy(), 0.0);
                       emitLoop(
-                          b, 0, K,
+                          b, k_begin, k_end,
                           [&](llvm::Value* k) {
                             emitLoop(
                                 b, P % S, S,

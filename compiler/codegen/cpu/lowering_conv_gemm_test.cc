@@ -1,6 +1,7 @@
 // nanoc.Im2Col and nanoc.ConvGemm against their references on random inputs,
 // and the Conv they replace: the patches of every window shape (pads,
-// strides, dilations, a last panel past the pixels, two images), the product
+// strides, dilations, a last panel past the pixels, two images, a few
+// panels split by channels), the product
 // on every register tile this machine runs, and conv_to_gemm's rewrite of a
 // Conv matching the Conv's own reference.
 #include <gtest/gtest.h>
@@ -44,8 +45,11 @@ TEST(Im2ColLowering, EveryWindowShapeAndPanel) {
       {{1, 3, 15, 15}, window({7, 7}, {3, 3, 3, 3}, {2, 2}, {1, 1})},
       {{1, 2, 5, 5}, window({5, 5}, {2, 2, 2, 2}, {1, 1}, {1, 1})},
       {{1, 1, 3, 40}, window({1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1})},
+      // Few panels (49 pixels), so each splits its 6 channels in 4 blocks
+      // (2, 2, 2, 0), over two images.
+      {{2, 6, 14, 14}, window({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1})},
   };
-  for (int64_t panel : {12, 16, 32, 96})
+  for (int64_t panel : {12, 16, 24, 32, 96})
     for (Case c : cases) {
       c.attrs["panel"] = panel;
       SCOPED_TRACE("panel " + std::to_string(panel));

@@ -305,6 +305,14 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
       for (int64_t v = 0; v < vectors; ++v)
         p.prefetch(b.CreateAdd(i0, b.getInt64(r)), b.CreateAdd(j0, b.getInt64(v * tile.width)));
   }
+  if (p.prefetch_y && !p.y_transposed && p.channel_block == 0)
+    // The tile's lines of Y, for writing: a short K loop does not hide the
+    // misses of stores to lines no longer cached.
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < vectors; ++v)
+        b.CreateIntrinsic(
+            llvm::Intrinsic::prefetch, {p.y->getType()},
+            {f32Ptr(b, p.y, yIndex(r, v)), b.getInt32(1), b.getInt32(3), b.getInt32(1)});
   llvm::BasicBlock* pre = b.GetInsertBlock();
   // Later blocks resume from Y's partial sums.
   llvm::BasicBlock* resume = nullptr;

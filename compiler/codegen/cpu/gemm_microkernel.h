@@ -126,6 +126,9 @@ struct PackedProduct {
   // within a block: A's lanes past K are not read, Y's past N are written 0.
   int64_t channel_block = 0;
   int64_t a_block_stride = 0, y_block_stride = 0;
+  // Prefetch each tile's lines of Y for writing before its K loop (Y's
+  // row-major or channel-blocked layouts).
+  bool prefetch_y = false;
   // Y stored transposed, [N, M]: Y(i, j) at y[j * M + i]. For a product
   // whose rows are few and its columns many (a Conv on a 7 x 7 map with the
   // pixels as rows and the output channels as columns, so no vector lane

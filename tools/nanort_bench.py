@@ -17,7 +17,11 @@ Prints, as markdown:
     iree-benchmark-module's median) where installed, nanort's speed as a
     multiple of ONNX Runtime's (ORT ms / nanort ms: above 1x nanort is
     faster, the issue's targets are 1.1x and 1.2x), nanort's GFLOP/s and % of
-    peak;
+    peak. The two alternate, --rounds times (3) per model and thread count,
+    --repeat runs each time: the ms columns are the medians of the rounds'
+    medians, the speed the median of the rounds' ratios, with their range
+    (the second vCPU of a shared machine comes and goes for seconds at a
+    time, which a single back-to-back pair reads as a speed-up or a loss);
   * an SGEMM 1024x1024x1024 row (a MatMul of an input by a constant matrix);
   * a per-layer breakdown of one model (nanort-run --profile): the 15 slowest
     thunks with each one's GFLOP/s and % of the 1-thread peak.
@@ -37,8 +41,8 @@ iree-benchmark-module on the venv's PATH; without them the column reads n/a.
 
     python3 tools/nanort_bench.py --nanoc build/compiler/nanoc \\
         --nanort-run build/tools/nanort-run --zoo build/tests/models/onnx \\
-        [--threads 1,2] [--repeat 20] [--only NAME ...] [--breakdown resnet18] \\
-        [--work DIR]
+        [--threads 1,2] [--repeat 20] [--rounds 3] [--only NAME ...] \\
+        [--breakdown resnet18] [--work DIR]
 
 Nothing here is a timed assertion: tests/models checks correctness in CTest
 (and runs this tool once on mlp_b1 as a smoke test). Exit status 1 when a
@@ -323,6 +327,10 @@ def main():
     p.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
     p.add_argument("--repeat", type=int, default=20, help="timed runs per model and runtime")
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="alternate nanort and ONNX Runtime this many times per model and "
+                        "thread count, --repeat runs each time; the ratio is the median of "
+                        "the rounds' ratios (a shared machine's slow drifts hit both sides)")
     p.add_argument("--sgemm", type=int, default=1024, help="SGEMM size (0: none)")
     p.add_argument("--breakdown", default="resnet18", help="model for the per-layer table")
     p.add_argument("--top", type=int, default=15)
@@ -385,8 +393,10 @@ def main():
           f"onnx {onnx.__version__}, numpy {np.__version__}")
     print(f"- IREE: {iree.version if iree else 'skipped (--no-iree)'}")
     print(f"- nanort-run --threads: {'yes' if nanort.has_threads else 'no'}")
-    print(f"- median of {args.repeat} runs after {args.warmup} warm-up runs, each runtime\n",
-          flush=True)
+    print(f"- {args.rounds} rounds per model and thread count, each the median of "
+          f"{args.repeat} runs of nanort then of ONNX Runtime (after {args.warmup} warm-up "
+          "runs); ms: the median of the rounds' medians; speed vs ORT: the median of the "
+          "rounds' ratios, their range beside it\n", flush=True)
 
     failures = 0
     feeds_of, flops_of = {}, {}
@@ -399,40 +409,58 @@ def main():
         peak = peak_of[threads]
         print(f"## {threads} thread{'s' if threads > 1 else ''}\n")
         extra = f" [{args.compare_nanoc_flags}]" if other else ""
-        print("| model | GFLOP | nanort ms | ORT ms | IREE ms | speed vs ORT | nanort GFLOP/s "
-              "| % of peak |" + (f" nanort{extra} ms | speed vs ORT{extra} |" if other else ""))
-        print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if other else ""),
+        print("| model | GFLOP | nanort ms | ORT ms | IREE ms | speed vs ORT | rounds' range "
+              "| nanort GFLOP/s | % of peak |"
+              + (f" nanort{extra} ms | speed vs ORT{extra} |" if other else ""))
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if other else ""),
               flush=True)
         for name, path in models:
             feeds, flops = feeds_of[name], flops_of[name]
-            try:
-                n = nanort.median(name, path, feeds, threads, args.repeat, args.warmup)
-                n_err = None
-            except subprocess.CalledProcessError as e:
-                n, n_err = None, (e.stderr or "").strip().splitlines()[-1:] or ["failed"]
-                failures += 1
-            o = ort_median(path, feeds, args.repeat, threads=threads, warmup=args.warmup)
+            ns, os_, vs = [], [], []
+            n_err = None
+            for r in range(args.rounds):
+                warmup = args.warmup if r == 0 else 1
+                try:
+                    ns.append(nanort.median(name, path, feeds, threads, args.repeat, warmup))
+                except subprocess.CalledProcessError as e:
+                    n_err = (e.stderr or "").strip().splitlines()[-1:] or ["failed"]
+                    failures += 1
+                    break
+                os_.append(ort_median(path, feeds, args.repeat, threads=threads, warmup=warmup))
+                if other:
+                    try:
+                        vs.append(other.median(name, path, feeds, threads, args.repeat, warmup))
+                    except subprocess.CalledProcessError:
+                        vs.append(None)
+            if n_err is not None or not ns or ns[0] is None:
+                n = None
+                o = (float(np.median(os_)) if os_ else
+                     ort_median(path, feeds, args.repeat, threads=threads, warmup=args.warmup))
+            else:
+                n, o = float(np.median(ns)), float(np.median(os_))
             extra_cols = ""
             if other:
-                try:
-                    v = other.median(name, path, feeds, threads, args.repeat, args.warmup)
-                    extra_cols = (f" {fmt_ms(v)} | {o / v:.2f}x |" if v else " n/a | n/a |")
-                except subprocess.CalledProcessError as e:
+                if vs and all(v for v in vs):
+                    ratios_v = [ov / v for ov, v in zip(os_, vs)]
+                    extra_cols = f" {fmt_ms(float(np.median(vs)))} | {np.median(ratios_v):.2f}x |"
+                else:
                     extra_cols = " failed | n/a |"
                     failures += 1
             i = iree.median(name, path, feeds, threads, args.repeat) if iree else None
             if n is None:
                 n_text = ("n/a (no --threads in this build)" if n_err is None
                           else f"failed: {n_err[0][:60]}")
-                ratio = rate = pct = "n/a"
+                ratio = spread = rate = pct = "n/a"
             else:
                 n_text = fmt_ms(n)
-                ratio = f"{o / n:.2f}x"
+                ratios = [ov / nv for ov, nv in zip(os_, ns)]
+                ratio = f"{np.median(ratios):.2f}x"
+                spread = f"{min(ratios):.2f}-{max(ratios):.2f}"
                 gflops = flops / (n * 1e3)
                 rate = f"{gflops:.1f}"
                 pct = f"{100 * gflops / peak:.1f}%" if peak else "n/a"
             print(f"| {name} | {flops / 1e9:.3f} | {n_text} | {fmt_ms(o)} | {fmt_ms(i)} | {ratio} "
-                  f"| {rate} | {pct} |{extra_cols}", flush=True)
+                  f"| {spread} | {rate} | {pct} |{extra_cols}", flush=True)
         print()
 
     target = dict(models).get(args.breakdown)

@@ -467,12 +467,35 @@ def main():
     if target:
         m = onnx.load(target)
         per_node = node_flops(m)
-        rows, (count, total_us) = nanort.profile(args.breakdown, target, feeds_of[args.breakdown],
-                                                 max(3, args.repeat // 2))
+        # Each thunk's median over the rounds (each round's figure nanort-run's
+        # own over its runs), ranked by it.
+        per_round = [nanort.profile(args.breakdown, target, feeds_of[args.breakdown],
+                                    max(3, args.repeat // 2))
+                     for _ in range(max(1, args.rounds))]
+        first, (count, _) = per_round[0]
+        rows = []
+        for thunk, _, _, op, node in first:
+            us = float(np.median([next(r[1] for r in rr if r[0] == thunk)
+                                  for rr, _ in per_round]))
+            rows.append([thunk, us, 0.0, op, node])
+        total_us = sum(r[1] for r in rows)
+        # An Im2Col that conv_to_gemm put before a product (node N_im2col)
+        # counts toward its Conv N.
+        by_node = {r[4]: r for r in rows}
+        for r in list(rows):
+            conv = by_node.get(r[4][:-len("_im2col")]) if r[4].endswith("_im2col") else None
+            if conv is not None:
+                conv[1] += r[1]
+                conv[3] = f"{r[3]} + {conv[3]}"
+                rows.remove(r)
+        for r in rows:
+            r[2] = 100 * r[1] / total_us if total_us else 0.0
+        rows.sort(key=lambda r: -r[1])
         peak = peak_of[1]
         print(f"## Per-layer breakdown: {args.breakdown}, 1 thread\n")
         print(f"nanort-run --profile, {count} thunks, {total_us:.0f} µs of thunks a run; "
-              f"the {args.top} slowest (GFLOP: the ONNX node's multiply-adds; "
+              f"the {args.top} slowest (each thunk's median over {len(per_round)} rounds, an "
+              "Im2Col's added to its Conv's; GFLOP: the ONNX node's multiply-adds; "
               "0 for data movement and elementwise operators).\n")
         print("| # | thunk | op | node | µs | share | GFLOP | GFLOP/s | % of peak |")
         print("|---:|---:|---|---|---:|---:|---:|---:|---:|")

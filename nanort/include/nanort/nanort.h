@@ -287,8 +287,9 @@ typedef struct nanort_session_options {
 /* nanort_session_create with options (NULL options: the same as
  * nanort_session_create, which runs everything on the calling thread). The
  * session's tables and, with nanort's own pool, the pool's state come from
- * `allocator` here; run allocates nothing and its only synchronisation is the
- * wake-up of the workers and the wait for them at the end of each split
+ * `allocator` here (the C library's pthread_create allocates each worker's
+ * stack and, through the dynamic loader, its thread-local storage); run allocates nothing and its
+ * only synchronisation is the wake-up of the workers and the wait for them at the end of each split
  * kernel. The arena holds the calling thread's scratch; with num_threads > 1
  * and a model whose kernels use scratch, the other num_threads - 1 threads'
  * scratch (num_threads - 1 times the per-worker bytes) also comes from

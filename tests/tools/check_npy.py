@@ -5,7 +5,9 @@ usage: check_npy.py NPY_COPY WORK_DIR
 numpy writes each case (every dtype nanort reads, 0-d to 3-d, format 1.0,
 2.0, 3.0); npy_copy reads it and writes it back; the copy must be the bytes
 np.save writes for the same array, and load back equal. Arrays numpy can save
-but nanort cannot take must be refused with exit 1, not a crash.
+but nanort cannot take, and hostile files (a wrong magic, truncated headers and
+data, shapes whose element count overflows, a negative dimension, an unknown
+key, an object dtype), must be refused with exit 1 and a message, not a crash.
 """
 import io
 import os
@@ -64,6 +66,45 @@ def main():
     for what, (a, message) in refused.items():
         src = os.path.join(work, f"bad_{what}.npy")
         np.save(src, a)
+        p = subprocess.run([tool, src, os.path.join(work, "unused.npy")], capture_output=True,
+                           text=True)
+        check(p.returncode == 1 and message in p.stderr, f"{what}: exit {p.returncode}, {p.stderr!r}")
+
+    # Hostile files (issue #11 item 5): each refused with exit 1 and a
+    # message saying why, never a crash or an allocation of the claimed size.
+    good = io.BytesIO()
+    np.save(good, np.arange(12, dtype=np.float32).reshape(3, 4))
+    g = good.getvalue()
+
+    def header(shape):
+        b = io.BytesIO()
+        np.lib.format.write_array_header_1_0(
+            b, {"descr": "<f4", "fortran_order": False, "shape": shape})
+        return b.getvalue()
+
+    def patched(old, new):
+        at = g.find(old)
+        assert at >= 0, old
+        return g[:at] + new + g[at + len(old):]
+
+    header_len = bytearray(g)
+    header_len[8:10] = (60000).to_bytes(2, "little")
+    hostile = {
+        "wrong_magic": (b"\x93NUMPX" + g[6:], "bad magic"),
+        "empty": (b"", "not a .npy file"),
+        "truncated_header": (g[:20], "truncated"),
+        "header_past_end": (bytes(header_len), "truncated"),
+        "truncated_data": (g[:-5], "data size mismatch"),
+        "overflowing_shape": (header((2**40, 2**40)), "too many elements"),
+        "huge_shape": (header((2**62,)), "too many elements"),
+        "negative_dim": (patched(b"(3, 4)", b"(-3,4)"), "negative dimension"),
+        "unknown_key": (patched(b"'descr'", b"'descX'"), "unexpected key"),
+        "object_dtype": (patched(b"'<f4'", b"'|O' "), "'|O' is not supported"),
+    }
+    for what, (data, message) in hostile.items():
+        src = os.path.join(work, f"hostile_{what}.npy")
+        with open(src, "wb") as f:
+            f.write(data)
         p = subprocess.run([tool, src, os.path.join(work, "unused.npy")], capture_output=True,
                            text=True)
         check(p.returncode == 1 and message in p.stderr, f"{what}: exit {p.returncode}, {p.stderr!r}")

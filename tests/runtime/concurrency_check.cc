@@ -68,8 +68,8 @@ nanort_session* session(const nanort_model* model, unsigned threads, nanort_stat
   options.struct_size = sizeof options;
   options.num_threads = threads;
   nanort_session* s = nullptr;
-  if (nanort_session_create_with_options(model, nullptr, 0, nanort_allocator_system(), &options,
-                                         &s, status) != NANORT_OK)
+  if (nanort_session_create_with_options(model, nullptr, 0, nanort_allocator_system(), &options, &s,
+                                         status) != NANORT_OK)
     return nullptr;
   return s;
 }
@@ -191,8 +191,9 @@ int main(int argc, char** argv) {
             path, sessions, runs, session_threads, errors.load(), mismatches.load());
     return 1;
   }
-  printf("ok: %s: %d sessions at once x %d runs on %u threads each, every output bitwise equal to "
-         "its one-thread reference\n",
-         path, sessions, runs, session_threads);
+  printf(
+      "ok: %s: %d sessions at once x %d runs on %u threads each, every output bitwise equal to "
+      "its one-thread reference\n",
+      path, sessions, runs, session_threads);
   return 0;
 }

@@ -187,8 +187,6 @@ void storeLanes(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* base, llvm::V
   b.CreateMaskedStore(v, ptr, llvm::Align(4), llvm::ConstantVector::get(bits));
 }
 
-namespace {
-
 // The transpose of `rows` (at most W vectors of W lanes): W vectors whose
 // lane r is rows[r]'s lane l, for l the output's index; lanes past
 // rows.size() are poison. log2(W) rounds of two-source shuffles, each
@@ -215,6 +213,8 @@ std::vector<llvm::Value*> transposeTile(llvm::IRBuilder<>& b, std::vector<llvm::
   }
   return rows;
 }
+
+namespace {
 
 // One rows x w tile of Y at (i0, j0) over k in [k_begin, k_end), one kc
 // block: the accumulators are phis of the K loop (SSA values, so the register

@@ -179,6 +179,12 @@ llvm::Value* loadLanes(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base
 void storeLanes(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* base, llvm::Value* index,
                 int64_t lanes);
 
+// The transpose of `rows` (at most W vectors of W lanes, W a power of two):
+// W vectors, lane r of vector l being rows[r]'s lane l; lanes past
+// rows.size() are poison. W = 1: rows itself.
+std::vector<llvm::Value*> transposeTile(llvm::IRBuilder<>& b, std::vector<llvm::Value*> rows,
+                                        int64_t W);
+
 // Emits task `t` of p.taskCount(): rows [r * rows_per_task, min(M, (r + 1) *
 // rows_per_task)) and columns [c * cols_per_task, min(N, (c + 1) *
 // cols_per_task)) of the product, with (r, c) = (t / column blocks, t %

@@ -143,8 +143,55 @@ Lowering makeMatMulLowering() {
                 llvm::Value* rows =
                     b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.getInt64(s.rows_per_task),
                                             b.CreateSub(b.getInt64(s.M), row_begin));
+                // Whole groups a vector tile at a time: W rows' W columns
+                // loaded, transposed in registers, stored as W columns' W
+                // rows (g = 24 is whole vectors of 4 and 8 lanes, 16 + 8 of
+                // 16). K is a multiple of 512, so of W.
+                const int64_t W = tile.width;
+                llvm::Value* groups = b.CreateUDiv(rows, b.getInt64(g));
+                if (W > 1) {
+                  llvm::Type* vec = llvm::FixedVectorType::get(b.getFloatTy(), W);
+                  emitLoop(
+                      b, b.getInt64(0), groups,
+                      [&](llvm::Value* gi) {
+                        llvm::Value* from0 =
+                            b.CreateMul(b.CreateAdd(row_begin, b.CreateMul(gi, b.getInt64(g))),
+                                        b.getInt64(s.K));
+                        llvm::Value* to0 = b.CreateMul(gi, b.getInt64(g * s.K));
+                        emitLoop(
+                            b, 0, s.K / W,
+                            [&](llvm::Value* kc) {
+                              llvm::Value* k0 = b.CreateMul(kc, b.getInt64(W));
+                              for (int64_t r0 = 0; r0 < g; r0 += W) {
+                                const int64_t R = std::min(W, g - r0);
+                                std::vector<llvm::Value*> block;
+                                for (int64_t r = r0; r < r0 + R; ++r)
+                                  block.push_back(b.CreateAlignedLoad(
+                                      vec,
+                                      f32Ptr(
+                                          b, kb.input(0),
+                                          b.CreateAdd(b.CreateAdd(from0, b.getInt64(r * s.K)), k0)),
+                                      llvm::Align(4)));
+                                std::vector<llvm::Value*> t = transposeTile(b, block, W);
+                                for (int64_t kk = 0; kk < W; ++kk)
+                                  storeLanes(
+                                      b, t[kk], kb.scratch,
+                                      b.CreateAdd(
+                                          to0,
+                                          b.CreateAdd(b.CreateMul(b.CreateAdd(k0, b.getInt64(kk)),
+                                                                  b.getInt64(g)),
+                                                      b.getInt64(r0))),
+                                      R);
+                              }
+                            },
+                            "pack_a.k");
+                      },
+                      "pack_a.groups");
+                }
+                // The rest (a partial group, or every row on a scalar tile)
+                // one element at a time.
                 emitLoop(
-                    b, b.getInt64(0), rows,
+                    b, W > 1 ? b.CreateMul(groups, b.getInt64(g)) : b.getInt64(0), rows,
                     [&](llvm::Value* r) {
                       llvm::Value* from = b.CreateMul(b.CreateAdd(row_begin, r), b.getInt64(s.K));
                       llvm::Value* to = b.CreateAdd(

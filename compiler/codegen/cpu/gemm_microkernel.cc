@@ -97,6 +97,15 @@ int64_t balancedPackedRowsPerTask(int64_t M, int64_t K, int64_t N) {
     }
   }
   if (rows >= M) return rows;
+  // One row block whose columns split in two halves, where that leaves the
+  // busier of two threads less work than any row split below and the rows'
+  // A stays within 2 MiB (a deeper product's A block then takes a shorter
+  // kc): GPT-2's fc_out, 128 x 3072 x 768, as 128 x 384 + 128 x 384 rather
+  // than 72 + 56 rows of 24-row tasks.
+  const int64_t units = (N + kPackedColumnUnit - 1) / kPackedColumnUnit;
+  const bool columns_ok = units >= 2 && M * K * N >= 2 * 65536 && M * K * 4 <= (int64_t{2} << 20);
+  const int64_t first_cols = std::min(N, (units + 1) / 2 * kPackedColumnUnit);
+  const int64_t busiest_column_split = M * std::max(first_cols, N - first_cols);
   // nanort gives two threads the first and the second half of the tasks (the
   // first one more when their count is odd): of the sizes down to a third of
   // this one, the largest whose halves differ least in rows (M = 1024: 22
@@ -108,6 +117,7 @@ int64_t balancedPackedRowsPerTask(int64_t M, int64_t K, int64_t N) {
   int64_t best = rows;
   for (int64_t r = rows - Q; r >= std::max(Q, rows / 3); r -= Q)
     if (busiest(r) < busiest(best)) best = r;
+  if (columns_ok && busiest_column_split < busiest(best) * N) return M;
   return best;
 }
 

@@ -57,7 +57,9 @@ int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N);
 // two when one task holds the work of two (or kept whole, M, where its
 // columns split more evenly: balancedPackedColumnsPerTask), then down to a
 // third of it (whole quanta) where nanort's two threads, one per half of the
-// tasks, get closer to M / 2 rows each.
+// tasks, get closer to M / 2 rows each; or M again, the columns split in
+// halves instead, where that leaves the busier thread less work and the rows
+// of A take at most 2 MiB.
 int64_t balancedPackedRowsPerTask(int64_t M, int64_t K, int64_t N);
 // Columns per task to go with it: 0 (all N), or, when the rows make one task
 // that holds the work of two, half of N in whole kPackedColumnUnit, so that

@@ -336,6 +336,12 @@ TEST(PackedProductLowering, FewRowsSplitWhicheverWayIsEvener) {
   EXPECT_EQ(balancedPackedColumnsPerTask(65, 192, 768, 65), 384);
   // 96 rows split 48 + 48 at least as evenly as 200 columns (192 + 8).
   EXPECT_EQ(balancedPackedRowsPerTask(96, 256, 200), 48);
+  // GPT-2's fc_out: 24-row tasks (its A's rows in 256 KiB) would give 72 +
+  // 56 rows; its 768 columns split 384 + 384 instead, A's 1.5 MiB one block.
+  EXPECT_EQ(balancedPackedRowsPerTask(128, 3072, 768), 128);
+  EXPECT_EQ(balancedPackedColumnsPerTask(128, 3072, 768, 128), 384);
+  // An A past 2 MiB stays in row blocks.
+  EXPECT_LT(balancedPackedRowsPerTask(192, 3072, 768), 192);
 }
 
 TEST(PackedProductLowering, FewRowsSplitTheirColumnsInTwo) {

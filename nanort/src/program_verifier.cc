@@ -570,7 +570,7 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
                          program.arena_alignment(), kMaxArenaAlignment);
   uint64_t rounded_arena;
   NANORT_CHECK_OR_RETURN(AlignUp(program.arena_size(), program.arena_alignment(), &rounded_arena) &&
-                             rounded_arena <= SIZE_MAX / 2,
+                             rounded_arena <= kMaxArenaBytes,
                          status, NANORT_INVALID_PROGRAM,
                          "arena of %llu bytes is too large for this machine",
                          static_cast<unsigned long long>(program.arena_size()));

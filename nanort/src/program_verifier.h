@@ -30,6 +30,12 @@ constexpr uint64_t kProgramAlignment = 8;
 
 // The largest arena alignment a program may ask for (nanoc asks for 64).
 constexpr uint32_t kMaxArenaAlignment = 4096;
+// The most arena bytes a program may declare: no address space holds more
+// (x86-64's and AArch64's 48-bit user space is 2^47 bytes), so load refuses a
+// larger one rather than let session creation ask an allocator for it; half
+// of SIZE_MAX on 32-bit targets.
+constexpr uint64_t kMaxArenaBytes =
+    sizeof(size_t) >= 8 ? uint64_t{1} << 47 : static_cast<uint64_t>(SIZE_MAX / 2);
 
 // What the invariant checks count on their way, for load and session
 // creation to size their tables by without walking the program again.

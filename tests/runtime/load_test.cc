@@ -310,6 +310,11 @@ TEST(ModelLoad, RefusesAThunkThatDoesNotMatchItsKernelsSignature) {
   EXPECT_EQ(LoadSpec(spec).message, add);
   spec.thunks[0].task_count = 5;
   EXPECT_EQ(LoadSpec(spec).message, add);
+  // A task count of 2^63 (or 2^64 - 1) is no kernel's either.
+  spec.thunks[0].task_count = uint64_t{1} << 63;
+  EXPECT_EQ(LoadSpec(spec).message, add);
+  spec.thunks[0].task_count = UINT64_MAX;
+  EXPECT_EQ(LoadSpec(spec).message, add);
   spec = ChainSpec();
   spec.thunks[0].num_outputs = 4;
   EXPECT_EQ(LoadSpec(spec).message, add);
@@ -349,6 +354,27 @@ TEST(ModelLoad, RefusesAnArenaOtherThanItsBuffersNeed) {
   EXPECT_EQ(LoadSpec(spec).code, NANORT_INVALID_PROGRAM);
   spec.arena_alignment = 4096;
   EXPECT_EQ(LoadSpec(spec).code, NANORT_OK);
+}
+
+TEST(ModelLoad, RefusesAnArenaNoAddressSpaceHolds) {
+  // A valid chain whose second buffer sits at 2^60 - 64: the arena its
+  // buffers need is 2^60 bytes. Load refuses it, so that no allocator is ever
+  // asked for it (issue #11 item 5).
+  ProgramSpec spec = ChainSpec();
+  spec.buffers[5].offset = (uint64_t{1} << 60) - 64;
+  spec.arena_size = uint64_t{1} << 60;
+  EXPECT_EQ(LoadSpec(spec).message,
+            "arena of 1152921504606846976 bytes is too large for this machine");
+  if (sizeof(size_t) < 8) return;
+  // The bound on 64-bit hosts: 2^47 bytes (48-bit user address spaces) load
+  // (the model only: no session asks for them here), one aligned block more
+  // does not.
+  spec.buffers[5].offset = (uint64_t{1} << 47) - 64;
+  spec.arena_size = (uint64_t{1} << 47) - 48;
+  EXPECT_EQ(LoadSpec(spec).code, NANORT_OK);
+  spec.buffers[5].offset = uint64_t{1} << 47;
+  spec.arena_size = (uint64_t{1} << 47) + 16;
+  EXPECT_EQ(LoadSpec(spec).message, "arena of 140737488355344 bytes is too large for this machine");
 }
 
 TEST(ModelLoad, RefusesAProgramAgainstAKernelCompiledOtherwise) {

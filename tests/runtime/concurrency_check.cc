@@ -25,56 +25,12 @@
 #include <thread>
 #include <vector>
 
+#include "model_tensors.h"
 #include "nanort/nanort.h"
 
-namespace {
-
-struct Tensors {
-  std::vector<std::vector<unsigned char>> bytes;
-  std::vector<nanort_tensor> tensors;
-};
-
-// Buffers for the model's inputs (or outputs), 64-byte aligned, zeroed.
-Tensors make(const nanort_model* model, bool inputs) {
-  Tensors t;
-  const size_t count = inputs ? nanort_model_input_count(model) : nanort_model_output_count(model);
-  t.bytes.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    nanort_tensor_info info;
-    if (inputs)
-      nanort_model_input_info(model, i, &info);
-    else
-      nanort_model_output_info(model, i, &info);
-    t.bytes[i].assign(static_cast<size_t>(info.size_bytes) + 64, 0);
-    unsigned char* data = t.bytes[i].data();
-    data += (64 - reinterpret_cast<uintptr_t>(data) % 64) % 64;
-    t.tensors.push_back({info.size_bytes ? data : nullptr, info.dtype, info.rank, info.dims});
-  }
-  return t;
-}
-
-size_t bytesOf(const nanort_model* model, size_t i, bool inputs) {
-  nanort_tensor_info info;
-  if (inputs)
-    nanort_model_input_info(model, i, &info);
-  else
-    nanort_model_output_info(model, i, &info);
-  return static_cast<size_t>(info.size_bytes);
-}
-
-nanort_session* session(const nanort_model* model, unsigned threads, nanort_status* status) {
-  nanort_session_options options;
-  memset(&options, 0, sizeof options);
-  options.struct_size = sizeof options;
-  options.num_threads = threads;
-  nanort_session* s = nullptr;
-  if (nanort_session_create_with_options(model, nullptr, 0, nanort_allocator_system(), &options, &s,
-                                         status) != NANORT_OK)
-    return nullptr;
-  return s;
-}
-
-}  // namespace
+using nanort::test::CreateSession;
+using nanort::test::MakeModelTensors;
+using nanort::test::ModelTensors;
 
 int main(int argc, char** argv) {
   if (argc == 2 && strcmp(argv[1], "--race-self-test") == 0) {
@@ -131,14 +87,14 @@ int main(int argc, char** argv) {
 
   // Each session's inputs and, from a one-thread session alone, its
   // reference outputs.
-  std::vector<Tensors> inputs, references;
-  nanort_session* alone = session(model, 1, &status);
-  if (!alone) {
+  std::vector<ModelTensors> inputs, references;
+  nanort_session* alone = nullptr;
+  if (CreateSession(model, 1, nanort_allocator_system(), &alone, &status) != NANORT_OK) {
     fprintf(stderr, "FAIL: %s: session: %s\n", path, status.message);
     return 1;
   }
   for (int s = 0; s < sessions; ++s) {
-    inputs.push_back(make(model, true));
+    inputs.push_back(MakeModelTensors(model, true));
     std::mt19937 rng(static_cast<unsigned>(1000 + s));
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     for (nanort_tensor& t : inputs.back().tensors) {
@@ -147,7 +103,7 @@ int main(int argc, char** argv) {
       for (uint32_t d = 0; d < t.rank; ++d) n *= static_cast<size_t>(t.dims[d]);
       for (size_t e = 0; e < n; ++e) static_cast<float*>(t.data)[e] = uniform(rng);
     }
-    references.push_back(make(model, false));
+    references.push_back(MakeModelTensors(model, false));
     if (nanort_run(alone, inputs.back().tensors.data(), num_in, references.back().tensors.data(),
                    num_out, &status) != NANORT_OK) {
       fprintf(stderr, "FAIL: %s: reference run: %s\n", path, status.message);
@@ -161,12 +117,13 @@ int main(int argc, char** argv) {
   for (int s = 0; s < sessions; ++s)
     threads.emplace_back([&, s] {
       nanort_status st;
-      nanort_session* mine = session(model, session_threads, &st);
-      if (!mine) {
+      nanort_session* mine = nullptr;
+      if (CreateSession(model, session_threads, nanort_allocator_system(), &mine, &st) !=
+          NANORT_OK) {
         errors.fetch_add(1);
         return;
       }
-      Tensors out = make(model, false);
+      ModelTensors out = MakeModelTensors(model, false);
       for (int r = 0; r < runs; ++r) {
         if (nanort_run(mine, inputs[s].tensors.data(), num_in, out.tensors.data(), num_out, &st) !=
             NANORT_OK) {
@@ -174,7 +131,7 @@ int main(int argc, char** argv) {
           break;
         }
         for (size_t o = 0; o < num_out; ++o) {
-          const size_t n = bytesOf(model, o, false);
+          const size_t n = out.sizes[o];
           if (n && memcmp(out.tensors[o].data, references[s].tensors[o].data, n) != 0)
             mismatches.fetch_add(1);
           if (n) memset(out.tensors[o].data, 0xA5, n);  // a run must write every byte again

@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "model_tensors.h"
 #include "nanort/nanort.h"
 
 extern "C" {
@@ -403,38 +404,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Zero inputs and output buffers, as the entry's signature has them.
-  struct Buffer {
-    std::vector<unsigned char> bytes;
-    nanort_tensor tensor;
-  };
-  auto buffers = [&](size_t count, bool inputs) {
-    std::vector<Buffer> out(count);
-    for (size_t i = 0; i < count; ++i) {
-      nanort_tensor_info info;
-      if (inputs)
-        nanort_model_input_info(model, i, &info);
-      else
-        nanort_model_output_info(model, i, &info);
-      // 64 bytes more, for an aligned start.
-      out[i].bytes.assign(static_cast<size_t>(info.size_bytes) + 64, 0);
-      unsigned char* data = out[i].bytes.data();
-      data += (64 - reinterpret_cast<uintptr_t>(data) % 64) % 64;
-      out[i].tensor = {info.size_bytes ? data : nullptr, info.dtype, info.rank, info.dims};
-    }
-    return out;
-  };
-  std::vector<Buffer> in = buffers(nanort_model_input_count(model), true);
-  std::vector<Buffer> out = buffers(nanort_model_output_count(model), false);
-  std::vector<nanort_tensor> in_t, out_t;
-  for (Buffer& b : in) in_t.push_back(b.tensor);
-  for (Buffer& b : out) out_t.push_back(b.tensor);
+  const nanort::test::ModelTensors in = nanort::test::MakeModelTensors(model, true);
+  nanort::test::ModelTensors out = nanort::test::MakeModelTensors(model, false);
+  const std::vector<nanort_tensor>& in_t = in.tensors;
+  const std::vector<nanort_tensor>& out_t = out.tensors;
 
   int failed = 0;
   for (unsigned t : threads) {
-    nanort_session_options options;
-    memset(&options, 0, sizeof options);
-    options.struct_size = sizeof options;
-    options.num_threads = t;
     nanort_session* session = nullptr;
     // Session creation takes its memory from the caller's allocator only
     // (nanort.h): watched, with an allocator that reaches the C library's
@@ -443,8 +419,8 @@ int main(int argc, char** argv) {
     resetCounts();
     g_loader_allocs.store(0);
     g_watch.store(true);
-    const nanort_status_code created = nanort_session_create_with_options(
-        model, nullptr, 0, counting.get(), &options, &session, &status);
+    const nanort_status_code created =
+        nanort::test::CreateSession(model, t, counting.get(), &session, &status);
     g_watch.store(false);
     if (created != NANORT_OK) {
       fprintf(stderr, "FAIL: %s: session on %u threads: %s\n", path, t, status.message);

@@ -11,6 +11,7 @@
 #include "compiler/ops/conv.h"
 #include "compiler/ops/weight_rows.h"
 #include "compiler/ops/winograd.h"
+#include "compiler/passes/shape_inference.h"
 
 namespace nanoc {
 namespace {
@@ -120,43 +121,40 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
     // downsample to 14 x 14, whose weights come cold from memory in the
     // model, went from 151 to 136 us). Larger windows keep W's rows (a 3x3
     // stride-2 512-channel layer ran 1.17x slower grouped).
-    auto groupRows = [&] {
+    // W in groups of g rows: 24 for the micro-kernel's A, `panel` for the
+    // transposed product's B (W^T's packed panels).
+    auto groupRows = [&](int64_t g) {
       const Value* w = conv->inputs[1];
-      conv->inputs[1] = weightsOnce(w, 0, "_rows", {weightRowGroups(s.m), k, kWeightRowGroup},
-                                    [&] { return groupWeightRows(w->as<float>(), s.m, k); });
+      conv->inputs[1] =
+          weightsOnce(w, g == kWeightRowGroup ? 0 : -g, g == kWeightRowGroup ? "_rows" : "_panels",
+                      {weightRowGroups(s.m, g), k, g},
+                      [&] { return groupWeightRows(w->as<float>(), s.m, k, g); });
       attrs["out_channels"] = s.m;
     };
+    const std::map<std::string, Attr> window = {{"kernel_shape", s.kernel},
+                                                {"pads", s.pads},
+                                                {"strides", s.strides},
+                                                {"dilations", s.dilations}};
+    const bool kernel_1x1 = s.kernel[0] == 1 && s.kernel[1] == 1;
+    const bool window_1x1 =
+        kernel_1x1 && std::all_of(s.pads.begin(), s.pads.end(), [](int64_t v) { return v == 0; });
     // An Im2Col's patches for the transposed product, in panels of 24
     // pixels (whole tiles of rows on every ISA).
     const int64_t col_panels = (s.out[0] * s.out[1] + kWeightRowGroup - 1) / kWeightRowGroup;
-    const bool window_1x1 =
-        s.kernel[0] == 1 && s.kernel[1] == 1 &&
-        std::all_of(s.pads.begin(), s.pads.end(), [](int64_t v) { return v == 0; });
     if (!isPointwise(s) && pixelRows(s, panel) &&
         (window_1x1 || s.n * col_panels * k * kWeightRowGroup * 4 <= kMaxPanelBytes)) {
-      // W in groups of `panel` rows: W^T's packed panels.
-      const Value* w = conv->inputs[1];
-      conv->inputs[1] = weightsOnce(w, -panel, "_panels", {weightRowGroups(s.m, panel), k, panel},
-                                    [&] { return groupWeightRows(w->as<float>(), s.m, k, panel); });
-      attrs["out_channels"] = s.m;
+      groupRows(panel);
       attrs["pixel_rows"] = panel;
       attrs["panel"] = kWeightRowGroup;
       if (window_1x1) {
         // Strided: the kernel reads the pixels from X in place.
-        attrs["kernel_shape"] = s.kernel;
-        attrs["pads"] = s.pads;
-        attrs["strides"] = s.strides;
-        attrs["dilations"] = s.dilations;
+        attrs.insert(window.begin(), window.end());
       } else {
         // The patches in the arena: an Im2Col before the product.
         Node* im2col = graph.addNode("nanoc.Im2Col", conv->name + "_im2col", {conv->inputs[0]}, 1);
-        im2col->attrs = {{"kernel_shape", s.kernel},
-                         {"pads", s.pads},
-                         {"strides", s.strides},
-                         {"dilations", s.dilations},
-                         {"panel", kWeightRowGroup}};
-        im2col->outputs[0]->type = {DType::F32, {s.n, col_panels, k, kWeightRowGroup}};
-        im2col->outputs[0]->typed = true;
+        im2col->attrs = window;
+        im2col->attrs["panel"] = kWeightRowGroup;
+        inferNode(*im2col);
         conv->inputs[0] = im2col->outputs[0];
         std::unique_ptr<Node> moved = std::move(graph.nodes.back());
         graph.nodes.pop_back();
@@ -164,17 +162,14 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
         ++at;
       }
     } else if (isPointwise(s)) {
-      groupRows();
+      groupRows(kWeightRowGroup);
       attrs["panel"] = int64_t{0};
     } else {
       // The kernel packs Im2Col panels per task into its worker's scratch:
       // at least K x panel floats.
       if (k * panel * 4 > kMaxPanelBytes) continue;
-      if (s.kernel[0] == 1 && s.kernel[1] == 1) groupRows();
-      attrs["kernel_shape"] = s.kernel;
-      attrs["pads"] = s.pads;
-      attrs["strides"] = s.strides;
-      attrs["dilations"] = s.dilations;
+      if (kernel_1x1) groupRows(kWeightRowGroup);
+      attrs.insert(window.begin(), window.end());
       attrs["panel"] = panel;
     }
     conv->op = "nanoc.ConvGemm";

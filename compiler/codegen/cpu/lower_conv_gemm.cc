@@ -440,7 +440,9 @@ Lowering makeConvGemmLowering() {
         const FusedEpilogue epilogue = fusedEpilogue(kb);
         llvm::Type* f32 = b.getFloatTy();
         const int64_t P = s.pixels();
-        const int64_t b_image = s.packs       ? 0
+        // Input 0's elements per image: X's where the kernel reads X (packing
+        // windows), else B's.
+        const int64_t b_image = s.packs       ? s.window.c * s.window.h * s.window.w
                                 : s.panel > 0 ? (P + s.panel - 1) / s.panel * s.k * s.panel
                                               : s.k * P;
         const int64_t col_blocks =
@@ -477,7 +479,6 @@ Lowering makeConvGemmLowering() {
                   // A strided 1x1 window: pixel (oh, ow) at X's (oh * sh,
                   // ow * sw) of channel k.
                   const Im2ColShape& win = s.window;
-                  p.a = b.CreateGEP(f32, bm, b.CreateMul(n, b.getInt64(win.c * win.h * win.w)));
                   p.a_row_offset = [&b, win](llvm::Value* i) {
                     llvm::Value* oh = b.CreateUDiv(i, b.getInt64(win.ow));
                     llvm::Value* ow = b.CreateURem(i, b.getInt64(win.ow));

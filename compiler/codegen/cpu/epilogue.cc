@@ -63,9 +63,7 @@ llvm::Value* applyEpilogue(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm:
 void prefetchResidual(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm::Value* residual,
                       llvm::Value* index) {
   if (!spec.residual || !residual) return;
-  // Read, high locality, data cache.
-  b.CreateIntrinsic(llvm::Intrinsic::prefetch, {residual->getType()},
-                    {f32Ptr(b, residual, index), b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+  prefetchF32(b, residual, index);
 }
 
 void emitEpilogueSweep(llvm::IRBuilder<>& b, const EpilogueSpec& spec, llvm::Value* y,

@@ -80,32 +80,21 @@ int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N) {
 int64_t balancedPackedRowsPerTask(int64_t M, int64_t K, int64_t N) {
   constexpr int64_t Q = kPackedRowQuantum;
   int64_t rows = packedRowsPerTask(M, K, N);
+  // The busier half of N split in whole kPackedColumnUnit, as
+  // balancedPackedColumnsPerTask splits it for rows = M (0: one unit).
+  const int64_t units = (N + kPackedColumnUnit - 1) / kPackedColumnUnit;
+  const int64_t first_cols = std::min(N, (units + 1) / 2 * kPackedColumnUnit);
+  const int64_t busiest_cols = units >= 2 ? std::max(first_cols, N - first_cols) : 0;
   // One task that is worth two (productRowsPerTask's 64K multiply-adds each)
   // becomes two.
   if (rows == M && M > Q && M * K * N >= 2 * 65536) {
     rows = ((M + 1) / 2 + Q - 1) / Q * Q;
-    // Unless its columns split more evenly, in whole kPackedColumnUnit
-    // (balancedPackedColumnsPerTask, for rows = M): a transformer's 65 rows
-    // split 48 + 17, its 768 columns 384 + 384 (vit_small's MLP: 1.37x
-    // faster on two threads than on one with the rows split).
-    const int64_t units = (N + kPackedColumnUnit - 1) / kPackedColumnUnit;
-    if (units >= 2) {
-      const int64_t busiest_rows = std::max(rows, M - rows);
-      const int64_t first_cols = std::min(N, (units + 1) / 2 * kPackedColumnUnit);
-      const int64_t busiest_cols = std::max(first_cols, N - first_cols);
-      if (busiest_cols * M < busiest_rows * N) return M;
-    }
+    // Unless its columns split more evenly: a transformer's 65 rows split 48
+    // + 17, its 768 columns 384 + 384 (vit_small's MLP: 1.37x faster on two
+    // threads than on one with the rows split).
+    if (busiest_cols > 0 && busiest_cols * M < std::max(rows, M - rows) * N) return M;
   }
   if (rows >= M) return rows;
-  // One row block whose columns split in two halves, where that leaves the
-  // busier of two threads less work than any row split below and the rows'
-  // A stays within 2 MiB (a deeper product's A block then takes a shorter
-  // kc): GPT-2's fc_out, 128 x 3072 x 768, as 128 x 384 + 128 x 384 rather
-  // than 72 + 56 rows of 24-row tasks.
-  const int64_t units = (N + kPackedColumnUnit - 1) / kPackedColumnUnit;
-  const bool columns_ok = units >= 2 && M * K * N >= 2 * 65536 && M * K * 4 <= (int64_t{2} << 20);
-  const int64_t first_cols = std::min(N, (units + 1) / 2 * kPackedColumnUnit);
-  const int64_t busiest_column_split = M * std::max(first_cols, N - first_cols);
   // nanort gives two threads the first and the second half of the tasks (the
   // first one more when their count is odd): of the sizes down to a third of
   // this one, the largest whose halves differ least in rows (M = 1024: 22
@@ -117,7 +106,14 @@ int64_t balancedPackedRowsPerTask(int64_t M, int64_t K, int64_t N) {
   int64_t best = rows;
   for (int64_t r = rows - Q; r >= std::max(Q, rows / 3); r -= Q)
     if (busiest(r) < busiest(best)) best = r;
-  if (columns_ok && busiest_column_split < busiest(best) * N) return M;
+  // Or one row block whose columns split in halves, where that leaves the
+  // busier of two threads less work than the best row split and the rows'
+  // A stays within 2 MiB (a deeper product's A block then takes a shorter
+  // kc): GPT-2's fc_out, 128 x 3072 x 768, as 128 x 384 + 128 x 384 rather
+  // than 72 + 56 rows of 24-row tasks.
+  if (busiest_cols > 0 && M * K * N >= 2 * 65536 && M * K * 4 <= (int64_t{2} << 20) &&
+      M * busiest_cols < busiest(best) * N)
+    return M;
   return best;
 }
 
@@ -319,10 +315,7 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
     // The tile's lines of Y, for writing: a short K loop does not hide the
     // misses of stores to lines no longer cached.
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < vectors; ++v)
-        b.CreateIntrinsic(
-            llvm::Intrinsic::prefetch, {p.y->getType()},
-            {f32Ptr(b, p.y, yIndex(r, v)), b.getInt32(1), b.getInt32(3), b.getInt32(1)});
+      for (int64_t v = 0; v < vectors; ++v) prefetchF32(b, p.y, yIndex(r, v), /*write=*/true);
   llvm::BasicBlock* pre = b.GetInsertBlock();
   // Later blocks resume from Y's partial sums.
   llvm::BasicBlock* resume = nullptr;
@@ -359,13 +352,11 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
     // B's row 16 ahead: a transposed product's W panel is read once from
     // memory by the tile that reaches it first, faster than the hardware
     // prefetcher brings it (resnet18's 3x3 stride-2 layer on 7 x 7: 1155 ->
-    // 1077 us in the model). Read, high locality, data cache.
+    // 1077 us in the model).
     constexpr int64_t kAhead = 16;
     for (int64_t v = 0; v < vectors; ++v)
-      b.CreateIntrinsic(llvm::Intrinsic::prefetch, {p.packed_b->getType()},
-                        {f32Ptr(b, p.packed_b,
-                                b.CreateAdd(b_row, b.getInt64(kAhead * b_stride + v * tile.width))),
-                         b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+      prefetchF32(b, p.packed_b,
+                  b.CreateAdd(b_row, b.getInt64(kAhead * b_stride + v * tile.width)));
   }
   std::vector<llvm::Value*> bvec;
   for (int64_t v = 0; v < vectors; ++v)
@@ -408,6 +399,15 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
     b.CreateBr(done);
     b.SetInsertPoint(finish);
   }
+  // alpha * sum + init, then the epilogue, of Y's element (i, j) and the
+  // `lanes` after it (the hooks' frame: Y's own).
+  auto finalValue = [&](llvm::Value* i, llvm::Value* j, int64_t lanes, llvm::Value* y) {
+    llvm::Type* type = y->getType();
+    if (p.alpha != 1.0) y = b.CreateFMul(y, llvm::ConstantFP::get(type, p.alpha));
+    if (p.init) y = b.CreateFAdd(y, p.init(i, j, lanes, type));
+    if (p.epilogue) y = p.epilogue(i, j, lanes, y);
+    return y;
+  };
   if (p.y_transposed) {
     // Chunks of up to `width` rows: each vector of the chunk's rows,
     // transposed, is one vector of Y's row per column (lanes: the chunk's
@@ -422,10 +422,9 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
         std::vector<llvm::Value*> t = transposeTile(b, chunk, W);
         for (int64_t l = 0; l < lanesOf(v); ++l) {
           llvm::Value* row = b.CreateAdd(j0, b.getInt64(v * W + l));
-          llvm::Value* y = t[l];
-          if (p.alpha != 1.0) y = b.CreateFMul(y, llvm::ConstantFP::get(types[v], p.alpha));
-          if (p.init) y = b.CreateFAdd(y, p.init(row, col, R, types[v]));
-          if (p.epilogue) y = p.epilogue(row, col, R, y);
+          // The value first, then its index (as arguments their order would
+          // be the compiler's).
+          llvm::Value* y = finalValue(row, col, R, t[l]);
           storeLanes(b, y, p.y, b.CreateAdd(b.CreateMul(row, b.getInt64(p.M)), col), R);
         }
       }
@@ -435,10 +434,7 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
     llvm::Value* i = b.CreateAdd(i0, b.getInt64(r));
     for (int64_t v = 0; v < vectors; ++v) {
       llvm::Value* j = b.CreateAdd(j0, b.getInt64(v * tile.width));
-      llvm::Value* y = acc[r * vectors + v];
-      if (p.alpha != 1.0) y = b.CreateFMul(y, llvm::ConstantFP::get(types[v], p.alpha));
-      if (p.init) y = b.CreateFAdd(y, p.init(i, j, lanesOf(v), types[v]));
-      if (p.epilogue) y = p.epilogue(i, j, lanesOf(v), y);
+      llvm::Value* y = finalValue(i, j, lanesOf(v), acc[r * vectors + v]);
       storeLanes(b, y, p.y, yAt(i, j), lanesOf(v));
       if (p.channel_block > 0 && lanesOf(v) < p.channel_block)
         // The lanes of the last block past N: 0.

@@ -103,6 +103,12 @@ void storeF32(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, llvm:
   b.CreateStore(value, f32Ptr(b, base, index));
 }
 
+void prefetchF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index, bool write) {
+  b.CreateIntrinsic(
+      llvm::Intrinsic::prefetch, {base->getType()},
+      {f32Ptr(b, base, index), b.getInt32(write ? 1 : 0), b.getInt32(3), b.getInt32(1)});
+}
+
 llvm::Type* storageType(llvm::LLVMContext& ctx, DType dtype) {
   switch (dtype) {
     case DType::F32:

@@ -52,6 +52,9 @@ llvm::Value* emitReduction(
 llvm::Value* f32Ptr(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index);
 llvm::Value* loadF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index);
 void storeF32(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, llvm::Value* index);
+// Prefetch of element `index` into the data cache, high locality, for reading
+// or (write) for writing.
+void prefetchF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index, bool write = false);
 
 // Any dtype, in its storage type: f16 as half, bf16 as bfloat, bool as i8
 // (0 or 1), unsigned ints as the same-width iN.

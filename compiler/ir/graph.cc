@@ -145,6 +145,10 @@ Value* Graph::addConstant(const std::string& name, const TensorType& type,
 
 Node* Graph::addNode(const std::string& op, const std::string& name, std::vector<Value*> in,
                      size_t num_outputs, const std::vector<std::string>& output_names) {
+  if (nodes.size() >= max_nodes)
+    throw CompileError("the graph would have more than " + std::to_string(max_nodes) +
+                       " nodes (node '" + name + "', " + op +
+                       "); nanoc compiles graphs up to that size, recurrences unrolled");
   auto node = std::make_unique<Node>();
   node->op = op;
   node->name = uniqueNodeName(name.empty() ? op : name);

@@ -66,9 +66,15 @@ struct Node {
   double f(const std::string& key, double fallback) const;
 };
 
+// The most nodes a graph may hold, counting what the importer unrolls (an
+// RNN's steps) and the passes add: a bound on the compiler's memory for a
+// small model that declares a long sequence. Real exports stay far below.
+constexpr size_t kMaxGraphNodes = size_t{1} << 20;
+
 class Graph {
  public:
   std::string name = "model";
+  size_t max_nodes = kMaxGraphNodes;           // addNode throws CompileError beyond it
   std::vector<std::unique_ptr<Value>> values;  // owns every value
   std::vector<std::unique_ptr<Node>> nodes;    // topological order
   std::vector<Value*> inputs;                  // entry signature order

@@ -204,5 +204,23 @@ TEST(GraphNode, TypedAttributeAccessors) {
   EXPECT_THROW(n->floats("pads"), CompileError);
 }
 
+// A graph stops growing at max_nodes with an error naming the node that
+// would pass it (the importer's unrolled recurrences meet this bound).
+TEST(GraphLimits, AddNodeStopsAtMaxNodes) {
+  Graph g;
+  g.max_nodes = 3;
+  Value* x = g.addInput("x", {DType::F32, {4}});
+  for (int i = 0; i < 3; ++i) x = g.addNode("Relu", "r", {x}, 1)->outputs[0];
+  try {
+    g.addNode("Relu", "fourth", {x}, 1);
+    FAIL() << "a fourth node was added";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 3 nodes (node 'fourth', Relu)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(g.nodes.size(), 3u);
+}
+
 }  // namespace
 }  // namespace nanoc

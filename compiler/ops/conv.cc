@@ -42,8 +42,13 @@ ConvShape decodeConvWindow(const Node& node, bool transpose) {
   s.in.assign(x.begin() + 2, x.end());
   if (std::vector<int64_t>(w.begin() + 2, w.end()) != s.kernel)
     failNode(node, "kernel_shape " + dimsStr(s.kernel) + " differs from W " + dimsStr(w));
+  // W's per-group channels times the groups (a hostile group must not wrap).
+  int64_t w_channels = 0;
+  if (__builtin_mul_overflow(w[1], s.group, &w_channels))
+    failNode(node, "group " + std::to_string(s.group) + " times W's " + std::to_string(w[1]) +
+                       " channels overflows");
   if (transpose) {
-    s.m = w[1] * s.group;
+    s.m = w_channels;
     if (w[0] != s.c)
       failNode(node, "W " + dimsStr(w) + " must have the " + std::to_string(s.c) +
                          " input channels of X " + dimsStr(x) + " first");
@@ -55,8 +60,8 @@ ConvShape decodeConvWindow(const Node& node, bool transpose) {
     if (s.c % s.group != 0 || s.m % s.group != 0)
       failNode(node, "group " + std::to_string(s.group) + " does not divide input channels " +
                          std::to_string(s.c) + " and output channels " + std::to_string(s.m));
-    if (w[1] * s.group != s.c)
-      failNode(node, "W " + dimsStr(w) + " expects " + std::to_string(w[1] * s.group) +
+    if (w_channels != s.c)
+      failNode(node, "W " + dimsStr(w) + " expects " + std::to_string(w_channels) +
                          " input channels, X " + dimsStr(x) + " has " + std::to_string(s.c));
   }
   if (node.inputs.size() > 2 && node.inputs[2]) {

@@ -3,6 +3,7 @@
 // tap's position moved by its offset (deform_conv.h).
 #include "compiler/ops/deform_conv.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -39,6 +40,11 @@ DeformConvParams deformConvParams(const Node& node) {
     for (int64_t e : *v)
       if (e > (int64_t{1} << 30)) failNode(node, "dilations, strides or pads too large");
   if (p.group < 1 || p.offset_group < 1) failNode(node, "group and offset_group must be >= 1");
+  // Neither group may exceed the channels (a hostile one must not wrap the
+  // products below).
+  if (p.group > std::max<int64_t>(p.C, 1) || p.offset_group > std::max<int64_t>(p.C, 1))
+    failNode(node, "group " + std::to_string(p.group) + " or offset_group " +
+                       std::to_string(p.offset_group) + " exceeds the channels of X " + x.str());
   if (p.C != p.Cg * p.group || p.OC % p.group != 0)
     failNode(node, "W " + w.str() + " does not fit X " + x.str() + " with group " +
                        std::to_string(p.group));

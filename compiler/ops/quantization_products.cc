@@ -65,9 +65,11 @@ IntegerConvShape integerConvShape(const Node& node, size_t x_index, size_t w_ind
   if (s.group < 1 || s.c % s.group != 0 || s.m % s.group != 0)
     failNode(node, "group " + std::to_string(s.group) + " must divide the " + std::to_string(s.c) +
                        " input and " + std::to_string(s.m) + " output channels");
-  if (w.dims[1] * s.group != s.c)
-    failNode(node, "w " + w.str() + " expects " + std::to_string(w.dims[1] * s.group) +
-                       " input channels, x " + x.str() + " has " + std::to_string(s.c));
+  int64_t w_channels = 0;
+  if (__builtin_mul_overflow(w.dims[1], s.group, &w_channels) || w_channels != s.c)
+    failNode(node, "w " + w.str() + " with group " + std::to_string(s.group) +
+                       " does not fit the " + std::to_string(s.c) + " input channels of x " +
+                       x.str());
   s.kernel = intsAttr(node, "kernel_shape", k, 1);
   s.pads = intsAttr(node, "pads", 2 * k, 0);
   s.strides = intsAttr(node, "strides", k, 1);

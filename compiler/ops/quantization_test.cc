@@ -409,7 +409,7 @@ TEST(ConvInteger, RejectsBadOperands) {
                    convAttrs({3, 3}, {0, 0, 0, 0}), "differs from w");
   expectInferError("ConvInteger",
                    {TensorType{DType::U8, {1, 2, 3, 3}}, TensorType{DType::U8, {2, 1, 2, 2}}},
-                   convAttrs({2, 2}, {0, 0, 0, 0}), "expects 1 input channels");
+                   convAttrs({2, 2}, {0, 0, 0, 0}), "does not fit the 2 input channels");
 }
 
 TEST(QLinearConv, PerChannelScalesBiasAndRequantization) {

@@ -12,12 +12,17 @@ bool foldNode(Node& node, uint64_t max_bytes) {
     if (in && !in->isConstant()) return false;
   for (const Value* out : node.outputs) out_bytes += out->type.bytes();
   if (out_bytes > max_bytes) return false;
+  // An empty tensor's bytes still get a real address: the references pass
+  // them to memcpy, which must not see null even for 0 bytes.
+  alignas(64) static const uint8_t kNoBytesIn[64] = {};
+  alignas(64) uint8_t no_bytes_out[64];
   std::vector<const void*> in_ptrs;
-  for (const Value* in : node.inputs) in_ptrs.push_back(in ? in->data->data() : nullptr);
+  for (const Value* in : node.inputs)
+    in_ptrs.push_back(!in ? nullptr : in->data->empty() ? kNoBytesIn : in->data->data());
   std::vector<std::vector<uint8_t>> results;
   std::vector<void*> out_ptrs;
   for (const Value* out : node.outputs) results.emplace_back(out->type.bytes());
-  for (auto& r : results) out_ptrs.push_back(r.data());
+  for (auto& r : results) out_ptrs.push_back(r.empty() ? no_bytes_out : r.data());
   schema->reference(node, in_ptrs, out_ptrs);
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     // The output value itself becomes the constant, so its name and every

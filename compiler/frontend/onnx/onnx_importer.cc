@@ -408,8 +408,10 @@ std::string unsupportedReason(const onnx::NodeProto& node, const Opsets& opsets)
 class NodeSequenceImporter {
  public:
   NodeSequenceImporter(Graph& graph, const Opsets& opsets, ModelNames& names,
-                       const std::set<std::string>& used_names)
-      : graph_(graph), opsets_(opsets), names_(names), used_names_(used_names) {}
+                       const std::set<std::string>& used_names, uint64_t made_constant_limit)
+      : graph_(graph), opsets_(opsets), names_(names), used_names_(used_names) {
+    made_constants_.limit = made_constant_limit;
+  }
 
   // `node_names` holds the IR name of each node.
   void importNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
@@ -458,7 +460,7 @@ class NodeSequenceImporter {
     std::optional<std::string> reason;
     try {
       NodeImporter importer(graph_, node, name, opsets_.default_domain, std::move(inputs),
-                            used_names_, names_, made_constant_bytes_);
+                            used_names_, names_, made_constants_);
       if (node.op_type() == "If") {
         if (!inlineIf(importer, scope)) {
           poison();  // a node of the branch failed; it is listed itself
@@ -557,7 +559,7 @@ class NodeSequenceImporter {
   const Opsets& opsets_;
   ModelNames& names_;
   const std::set<std::string>& used_names_;
-  uint64_t made_constant_bytes_ = 0;  // see NodeImporter::reserveMadeConstant
+  onnx_import::MadeConstantBudget made_constants_;  // see NodeImporter::reserveMadeConstant
 };
 
 // Every name used anywhere in `g` and the graphs of its nodes' attributes
@@ -611,6 +613,7 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
   }
 
   auto graph = std::make_unique<Graph>();
+  graph->max_nodes = options.max_nodes;
   graph->name = graphName(g.name());
   Scope scope;  // model value name -> IR value
   std::set<std::string> initializer_names;
@@ -664,7 +667,7 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
       checkDeclaredType(in, scope.values.at(in.name())->type, "input '" + in.name() + "'",
                         "its initializer is");
 
-  NodeSequenceImporter nodes(*graph, opsets, names, used_names);
+  NodeSequenceImporter nodes(*graph, opsets, names, used_names, options.max_made_constant_bytes);
   nodes.importNodes(g.node(), node_names, scope);
   if (!nodes.problems.empty()) throw CompileError(problemsMessage(nodes.problems, nodes.skipped));
 
@@ -681,28 +684,56 @@ std::unique_ptr<Graph> importModel(const onnx::ModelProto& model,
 
 }  // namespace
 
-std::unique_ptr<Graph> importOnnxBytes(const void* data, size_t size, const std::string& source,
-                                       const OnnxImportOptions& options) {
+namespace {
+
+const char kOver2GiB[] =
+    "larger than 2 GiB, protobuf's limit; models this large need external data, which nanoc "
+    "does not read";
+
+// Parses the model's bytes; errors name `source`.
+void parseModel(const void* data, size_t size, const std::string& source, onnx::ModelProto& model) {
+  if (size > static_cast<size_t>(INT_MAX)) throw CompileError(source + ": " + kOver2GiB);
+  if (!model.ParseFromArray(data, static_cast<int>(size)))
+    throw CompileError(source + ": not a valid ONNX model (protobuf parse failed)");
+}
+
+std::unique_ptr<Graph> importParsed(const onnx::ModelProto& model, const std::string& source,
+                                    const OnnxImportOptions& options) {
   try {
-    if (size > static_cast<size_t>(INT_MAX))
-      throw CompileError(
-          "larger than 2 GiB, protobuf's limit; models this large need external data, which "
-          "nanoc does not read");
-    onnx::ModelProto model;
-    if (!model.ParseFromArray(data, static_cast<int>(size)))
-      throw CompileError("not a valid ONNX model (protobuf parse failed)");
     return importModel(model, options);
   } catch (const CompileError& e) {
     throw CompileError(source + ": " + e.what());
   }
 }
 
+}  // namespace
+
+std::unique_ptr<Graph> importOnnxBytes(const void* data, size_t size, const std::string& source,
+                                       const OnnxImportOptions& options) {
+  onnx::ModelProto model;
+  parseModel(data, size, source, model);
+  return importParsed(model, source, options);
+}
+
 std::unique_ptr<Graph> importOnnxFile(const std::string& path, const OnnxImportOptions& options) {
-  std::ifstream file(path, std::ios::binary);
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) throw CompileError(path + ": cannot open the file");
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (file.bad()) throw CompileError(path + ": cannot read the file");
-  return importOnnxBytes(bytes.data(), bytes.size(), path, options);
+  // The size first: a file protobuf cannot parse is refused unread, and the
+  // rest is read into one buffer of exactly its size, freed once parsed (a
+  // model's initializers are then held once by the parsed model, once by
+  // the IR).
+  const std::streamoff size = file.tellg();
+  if (size < 0) throw CompileError(path + ": cannot read the file");
+  if (size > static_cast<std::streamoff>(INT_MAX)) throw CompileError(path + ": " + kOver2GiB);
+  onnx::ModelProto model;
+  {
+    std::string bytes(static_cast<size_t>(size), '\0');
+    file.seekg(0);
+    if (!file.read(bytes.data(), size) || file.gcount() != size)
+      throw CompileError(path + ": cannot read the file");
+    parseModel(bytes.data(), bytes.size(), path, model);
+  }
+  return importParsed(model, path, options);
 }
 
 }  // namespace nanoc

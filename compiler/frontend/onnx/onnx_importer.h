@@ -16,6 +16,14 @@ namespace nanoc {
 
 // What fixes the graph inputs' open (symbolic or unknown) dims.
 struct OnnxImportOptions {
+  // The most bytes of constants the importer itself makes from small model
+  // data (ConstantOfShape, Range, a recurrence's zero state): 4 GiB
+  // (kMaxMadeConstantBytes), twice what a model file can hold. The fuzzers
+  // ask for less, to stay under their memory limit.
+  uint64_t max_made_constant_bytes = uint64_t{4} << 30;
+  // The most nodes the graph may reach, the importer's unrolled recurrences
+  // and the passes' additions included (Graph::max_nodes).
+  size_t max_nodes = kMaxGraphNodes;
   // nanoc's --input-shape NAME=d0,d1,...: every dim of graph input NAME. The
   // rank must match the model's and a static dim must agree with it.
   std::map<std::string, std::vector<int64_t>> input_shapes;

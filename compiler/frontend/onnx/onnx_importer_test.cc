@@ -827,7 +827,7 @@ TEST(OnnxImporter, ConstantOfShapeBeyondTheMadeConstantBudgetIsAnError) {
   std::string err = m.importError();
   EXPECT_EQ(err.rfind("model.onnx: node 'big' (ConstantOfShape, opset 13): output "
                       "f32[1048576,1048576] would take the constants that nanoc makes at compile "
-                      "time (ConstantOfShape, Range) past 4 GiB",
+                      "time (ConstantOfShape, Range, recurrences' zero states) past 4 GiB",
                       0),
             0u)
       << err;

@@ -182,10 +182,13 @@ Value* gate(NodeImporter& n, const Recurrence& rc, const Activation& a, Value* x
 }
 
 Value* zeros(NodeImporter& n, Recurrence& rc) {
-  if (!rc.zero)
+  if (!rc.zero) {
+    const TensorType type{DType::F32, {rc.batch, rc.hidden}};
+    n.reserveMadeConstant(type.bytes(), "the zero state " + type.str());
     rc.zero =
         f32Constant(n, {rc.batch, rc.hidden},
                     std::vector<float>(static_cast<size_t>(rc.batch * rc.hidden), 0.0f), "zeros");
+  }
   return rc.zero;
 }
 
@@ -268,13 +271,19 @@ DirectionResult runDirection(NodeImporter& n, Recurrence& rc, int64_t d, bool re
   for (int64_t k = 0; k < rc.seq; ++k) {
     const int64_t t = reverse ? rc.seq - 1 - k : k;
     const std::string s = dir + "/t" + std::to_string(t) + "/";
-    std::vector<bool> valid(static_cast<size_t>(rc.batch), true);
-    bool all = true, none = true;
-    for (size_t e = 0; e < rc.lengths.size(); ++e) {
-      valid[e] = t < rc.lengths[e];
-      all = all && valid[e];
+    // Without sequence_lens every entry has every step (and no mask is made:
+    // the batch may be far larger than the model file).
+    std::vector<bool> valid;
+    bool all = true, none = rc.batch == 0;
+    if (!rc.lengths.empty()) {
+      valid.assign(static_cast<size_t>(rc.batch), true);
+      for (size_t e = 0; e < rc.lengths.size(); ++e) {
+        valid[e] = t < rc.lengths[e];
+        all = all && valid[e];
+      }
+      none = true;
+      for (bool v : valid) none = none && !v;
     }
-    for (bool v : valid) none = none && !v;
     if (none) {  // every entry is past its length: the state stays, Y is 0
       if (want_y) res.y[static_cast<size_t>(t)] = zeros(n, rc);
       continue;
@@ -349,7 +358,7 @@ DirectionResult runDirection(NodeImporter& n, Recurrence& rc, int64_t d, bool re
     if (c_new) c = n.emit("Where", {mask, c_new, c ? c : zeros(n, rc)}, {}, s + "C_masked");
   }
   // ONNX Runtime's rule: an entry of length 0 ends with a zero state.
-  std::vector<bool> nonempty(static_cast<size_t>(rc.batch), true);
+  std::vector<bool> nonempty(rc.lengths.empty() ? 0 : static_cast<size_t>(rc.batch), true);
   bool any_empty = false;
   for (size_t e = 0; e < rc.lengths.size(); ++e) {
     nonempty[e] = rc.lengths[e] > 0;
@@ -437,6 +446,13 @@ void mapRecurrent(NodeImporter& n, Cell cell) {
   rc.batch = x->type.dims[1];
   rc.input = x->type.dims[2];
   rc.hidden = rc.r->type.dims[2];
+  // Each step of each direction is unrolled into nodes of its own; a
+  // sequence that could not fit the graph's node limit is refused before
+  // anything is sized by it.
+  if (rc.seq > static_cast<int64_t>(n.graph().max_nodes) / rc.dirs)
+    n.fail("a sequence of " + std::to_string(rc.seq) + " steps (X is " + x->type.str() +
+           ") unrolls past the " + std::to_string(n.graph().max_nodes) +
+           " nodes nanoc compiles in one graph");
   if (std::optional<int64_t> hs = n.intAttr("hidden_size"); hs && *hs != rc.hidden)
     n.fail("hidden_size " + std::to_string(*hs) + " differs from R's last dim (R is " +
            rc.r->type.str() + ")");

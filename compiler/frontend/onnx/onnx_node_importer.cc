@@ -1,5 +1,6 @@
 #include "compiler/frontend/onnx/onnx_node_importer.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "compiler/frontend/onnx/onnx_tensor.h"
@@ -12,7 +13,7 @@ namespace nanoc::onnx_import {
 NodeImporter::NodeImporter(Graph& graph, const onnx::NodeProto& proto, std::string name,
                            int64_t opset, std::vector<Value*> inputs,
                            const std::set<std::string>& used_names, ModelNames& names,
-                           uint64_t& made_constant_bytes)
+                           MadeConstantBudget& made_constants)
     : graph_(graph),
       proto_(proto),
       name_(std::move(name)),
@@ -20,7 +21,7 @@ NodeImporter::NodeImporter(Graph& graph, const onnx::NodeProto& proto, std::stri
       inputs_(std::move(inputs)),
       used_names_(used_names),
       names_(names),
-      made_constant_bytes_(made_constant_bytes),
+      made_constants_(made_constants),
       outputs_(static_cast<size_t>(proto.output_size()), nullptr) {}
 
 void NodeImporter::fail(const std::string& message) const {
@@ -133,12 +134,15 @@ void NodeImporter::emitResult(const std::string& op, std::vector<Value*> inputs,
 }
 
 void NodeImporter::reserveMadeConstant(uint64_t bytes, const std::string& what) {
-  if (bytes > kMaxMadeConstantBytes - made_constant_bytes_)
+  const uint64_t limit = made_constants_.limit;
+  if (bytes > limit - std::min(limit, made_constants_.used))
     fail(what +
          " would take the constants that nanoc makes at compile time (ConstantOfShape, "
-         "Range) past " +
-         std::to_string(kMaxMadeConstantBytes >> 30) + " GiB");
-  made_constant_bytes_ += bytes;
+         "Range, recurrences' zero states) past " +
+         (limit >= (uint64_t{1} << 30) && limit % (uint64_t{1} << 30) == 0
+              ? std::to_string(limit >> 30) + " GiB"
+              : std::to_string(limit) + " bytes"));
+  made_constants_.used += bytes;
 }
 
 Value* NodeImporter::constant(const std::string& suffix, const TensorType& type,

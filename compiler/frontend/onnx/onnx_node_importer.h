@@ -38,6 +38,14 @@ constexpr uint64_t kImportFoldBytes = uint64_t{1} << 20;
 // memory: twice what a model file (protobuf's 2 GiB) can hold.
 constexpr uint64_t kMaxMadeConstantBytes = uint64_t{4} << 30;
 
+// The model's running total of those constants, against its limit
+// (OnnxImportOptions::max_made_constant_bytes, kMaxMadeConstantBytes unless
+// the caller asks for less: the fuzzers do).
+struct MadeConstantBudget {
+  uint64_t used = 0;
+  uint64_t limit = kMaxMadeConstantBytes;
+};
+
 // Names the model itself uses. The helper values and nodes a mapping adds
 // (e.g. the Reshapes around a legacy Softmax) take fresh names outside these
 // sets, so every model value keeps its exact name in the IR.
@@ -53,11 +61,11 @@ class NodeImporter {
   // `inputs` are the IR values of proto's inputs, null where the name is empty
   // (an absent optional input). `used_names` holds every value name that some
   // node or graph output reads, so a mapping can ignore unread extra outputs.
-  // `made_constant_bytes` is the model's running total for
+  // `made_constants` is the model's running total for
   // reserveMadeConstant.
   NodeImporter(Graph& graph, const onnx::NodeProto& proto, std::string name, int64_t opset,
                std::vector<Value*> inputs, const std::set<std::string>& used_names,
-               ModelNames& names, uint64_t& made_constant_bytes);
+               ModelNames& names, MadeConstantBudget& made_constants);
 
   const onnx::NodeProto& proto() const { return proto_; }
   const std::string& name() const { return name_; }
@@ -94,7 +102,7 @@ class NodeImporter {
   void emitResult(const std::string& op, std::vector<Value*> inputs,
                   std::map<std::string, Attr> attrs = {}, const std::string& suffix = "");
   // Counts `bytes` of a constant this node makes (ConstantOfShape, Range)
-  // against kMaxMadeConstantBytes for the whole model; fails beyond it,
+  // against the model's budget (MadeConstantBudget); fails beyond it,
   // naming `what` ("output f32[4096,25088]").
   void reserveMadeConstant(uint64_t bytes, const std::string& what);
   // A constant helper value (Gather's indices), named after the node and
@@ -119,7 +127,7 @@ class NodeImporter {
   std::vector<Value*> inputs_;
   const std::set<std::string>& used_names_;
   ModelNames& names_;
-  uint64_t& made_constant_bytes_;
+  MadeConstantBudget& made_constants_;
   std::vector<Value*> outputs_;
 };
 

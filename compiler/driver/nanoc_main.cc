@@ -53,7 +53,7 @@ options:
                      the CPU supports
   --list-targets     list the named target profiles and exit
   --targets-dir DIR  where the profiles are (default: $NANOC_TARGETS_DIR, else
-                     the source tree's targets/)
+                     ../share/nanort/targets beside nanoc's executable)
   --triple TRIPLE    LLVM target triple, e.g. aarch64-unknown-linux-gnu
   --cpu CPU          LLVM CPU name for --triple (default: generic)
   --features LIST    comma-separated LLVM features, +f or -f, on top of the CPU's

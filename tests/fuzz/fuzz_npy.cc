@@ -22,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The one-byte types numpy cannot name (float8, 4- and 2-bit) all write
   // '|V1', which reads back as the first of them: the caller's model says
   // which it is (npy.h). Every other dtype reads back as itself.
-  const bool same_dtype = again.dtype == array.dtype ||
-                          std::string(nanort::tools::NpyDescr(array.dtype)) == "|V1";
+  const bool same_dtype =
+      again.dtype == array.dtype || std::string(nanort::tools::NpyDescr(array.dtype)) == "|V1";
   if (!same_dtype || again.shape != array.shape || again.data != array.data) abort();
   return 0;
 }

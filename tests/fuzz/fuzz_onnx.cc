@@ -26,10 +26,21 @@ namespace {
 
 // Values that break shape arithmetic: zero, negatives, the edges of int64.
 int64_t NastyInt(std::mt19937_64& rng) {
-  static const int64_t kValues[] = {0,          1,         -1,        2,
-                                    3,          7,         64,        -2,
-                                    1 << 20,    INT32_MAX, INT32_MIN, INT64_MAX,
-                                    INT64_MIN,  INT64_MAX / 2, int64_t{1} << 40};
+  static const int64_t kValues[] = {0,
+                                    1,
+                                    -1,
+                                    2,
+                                    3,
+                                    7,
+                                    64,
+                                    -2,
+                                    1 << 20,
+                                    INT32_MAX,
+                                    INT32_MIN,
+                                    INT64_MAX,
+                                    INT64_MIN,
+                                    INT64_MAX / 2,
+                                    int64_t{1} << 40};
   return kValues[rng() % (sizeof(kValues) / sizeof(kValues[0]))];
 }
 
@@ -44,11 +55,36 @@ std::vector<std::string> ValueNames(const onnx::GraphProto& g) {
   return names;
 }
 
-const char* const kOps[] = {"Add", "Conv", "MatMul", "Gemm", "Relu", "Reshape", "Transpose",
-                            "Concat", "Slice", "Gather", "Softmax", "MaxPool", "Resize", "Pad",
-                            "ReduceMean", "Expand", "Tile", "Split", "Cast", "Where",
-                            "LayerNormalization", "Attention", "If", "Loop", "TopK",
-                            "ConstantOfShape", "Range", "Einsum", "ConvTranspose", "LSTM"};
+const char* const kOps[] = {"Add",
+                            "Conv",
+                            "MatMul",
+                            "Gemm",
+                            "Relu",
+                            "Reshape",
+                            "Transpose",
+                            "Concat",
+                            "Slice",
+                            "Gather",
+                            "Softmax",
+                            "MaxPool",
+                            "Resize",
+                            "Pad",
+                            "ReduceMean",
+                            "Expand",
+                            "Tile",
+                            "Split",
+                            "Cast",
+                            "Where",
+                            "LayerNormalization",
+                            "Attention",
+                            "If",
+                            "Loop",
+                            "TopK",
+                            "ConstantOfShape",
+                            "Range",
+                            "Einsum",
+                            "ConvTranspose",
+                            "LSTM"};
 
 void MutateTensor(onnx::TensorProto* t, std::mt19937_64& rng) {
   switch (rng() % 4) {

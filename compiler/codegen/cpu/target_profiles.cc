@@ -1,5 +1,6 @@
 #include "compiler/codegen/cpu/target_profiles.h"
 
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/JSON.h>
 
 #include <algorithm>
@@ -89,7 +90,15 @@ TargetProfile parseProfile(const std::filesystem::path& path) {
 
 std::string defaultTargetsDir() {
   if (const char* dir = std::getenv("NANOC_TARGETS_DIR"); dir && *dir) return dir;
-  return NANOC_TARGETS_DIR;
+  // Beside the executable: PREFIX/bin/nanoc reads PREFIX/share/nanort/targets,
+  // and the build tree's compiler/nanoc the copy in build/share (CMake makes
+  // it). The address of this function locates the executable where argv[0]
+  // cannot.
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  if (exe.empty()) return "share/nanort/targets";
+  return (std::filesystem::path(exe).parent_path().parent_path() / "share" / "nanort" / "targets")
+      .string();
 }
 
 std::vector<TargetProfile> loadTargetProfiles(const std::string& dir) {

@@ -40,7 +40,9 @@ struct TargetProfile {
   std::map<std::string, int64_t> limits;
 };
 
-// $NANOC_TARGETS_DIR when set, else the source tree's targets/.
+// $NANOC_TARGETS_DIR when set, else ../share/nanort/targets beside the
+// running executable (installed: PREFIX/share/nanort/targets; the build tree
+// has a copy of targets/ at build/share/nanort/targets).
 std::string defaultTargetsDir();
 
 // Every profile under `dir` (cpu/ and gpu/), sorted by name. Throws

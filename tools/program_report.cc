@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "plan_svg.h"
 #include "program_generated.h"
 
 namespace nanort::tools {
@@ -190,6 +191,21 @@ std::string ArenaProblem(const fb::Program* p, const fb::Buffer* b) {
   return "";
 }
 
+// The reuse factor (the arena buffers' sizes summed, over the arena size):
+// how many bytes the plan would need without reuse for each it takes.
+std::string ReuseText(const ArenaPlan& plan) {
+  if (plan.arena_size == 0) return "n/a (empty arena)";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f (sum / arena size)", ReuseFactor(plan));
+  return buf;
+}
+std::string ReuseJson(const ArenaPlan& plan) {
+  if (plan.arena_size == 0) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", ReuseFactor(plan));
+  return buf;
+}
+
 std::string KernelName(const fb::Program* p, uint32_t index) {
   if (index >= Size(p->kernels())) return "";
   return std::string(Str(p->kernels()->Get(index)->name()));
@@ -303,8 +319,11 @@ std::string ProgramReportText(const std::string& path, const ProgramImage& image
         static_cast<unsigned long long>(b->size()), b->alignment(), Quoted(Str(b->name())).c_str());
   }
 
-  Appendf(out, "arena: %llu bytes, alignment %u\n",
-          static_cast<unsigned long long>(p->arena_size()), p->arena_alignment());
+  const ArenaPlan plan = BuildArenaPlan(p);
+  Appendf(out, "arena: %llu bytes, alignment %u; %zu buffers, %llu bytes in all; reuse factor %s\n",
+          static_cast<unsigned long long>(p->arena_size()), p->arena_alignment(),
+          plan.buffers.size(), static_cast<unsigned long long>(plan.buffers_size_sum),
+          ReuseText(plan).c_str());
   for (flatbuffers::uoffset_t i : ArenaBuffersByOffset(p)) {
     const fb::Buffer* b = p->buffers()->Get(i);
     const std::string problem = ArenaProblem(p, b);
@@ -428,8 +447,11 @@ std::string ProgramReportJson(const std::string& path, const ProgramImage& image
   }
   out += "],\n";
 
+  const ArenaPlan plan = BuildArenaPlan(p);
   out += "  \"arena\": {\"size\": " + U(p->arena_size()) +
-         ", \"alignment\": " + U(p->arena_alignment()) + ", \"buffers\": [";
+         ", \"alignment\": " + U(p->arena_alignment()) +
+         ", \"buffers_size_sum\": " + U(plan.buffers_size_sum) +
+         ", \"reuse_factor\": " + ReuseJson(plan) + ", \"buffers\": [";
   bool first = true;
   for (flatbuffers::uoffset_t i : ArenaBuffersByOffset(p)) {
     const fb::Buffer* b = p->buffers()->Get(i);

@@ -5,6 +5,8 @@
 //   tiny_truncated.nrt  tiny.nrt cut in half
 //   tiny_bitflip.nrt    tiny.nrt with the top bit of its root offset flipped
 //   tiny_truncated.o    tiny.o cut inside its section header table
+//   plan.nrt            a program whose arena plan reuses and aliases bytes
+//   no_arena.nrt        a program without arena buffers
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -41,7 +43,9 @@ int main(int argc, char** argv) {
   const bool ok = Write(dir + "/tiny.nrt", program) && Write(dir + "/tiny.o", elf) &&
                   Write(dir + "/tiny_truncated.nrt", truncated) &&
                   Write(dir + "/tiny_bitflip.nrt", flipped) &&
-                  Write(dir + "/tiny_truncated.o", truncated_elf);
+                  Write(dir + "/tiny_truncated.o", truncated_elf) &&
+                  Write(dir + "/plan.nrt", t::BuildPlanProgram()) &&
+                  Write(dir + "/no_arena.nrt", t::BuildNoArenaProgram());
   if (!ok) {
     std::fprintf(stderr, "make_test_fixtures: cannot write to %s\n", dir.c_str());
     return 1;

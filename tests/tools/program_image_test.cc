@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "plan_svg.h"
 #include "program_generated.h"
 #include "program_report.h"
 #include "test_program.h"
@@ -98,8 +99,14 @@ TEST(ProgramImage, RejectsAWrongFileIdentifier) {
 // Every single-bit corruption either fails verification or yields a program
 // that both reports render without crashing (run under a sanitizer to make
 // this test bite on out-of-bounds reads).
-TEST(ProgramImage, SurvivesEveryBitFlip) {
-  const std::vector<uint8_t> program = t::BuildTestProgram("tiny", t::ForeignTarget());
+class ProgramImageBitFlip : public ::testing::TestWithParam<std::vector<uint8_t> (*)()> {};
+
+std::vector<uint8_t> TinyProgram() { return t::BuildTestProgram("tiny", t::ForeignTarget()); }
+
+// Every report, the arena plan picture included, of every bit flip the
+// verifier accepts: whatever offsets, sizes and indices that makes.
+TEST_P(ProgramImageBitFlip, SurvivesEveryBitFlip) {
+  const std::vector<uint8_t> program = GetParam()();
   size_t rejected = 0;
   for (size_t i = 0; i < program.size(); ++i) {
     for (int bit = 0; bit < 8; ++bit) {
@@ -116,9 +123,57 @@ TEST(ProgramImage, SurvivesEveryBitFlip) {
       EXPECT_FALSE(ProgramReportText("f", image, p).empty());
       const std::string json = ProgramReportJson("f", image, p);
       EXPECT_EQ(json.front(), '{');
+      const std::string svg = ArenaPlanSvg(BuildArenaPlan(p), "f");
+      EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+      EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
     }
   }
   EXPECT_GT(rejected, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, ProgramImageBitFlip,
+                         ::testing::Values(&TinyProgram, &t::BuildPlanProgram));
+
+TEST(ArenaPlan, LiveRangesFollowTheThunks) {
+  const std::vector<uint8_t> program = t::BuildPlanProgram();
+  ProgramImage image;
+  std::string error;
+  const fb::Program* p = Load(program, &image, &error);
+  ASSERT_NE(p, nullptr) << error;
+  const ArenaPlan plan = BuildArenaPlan(p);
+  EXPECT_EQ(plan.arena_size, 12352u);
+  EXPECT_EQ(plan.buffers_size_sum, 23616u);
+  EXPECT_DOUBLE_EQ(ReuseFactor(plan), 23616.0 / 12352.0);
+  EXPECT_EQ(plan.thunk_ops.size(), 6u);
+  struct Want {
+    uint32_t id;
+    int64_t first, last;
+  };
+  const Want want[] = {{2, 0, 1}, {3, 1, 5}, {4, 3, 3}, {5, 2, 4}, {6, 3, 3}, {7, -1, -1}};
+  ASSERT_EQ(plan.buffers.size(), std::size(want));
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    EXPECT_EQ(plan.buffers[i].id, want[i].id);
+    EXPECT_EQ(plan.buffers[i].first, want[i].first) << "buffer " << want[i].id;
+    EXPECT_EQ(plan.buffers[i].last, want[i].last) << "buffer " << want[i].id;
+    EXPECT_FALSE(plan.buffers[i].past_arena);
+  }
+  EXPECT_EQ(ArenaPlanSummary(plan),
+            "arena peak: 12352 bytes (the program's arena size)\n"
+            "arena buffers: 6, 23616 bytes in all\n"
+            "reuse factor: 1.91 (sum of the arena buffers' sizes / peak)\n");
+}
+
+TEST(ArenaPlan, EmptyArena) {
+  const std::vector<uint8_t> program = t::BuildNoArenaProgram();
+  ProgramImage image;
+  std::string error;
+  const fb::Program* p = Load(program, &image, &error);
+  ASSERT_NE(p, nullptr) << error;
+  const ArenaPlan plan = BuildArenaPlan(p);
+  EXPECT_TRUE(plan.buffers.empty());
+  EXPECT_EQ(ReuseFactor(plan), 0.0);
+  EXPECT_NE(ArenaPlanSummary(plan).find("reuse factor: n/a"), std::string::npos);
+  EXPECT_NE(ArenaPlanSvg(plan, "f").find("no arena buffers"), std::string::npos);
 }
 
 TEST(ProgramReport, TextShowsTheWholeProgram) {
@@ -141,7 +196,8 @@ TEST(ProgramReport, TextShowsTheWholeProgram) {
            "tasks 2\n",
            "    1: node \"y_copy\" op \"Identity\": copy src 2 dst 3 size 24\n",
            "  1: constant index 0 offset 0 size 24 alignment 64 name \"w\"\n",
-           "arena: 128 bytes, alignment 64\n",
+           "arena: 128 bytes, alignment 64; 2 buffers, 88 bytes in all; reuse factor 0.69 "
+           "(sum / arena size)\n",
            "  [0, 24) buffer 2 \"t\"\n",
            "  [64, 128) buffer 4 \"t\\\"2\\\\tmp\\x01\\xff\\xc3\\xa9\"\n",
            "  0: \"tiny_add_0\" cpu\n",

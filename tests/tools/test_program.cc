@@ -70,6 +70,98 @@ std::vector<uint8_t> BuildTestProgram(const std::string& model_name, const TestT
 
 namespace {
 
+struct PlanBufferSpec {
+  fb::BufferKind kind;
+  uint32_t index;
+  uint64_t offset, size;
+  const char* name;
+};
+struct PlanThunkSpec {
+  std::vector<uint32_t> args;  // a copy thunk when num_outputs is 0: {src, dst}
+  uint32_t num_outputs;
+  const char* node;
+  const char* op;
+};
+
+std::vector<uint8_t> BuildPlanLikeProgram(const std::vector<PlanBufferSpec>& buffer_specs,
+                                          const std::vector<PlanThunkSpec>& thunk_specs,
+                                          uint64_t arena_size) {
+  flatbuffers::FlatBufferBuilder b;
+  const TestTarget target = ForeignTarget();
+  auto fb_target = fb::CreateTargetDirect(b, fb::DeviceKind::Cpu, target.triple.c_str(),
+                                          target.cpu.c_str(), nullptr, "");
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+  std::vector<flatbuffers::Offset<fb::Tensor>> inputs, outputs;
+  const std::vector<int64_t> shape = {1};
+  for (uint32_t i = 0; i < buffer_specs.size(); ++i) {
+    const PlanBufferSpec& s = buffer_specs[i];
+    buffers.push_back(fb::CreateBufferDirect(b, s.kind, s.index, s.offset, s.size, 64, s.name));
+    if (s.kind == fb::BufferKind::Input) {
+      inputs.push_back(fb::CreateTensorDirect(b, s.name, fb::DType::U8, &shape, i));
+    } else if (s.kind == fb::BufferKind::Output) {
+      outputs.push_back(fb::CreateTensorDirect(b, s.name, fb::DType::U8, &shape, i));
+    }
+  }
+  std::vector<flatbuffers::Offset<fb::Kernel>> kernels = {
+      fb::CreateKernelDirect(b, "plan_op_0", fb::DeviceKind::Cpu)};
+  std::vector<flatbuffers::Offset<fb::Thunk>> thunks;
+  for (const PlanThunkSpec& t : thunk_specs) {
+    if (t.num_outputs == 0) {
+      thunks.push_back(fb::CreateThunkDirect(
+          b, fb::ThunkKind::CopyThunk,
+          fb::CreateCopyThunk(b, t.args[0], t.args[1], buffer_specs[t.args[1]].size).Union(),
+          t.node, t.op));
+    } else {
+      thunks.push_back(fb::CreateThunkDirect(
+          b, fb::ThunkKind::KernelThunk,
+          fb::CreateKernelThunkDirect(b, 0, &t.args, 1, t.num_outputs).Union(), t.node, t.op));
+    }
+  }
+  std::vector<flatbuffers::Offset<fb::Entry>> entries = {
+      fb::CreateEntryDirect(b, "main", &inputs, &outputs, &thunks)};
+  auto program = fb::CreateProgramDirect(b, 1, 0, NANORT_KERNEL_ABI_VERSION, "plan", fb_target,
+                                         &buffers, &kernels, &entries, arena_size, 64, 4096);
+  fb::FinishProgramBuffer(b, program);
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+}  // namespace
+
+std::vector<uint8_t> BuildPlanProgram() {
+  using K = fb::BufferKind;
+  return BuildPlanLikeProgram(
+      {
+          {K::Input, 0, 0, 4096, "x"},                     // 0
+          {K::Constant, 0, 0, 4096, "w"},                  // 1
+          {K::Arena, 0, 0, 4096, "a"},                     // 2: thunks 0-1
+          {K::Arena, 0, 4096, 8192, "b"},                  // 3: thunks 1-5
+          {K::Arena, 0, 4096, 8192, "b_view"},             // 4: thunk 3, b's bytes
+          {K::Arena, 0, 0, 2048, "c"},                     // 5: thunks 2-4, a's old bytes
+          {K::Arena, 0, 2048, 1024, "<dead & \"gone\">"},  // 6: thunk 3, never read
+          {K::Arena, 0, 12288, 64, "unused"},              // 7: no thunk
+          {K::Output, 0, 0, 2048, "y"},                    // 8
+          {K::Output, 1, 0, 8192, "z"},                    // 9
+      },
+      {
+          {{0, 1, 2}, 1, "conv0", "Conv"},
+          {{2, 3}, 1, "relu0", "Relu"},
+          {{3, 5}, 1, "pool0", "MaxPool"},
+          {{4, 6}, 1, "side0", "Neg"},
+          {{5, 3, 8}, 1, "out0", "Add"},
+          {{3, 9}, 0, "z_copy", "Identity"},
+      },
+      /*arena_size=*/12352);
+}
+
+std::vector<uint8_t> BuildNoArenaProgram() {
+  using K = fb::BufferKind;
+  return BuildPlanLikeProgram(
+      {{K::Input, 0, 0, 4096, "x"}, {K::Constant, 0, 0, 4096, "w"}, {K::Output, 0, 0, 4096, "y"}},
+      {{{0, 1, 2}, 1, "add0", "Add"}}, /*arena_size=*/0);
+}
+
+namespace {
+
 void Put(std::vector<uint8_t>* out, size_t at, uint64_t value, size_t bytes) {
   for (size_t i = 0; i < bytes; ++i) (*out)[at + i] = static_cast<uint8_t>(value >> (8 * i));
 }

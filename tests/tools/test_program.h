@@ -34,6 +34,15 @@ alignas(64) inline constexpr float kConstantW[6] = {0.5f, -1.0f, 2.0f, 0.25f, 10
 // Serializes the program for model `model_name`.
 std::vector<uint8_t> BuildTestProgram(const std::string& model_name, const TestTarget& target);
 
+// A program for the arena plan picture (nanort-inspect --plan-svg): six arena
+// buffers over six thunks, some sharing bytes at different times, one a view
+// of another (same bytes, same time), one written and never read, one used by
+// no thunk, one named with XML's special characters. Not runnable: its kernel
+// exists nowhere. The arena is 12352 bytes; the buffers sum to 23616.
+std::vector<uint8_t> BuildPlanProgram();
+// The same with no arena buffers at all: y = x + w straight into the output.
+std::vector<uint8_t> BuildNoArenaProgram();
+
 // Wraps `program` in a minimal ELF64 little-endian relocatable object whose
 // .nanort.program section holds it, the way nanoc's model.o does.
 std::vector<uint8_t> WrapInElf(const std::vector<uint8_t>& program);

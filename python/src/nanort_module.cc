@@ -122,20 +122,18 @@ NB_MODULE(_nanort, m) {
     try {
       std::rethrow_exception(p);
     } catch (const StatusError& e) {
-      nb::object error = g_error_type.is_valid() ? g_error_type
-                                                 : nb::borrow(PyExc_RuntimeError);
-      nb::object args = nb::make_tuple(static_cast<int>(e.code),
-                                       nanort_status_code_name(e.code), e.message);
+      nb::object error = g_error_type.is_valid() ? g_error_type : nb::borrow(PyExc_RuntimeError);
+      nb::object args =
+          nb::make_tuple(static_cast<int>(e.code), nanort_status_code_name(e.code), e.message);
       PyErr_SetObject(error.ptr(), args.ptr());
     }
   });
   m.def("set_error_type", [](nb::object type) { g_error_type = type; });
-  m.def("status_code_name",
-        [](int code) { return std::string(nanort_status_code_name(
-                           static_cast<nanort_status_code>(code))); });
-  m.def("dtype_name", [](int dtype) {
-    return std::string(nanort_dtype_name(static_cast<nanort_dtype>(dtype)));
+  m.def("status_code_name", [](int code) {
+    return std::string(nanort_status_code_name(static_cast<nanort_status_code>(code)));
   });
+  m.def("dtype_name",
+        [](int dtype) { return std::string(nanort_dtype_name(static_cast<nanort_dtype>(dtype))); });
   nb::class_<Model>(m, "Model")
       .def(nb::init<const std::string&, const std::string&, size_t>(), nb::arg("path"),
            nb::arg("name"), nb::arg("threads"))

@@ -1771,6 +1771,60 @@ def fused_gemm_matmul():
                  [vi("y", (2, 5, 5))], inits)
 
 
+# ---- control flow, unrolled at compile time --------------------------------
+
+
+@case()
+def scan_rnn_cell():
+    """Scan over x [2, 6, 8] along axis 1 with a tanh RNN cell (a MatMul of the
+    state and one of the step), the hidden states stacked along axis 1 and
+    the last one as the final state: every step a run-time value."""
+    rng = rng_for("scan_rnn_cell")
+    w = init("w", weights(rng, (8, 16)))
+    r = init("r", weights(rng, (16, 16)))
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["x_t", "w"], ["xw"]),
+         helper.make_node("MatMul", ["h_in", "r"], ["hr"]),
+         helper.make_node("Add", ["xw", "hr"], ["pre"]),
+         helper.make_node("Tanh", ["pre"], ["h_out"]),
+         helper.make_node("Identity", ["h_out"], ["y_t"])],
+        "cell", [vi("h_in", [2, 16]), vi("x_t", [2, 8])], [vi("h_out", [2, 16]), vi("y_t", [2, 16])])
+    scan = helper.make_node("Scan", ["h0", "x"], ["h", "y"], name="scan", body=body,
+                            num_scan_inputs=1, scan_input_axes=[1], scan_output_axes=[1])
+    return model("scan_rnn_cell", [scan], [vi("h0", [2, 16]), vi("x", [2, 6, 8])],
+                 [vi("h", [2, 16]), vi("y", [2, 6, 16])], [w, r])
+
+
+@case()
+def loop_fixed_trips_reverse_scan():
+    """Loop with a constant trip count of 4 over a run-time state (v <- v * s +
+    iteration), its scan output the states; then a backwards Scan summing
+    the rows of x."""
+    rng = rng_for("loop_fixed_trips_reverse_scan")
+    s = init("s", (rng.standard_normal(5) * 0.5).astype(np.float32))
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["v_in", "s"], ["vs"]),
+         helper.make_node("Add", ["vs", "i_f"], ["v_out"]),
+         helper.make_node("Identity", ["v_out"], ["v_scan"])],
+        "step", [vi("i", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL),
+                 vi("v_in", [5])],
+        [vi("cond_out", [], TensorProto.BOOL), vi("v_out", [5]), vi("v_scan", [5])])
+    trips = init("trips", np.array(4, np.int64))
+    loop = helper.make_node("Loop", ["trips", "", "v"], ["v_final", "v_all"], name="loop",
+                            body=body)
+    sum_body = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "row"], ["acc_out"]),
+         helper.make_node("Identity", ["acc_out"], ["acc_t"])],
+        "sum", [vi("acc_in", [5]), vi("row", [5])], [vi("acc_out", [5]), vi("acc_t", [5])])
+    scan = helper.make_node("Scan", ["v_final", "x"], ["total", "partials"], name="scan",
+                            body=sum_body, num_scan_inputs=1, scan_input_directions=[1],
+                            scan_output_directions=[1])
+    return model("loop_fixed_trips_reverse_scan", [loop, scan], [vi("v", [5]), vi("x", [3, 5])],
+                 [vi("v_all", [4, 5]), vi("total", [5]), vi("partials", [3, 5])], [s, trips])
+
+
 # ---- negative cases (run by negative.py) -----------------------------------
 
 

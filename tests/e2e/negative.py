@@ -356,7 +356,8 @@ def control_flow(args):
     if not np.allclose(got, want, rtol=1e-6, atol=0):
         return fail(f"the inlined If computes {got}, not {want}")
 
-    # A run-time condition, and Loop: refused, each in one clear line.
+    # A run-time condition, and a Loop whose trip count is a graph input:
+    # refused, each in one clear line.
     f = TensorProto.FLOAT
     body = helper.make_graph(
         [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
@@ -373,7 +374,8 @@ def control_flow(args):
         [helper.make_tensor_value_info("y", f, [2])])
     refused = [(if_model(cond_from_input=True), "if_runtime",
                 ["node 'choose' (If, opset 17)", "condition 'cond' is computed at run time"]),
-               (loop, "loop", ["node 'loop' (Loop, opset 17)", "only If with a constant"])]
+               (loop, "loop", ["node 'loop' (Loop, opset 17)",
+                               "trip count 'n' is computed at run time (from input 'n')"])]
     for model, name, words in refused:
         path = os.path.join(args.work, name + ".onnx")
         onnx.save(model, path)
@@ -386,7 +388,7 @@ def control_flow(args):
         if missing:
             return fail(f"{name}: the error {line!r} does not name {', '.join(missing)}")
     print("PASS: If with a constant condition is inlined and computes its branch; If on a "
-          "run-time condition and Loop are refused in one clear line")
+          "run-time condition and Loop with a run-time trip count are refused in one clear line")
     return 0
 
 

@@ -229,6 +229,10 @@ def _run_case(case: dict, paths: Paths, timeout: float) -> dict:
         so, failed, refusal = compile_model(os.path.join(work, "nanoc"), bound,
                                             case["data_sets"][0])
         named = set(RUN_TIME_INPUT.findall(refusal or "")) & input_names
+        # "... is computed at run time (from input 'start' and input
+        # 'limit')": the graph inputs a value comes from (Loop's trip count).
+        if not so and not named and RUN_TIME_VALUE.search(refusal or ""):
+            named = set(NAMED_INPUT.findall(refusal or "")) & input_names
         if not so and not named and RUN_TIME_VALUE.search(refusal or ""):
             named = index_inputs
         if so or not named or named <= bound:
@@ -293,6 +297,7 @@ def _run_case(case: dict, paths: Paths, timeout: float) -> dict:
 # mappings say "... input 'NAME' is computed at run time ...").
 RUN_TIME_INPUT = re.compile(r"input '([^']+)' is computed at run time")
 RUN_TIME_VALUE = re.compile(r"is computed at run time")
+NAMED_INPUT = re.compile(r"input '([^']+)'")
 
 
 def write_tensor_proto(npy_path: str, value: dict, pb_path: str):

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "compiler/frontend/onnx/onnx_node_importer.h"
@@ -386,14 +389,12 @@ struct Scope {
 // Why the importer has nothing for `node`, or "" when it has.
 std::string unsupportedReason(const onnx::NodeProto& node, const Opsets& opsets) {
   bool known = isDefaultDomain(node.domain()) &&
-               (node.op_type() == "If" || onnx_import::findOpMapping(node.op_type()));
+               (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan" ||
+                onnx_import::findOpMapping(node.op_type()));
   if (known)
     return opsets.default_domain == 0 ? "the model imports no opset of the default ONNX domain"
                                       : "";
   const std::string& op = node.op_type();
-  if (isDefaultDomain(node.domain()) && (op == "Loop" || op == "Scan"))
-    return "unsupported operator: nanoc compiles static graphs; of the control-flow operators "
-           "it inlines only If with a constant condition";
   if (isDefaultDomain(node.domain()) &&
       (op.rfind("Sequence", 0) == 0 || op.rfind("Optional", 0) == 0 || op == "SplitToSequence" ||
        op == "ConcatFromSequence"))
@@ -461,9 +462,12 @@ class NodeSequenceImporter {
     try {
       NodeImporter importer(graph_, node, name, opsets_.default_domain, std::move(inputs),
                             used_names_, names_, made_constants_);
-      if (node.op_type() == "If") {
-        if (!inlineIf(importer, scope)) {
-          poison();  // a node of the branch failed; it is listed itself
+      if (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan") {
+        bool imported = node.op_type() == "If"     ? inlineIf(importer, scope)
+                        : node.op_type() == "Loop" ? unrollLoop(importer, scope)
+                                                   : unrollScan(importer, scope);
+        if (!imported) {
+          poison();  // a node of the branch or body failed; it is listed itself
           return;
         }
       } else {
@@ -551,6 +555,321 @@ class NodeSequenceImporter {
         n.setOutput(static_cast<size_t>(j),
                     n.emit("Identity", {v}, {}, "output_" + std::to_string(j), out));
       }
+    }
+    return true;
+  }
+
+  // The graph attribute `key` of the node.
+  static const onnx::GraphProto& graphAttr(NodeImporter& n, const char* key) {
+    const onnx::AttributeProto* attr = n.findAttr(key);
+    if (!attr || !attr->has_g()) n.fail(std::string("attribute ") + key + " holds no graph");
+    if (attr->g().sparse_initializer_size() > 0)
+      n.fail(std::string(key) + " has sparse initializers (unsupported)");
+    return attr->g();
+  }
+
+  // A body's initializers, added to the graph once for every iteration.
+  std::map<std::string, Value*> bodyConstants(NodeImporter& n, const onnx::GraphProto& body) {
+    std::map<std::string, Value*> constants;
+    for (const onnx::TensorProto& init : body.initializer()) {
+      onnx_import::ConstantTensor t =
+          onnx_import::decodeTensor(init, "body initializer '" + init.name() + "'");
+      constants[init.name()] =
+          n.graph().addConstant(ModelNames::fresh(names_.values, n.name() + "/" + init.name()),
+                                t.type, std::move(t.bytes));
+    }
+    return constants;
+  }
+
+  // One iteration of a Loop or Scan body, unrolled: its inputs bound to
+  // `bound`, its nodes named "NODE/iK/NAME". Returns the values of its
+  // outputs, or nothing when a node of the body could not be imported (that
+  // node is listed itself).
+  std::optional<std::vector<Value*>> importIteration(NodeImporter& n, const onnx::GraphProto& body,
+                                                     const std::vector<Value*>& bound,
+                                                     const std::map<std::string, Value*>& constants,
+                                                     int64_t k, const Scope& scope) {
+    Scope inner;
+    inner.outer = &scope;
+    inner.values = constants;
+    for (int i = 0; i < body.input_size(); ++i)
+      inner.values[body.input(i).name()] = bound[static_cast<size_t>(i)];
+    std::vector<std::string> body_names;
+    const std::string prefix = n.name() + "/i" + std::to_string(k) + "/";
+    for (int i = 0; i < body.node_size(); ++i) {
+      const onnx::NodeProto& node = body.node(i);
+      std::string hint =
+          node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name();
+      body_names.push_back(ModelNames::fresh(names_.nodes, prefix + hint));
+    }
+    const size_t problems_before = problems.size();
+    importNodes(body.node(), body_names, inner);
+    if (problems.size() > problems_before) return std::nullopt;
+    std::vector<Value*> outputs;
+    for (const onnx::ValueInfoProto& out : body.output()) {
+      Value* const* found = inner.find(out.name());
+      if (!found) n.fail("body output '" + out.name() + "' is not defined");
+      if (!*found) return std::nullopt;  // its producer failed, listed already
+      outputs.push_back(*found);
+    }
+    return outputs;
+  }
+
+  // The graph inputs a value is computed from, for an error that says what to
+  // compile in ("input 'limit'").
+  static std::string runTimeSources(const Value* v) {
+    std::set<const Value*> seen, inputs;
+    std::vector<const Value*> todo = {v};
+    while (!todo.empty() && seen.size() < 10000) {
+      const Value* x = todo.back();
+      todo.pop_back();
+      if (!x || !seen.insert(x).second || x->isConstant()) continue;
+      if (!x->producer)
+        inputs.insert(x);
+      else
+        for (const Value* in : x->producer->inputs) todo.push_back(in);
+    }
+    std::vector<std::string> names;
+    for (const Value* in : inputs) names.push_back("input '" + in->name + "'");
+    std::sort(names.begin(), names.end());
+    std::string text;
+    for (size_t i = 0; i < names.size(); ++i)
+      text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    return text.empty() ? "" : " (from " + text + ")";
+  }
+
+  // The most iterations nanoc unrolls; each takes the body's nodes again.
+  static constexpr int64_t kMaxUnrolledIterations = int64_t{1} << 16;
+
+  // Output `j` of the Loop or Scan is `v`: a value this unrolling made takes
+  // the output's name, one from before it (or a second output of the same
+  // value) is copied under it.
+  void setUnrolledOutput(NodeImporter& n, size_t j, Value* v, size_t values_before,
+                         std::set<Value*>& claimed) {
+    const std::string& out = n.proto().output(static_cast<int>(j));
+    if (out.empty()) return;
+    bool made_here = false;
+    for (size_t k = values_before; k < n.graph().values.size() && !made_here; ++k)
+      made_here = n.graph().values[k].get() == v;
+    if (made_here && claimed.insert(v).second) {
+      v->name = n.graph().uniqueName(out);
+      n.setOutput(j, v);
+    } else {
+      n.setOutput(j, n.emit("Identity", {v}, {}, "output_" + std::to_string(j), out));
+    }
+  }
+
+  // Per-iteration values stacked along a new axis `axis` (Loop's and Scan's
+  // scan outputs): each reshaped to take a dim of 1 there, then concatenated.
+  static Value* stack(NodeImporter& n, const std::vector<Value*>& pieces, int64_t axis,
+                      const std::string& tag) {
+    std::vector<Value*> rows;
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      std::vector<int64_t> dims = pieces[k]->type.dims;
+      dims.insert(dims.begin() + axis, 1);
+      rows.push_back(
+          n.emit("Reshape", {pieces[k]}, {{"shape", dims}}, tag + "_row" + std::to_string(k)));
+    }
+    if (rows.size() == 1) return rows[0];
+    return n.emit("Concat", rows, {{"axis", axis}}, tag);
+  }
+
+  // Loop, unrolled at compile time: its trip count and condition must be
+  // constants, and so must the condition the body computes, iteration by
+  // iteration (constant folding as the body is imported makes them so when
+  // they follow from constants). Each iteration is the body's nodes again;
+  // the scan outputs are the iterations' values stacked.
+  bool unrollLoop(NodeImporter& n, const Scope& scope) {
+    const onnx::GraphProto& body = graphAttr(n, "body");
+    const size_t num_inputs = static_cast<size_t>(n.proto().input_size());
+    if (num_inputs < 2) n.fail("has " + std::to_string(num_inputs) + " inputs, needs M and cond");
+    const size_t carried = num_inputs - 2;
+    if (static_cast<size_t>(body.input_size()) != 2 + carried)
+      n.fail("body has " + std::to_string(body.input_size()) + " inputs, the node's " +
+             std::to_string(carried) + " loop-carried values need " + std::to_string(2 + carried));
+    if (static_cast<size_t>(body.output_size()) < 1 + carried)
+      n.fail("body has " + std::to_string(body.output_size()) + " outputs, fewer than the " +
+             std::to_string(1 + carried) + " of its condition and loop-carried values");
+    const size_t scans = static_cast<size_t>(body.output_size()) - 1 - carried;
+    if (static_cast<size_t>(n.proto().output_size()) != carried + scans)
+      n.fail("has " + std::to_string(n.proto().output_size()) + " outputs, its body makes " +
+             std::to_string(carried) + " loop-carried values and " + std::to_string(scans) +
+             " scan outputs");
+    Value* m = n.input(0);
+    Value* cond = n.input(1);
+    if (!m && !cond)
+      n.fail(
+          "has neither a trip count nor a condition: it would run until a run-time value stops "
+          "it, and nanoc unrolls Loop only when its trip count and condition are known at "
+          "compile time");
+    int64_t trips = std::numeric_limits<int64_t>::max();
+    if (m) {
+      if (!m->isConstant())
+        n.fail("trip count '" + m->name + "' is computed at run time" + runTimeSources(m) +
+               "; nanoc unrolls Loop only when its trip count and condition are known at compile "
+               "time (compile such inputs in with --bind NAME=FILE.pb)");
+      if (m->type.dtype != DType::I64 || m->type.numel() != 1)
+        n.fail("trip count '" + m->name + "' is " + m->type.str() + ", not one int64");
+      trips = *m->as<int64_t>();
+    }
+    bool go = true;
+    if (cond) {
+      if (!cond->isConstant())
+        n.fail("condition '" + cond->name + "' is computed at run time" + runTimeSources(cond) +
+               "; nanoc unrolls Loop only when its trip count and condition are known at compile "
+               "time (compile such inputs in with --bind NAME=FILE.pb)");
+      if (cond->type.dtype != DType::Bool || cond->type.numel() != 1)
+        n.fail("condition '" + cond->name + "' is " + cond->type.str() + ", not one bool");
+      go = (*cond->data)[0] != 0;
+    }
+    std::vector<Value*> state;
+    for (size_t i = 0; i < carried; ++i)
+      state.push_back(n.requiredInput(2 + i, "loop-carried initial value"));
+    const size_t values_before = n.graph().values.size();
+    const std::map<std::string, Value*> constants = bodyConstants(n, body);
+    std::vector<std::vector<Value*>> pieces(scans);
+    int64_t k = 0;
+    for (; k < trips && go; ++k) {
+      if (k == kMaxUnrolledIterations)
+        n.fail("runs more than " + std::to_string(kMaxUnrolledIterations) +
+               " iterations, the most nanoc unrolls");
+      std::vector<uint8_t> iteration(sizeof(int64_t));
+      std::memcpy(iteration.data(), &k, sizeof k);
+      std::vector<Value*> bound = {
+          n.constant("i" + std::to_string(k) + "/iteration", {DType::I64, {}}, iteration),
+          n.constant("i" + std::to_string(k) + "/cond", {DType::Bool, {}}, {1})};
+      bound.insert(bound.end(), state.begin(), state.end());
+      std::optional<std::vector<Value*>> outs =
+          importIteration(n, body, bound, constants, k, scope);
+      if (!outs) return false;
+      if (cond) {
+        Value* c = (*outs)[0];
+        if (!c->isConstant())
+          n.fail("the condition its body computes ('" + c->name + "') is computed at run time" +
+                 runTimeSources(c) +
+                 "; nanoc unrolls Loop only when its trip count and condition are known at "
+                 "compile time");
+        if (c->type.dtype != DType::Bool || c->type.numel() != 1)
+          n.fail("the condition its body computes is " + c->type.str() + ", not one bool");
+        go = (*c->data)[0] != 0;
+      }
+      for (size_t i = 0; i < carried; ++i) state[i] = (*outs)[1 + i];
+      for (size_t s = 0; s < scans; ++s) pieces[s].push_back((*outs)[1 + carried + s]);
+    }
+    std::set<Value*> claimed;
+    for (size_t i = 0; i < carried; ++i) setUnrolledOutput(n, i, state[i], values_before, claimed);
+    for (size_t s = 0; s < scans; ++s) {
+      if (pieces[s].empty())
+        n.fail("runs no iteration, so scan output '" +
+               n.proto().output(static_cast<int>(carried + s)) +
+               "' has no element shape to be empty of");
+      setUnrolledOutput(n, carried + s, stack(n, pieces[s], 0, "scan" + std::to_string(s)),
+                        values_before, claimed);
+    }
+    return true;
+  }
+
+  // Scan (opset 9 and later), unrolled: one iteration per slice of the scan
+  // inputs along their scan axes, forwards or backwards, the scan outputs
+  // stacked along theirs.
+  bool unrollScan(NodeImporter& n, const Scope& scope) {
+    if (n.opset() < 9)
+      n.fail(
+          "Scan of opset 8 (a batch axis and sequence_lens) is not supported; re-export with "
+          "opset 9 or later");
+    const onnx::GraphProto& body = graphAttr(n, "body");
+    const std::optional<int64_t> num_scan = n.intAttr("num_scan_inputs");
+    const size_t num_inputs = static_cast<size_t>(n.proto().input_size());
+    if (!num_scan || *num_scan < 1 || static_cast<size_t>(*num_scan) > num_inputs)
+      n.fail("num_scan_inputs must be between 1 and the " + std::to_string(num_inputs) + " inputs");
+    const size_t scan_inputs = static_cast<size_t>(*num_scan);
+    const size_t states = num_inputs - scan_inputs;
+    if (static_cast<size_t>(body.input_size()) != num_inputs)
+      n.fail("body has " + std::to_string(body.input_size()) + " inputs, the node " +
+             std::to_string(num_inputs));
+    if (static_cast<size_t>(body.output_size()) < states)
+      n.fail("body has fewer outputs than the " + std::to_string(states) + " state variables");
+    const size_t scan_outputs = static_cast<size_t>(body.output_size()) - states;
+    if (static_cast<size_t>(n.proto().output_size()) != states + scan_outputs)
+      n.fail("has " + std::to_string(n.proto().output_size()) + " outputs, its body makes " +
+             std::to_string(body.output_size()));
+    auto listAttr = [&](const char* key, size_t count) {
+      std::vector<int64_t> v = n.intsAttr(key).value_or(std::vector<int64_t>(count, 0));
+      if (v.size() != count)
+        n.fail(std::string(key) + " has " + std::to_string(v.size()) + " entries, not " +
+               std::to_string(count));
+      return v;
+    };
+    std::vector<int64_t> in_axes = listAttr("scan_input_axes", scan_inputs);
+    std::vector<int64_t> in_dirs = listAttr("scan_input_directions", scan_inputs);
+    std::vector<int64_t> out_axes = listAttr("scan_output_axes", scan_outputs);
+    std::vector<int64_t> out_dirs = listAttr("scan_output_directions", scan_outputs);
+    int64_t length = -1;
+    std::vector<Value*> xs;
+    for (size_t j = 0; j < scan_inputs; ++j) {
+      Value* x = n.requiredInput(states + j, "scan input");
+      const int64_t rank = static_cast<int64_t>(x->type.rank());
+      int64_t& a = in_axes[j];
+      if (a < -rank || a >= rank)
+        n.fail("scan_input_axes[" + std::to_string(j) + "] = " + std::to_string(a) +
+               " is outside " + x->type.str());
+      if (a < 0) a += rank;
+      if (in_dirs[j] != 0 && in_dirs[j] != 1) n.fail("scan_input_directions must be 0 or 1");
+      const int64_t l = x->type.dims[static_cast<size_t>(a)];
+      if (length >= 0 && l != length)
+        n.fail("scan inputs have different lengths along their scan axes (" +
+               std::to_string(length) + " and " + std::to_string(l) + ")");
+      length = l;
+      xs.push_back(x);
+    }
+    for (int64_t d : out_dirs)
+      if (d != 0 && d != 1) n.fail("scan_output_directions must be 0 or 1");
+    if (length > kMaxUnrolledIterations)
+      n.fail("scans " + std::to_string(length) + " steps, more than the " +
+             std::to_string(kMaxUnrolledIterations) + " nanoc unrolls");
+    if (length == 0 && scan_outputs > 0)
+      n.fail("scans 0 steps, so its scan outputs have no element shape to be empty of");
+    std::vector<Value*> state;
+    for (size_t i = 0; i < states; ++i) state.push_back(n.requiredInput(i, "initial state"));
+    const size_t values_before = n.graph().values.size();
+    const std::map<std::string, Value*> constants = bodyConstants(n, body);
+    std::vector<std::vector<Value*>> pieces(scan_outputs);
+    for (int64_t t = 0; t < length; ++t) {
+      std::vector<Value*> bound = state;
+      for (size_t j = 0; j < scan_inputs; ++j) {
+        Value* x = xs[j];
+        const int64_t at = in_dirs[j] ? length - 1 - t : t;
+        const size_t axis = static_cast<size_t>(in_axes[j]);
+        std::vector<int64_t> starts(x->type.rank(), 0), ends = x->type.dims,
+                                                        steps(x->type.rank(), 1);
+        starts[axis] = at;
+        ends[axis] = at + 1;
+        const std::string tag = "i" + std::to_string(t) + "/scan_in" + std::to_string(j);
+        Value* slice =
+            n.emit("Slice", {x}, {{"starts", starts}, {"ends", ends}, {"steps", steps}}, tag);
+        std::vector<int64_t> dims = x->type.dims;
+        dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(axis));
+        bound.push_back(n.emit("Reshape", {slice}, {{"shape", dims}}, tag + "_element"));
+      }
+      std::optional<std::vector<Value*>> outs =
+          importIteration(n, body, bound, constants, t, scope);
+      if (!outs) return false;
+      for (size_t i = 0; i < states; ++i) state[i] = (*outs)[i];
+      for (size_t s = 0; s < scan_outputs; ++s) pieces[s].push_back((*outs)[states + s]);
+    }
+    std::set<Value*> claimed;
+    for (size_t i = 0; i < states; ++i) setUnrolledOutput(n, i, state[i], values_before, claimed);
+    for (size_t s = 0; s < scan_outputs; ++s) {
+      std::vector<Value*> p = pieces[s];
+      if (out_dirs[s]) std::reverse(p.begin(), p.end());
+      const int64_t rank = static_cast<int64_t>(p[0]->type.rank()) + 1;
+      int64_t a = out_axes[s];
+      if (a < -rank || a >= rank)
+        n.fail("scan_output_axes[" + std::to_string(s) + "] = " + std::to_string(a) +
+               " is outside rank " + std::to_string(rank));
+      if (a < 0) a += rank;
+      setUnrolledOutput(n, states + s, stack(n, p, a, "scan_out" + std::to_string(s)),
+                        values_before, claimed);
     }
     return true;
   }

@@ -1145,16 +1145,133 @@ TEST(OnnxImporter, AnUnsupportedNodeInTheTakenBranchIsListed) {
       << err;
 }
 
-TEST(OnnxImporter, LoopAndScanAreRefusedAsControlFlow) {
+// Loop(M, cond, y) { y_out = y_in + y_in; scan_out = y_out } over a
+// constant y: the body's doubling, `trips` times.
+ModelBuilder doublingLoop(const std::string& m_name, const std::string& cond_name) {
   ModelBuilder m(13);
-  m.input("x", {2});
-  m.node("Loop", {"", "", "x"}, {"y"}, "loop");
-  m.output("y");
+  m.floatInit("y", {2}, {1.f, -3.f});
+  onnx::NodeProto* n = m.node("Loop", {m_name, cond_name, "y"}, {"final", "scan"}, "loop");
+  onnx::GraphProto* body = setGraph(n, "body");
+  for (const char* in : {"iter", "cond_in", "y_in"}) body->add_input()->set_name(in);
+  addNode(body, "Identity", {"cond_in"}, {"cond_out"}, "keep");
+  addNode(body, "Add", {"y_in", "y_in"}, {"y_out"}, "double");
+  addNode(body, "Identity", {"y_out"}, {"scan_out"}, "record");
+  for (const char* out : {"cond_out", "y_out", "scan_out"}) body->add_output()->set_name(out);
+  m.output("final");
+  m.output("scan");
+  return m;
+}
+
+TEST(OnnxImporter, LoopWithAConstantTripCountIsUnrolled) {
+  ModelBuilder m = doublingLoop("M", "");
+  m.int64Init("M", {3});
+  auto g = m.import();
+  // Every iteration folded: y doubled three times, the scan its three steps.
+  ASSERT_TRUE(g->outputs[0]->isConstant());
+  EXPECT_EQ(g->outputs[0]->name, "final");
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[2]");
+  EXPECT_EQ(g->outputs[0]->as<float>()[0], 8.f);
+  EXPECT_EQ(g->outputs[0]->as<float>()[1], -24.f);
+  ASSERT_TRUE(g->outputs[1]->isConstant());
+  EXPECT_EQ(g->outputs[1]->type.str(), "f32[3,2]");
+  const float* scan = g->outputs[1]->as<float>();
+  EXPECT_EQ(std::vector<float>(scan, scan + 6), (std::vector<float>{2, -6, 4, -12, 8, -24}));
+  EXPECT_NO_THROW(verifyGraph(*g));
+}
+
+TEST(OnnxImporter, LoopOverARunTimeValueRunsItsBodyPerIteration) {
+  // y a graph input: the nodes of each iteration stay, named after it.
+  ModelBuilder m(13);
+  m.input("y", {2});
+  m.int64Init("M", {2});
+  onnx::NodeProto* n = m.node("Loop", {"M", "", "y"}, {"final"}, "loop");
+  onnx::GraphProto* body = setGraph(n, "body");
+  for (const char* in : {"iter", "cond_in", "y_in"}) body->add_input()->set_name(in);
+  addNode(body, "Identity", {"cond_in"}, {"cond_out"}, "keep");
+  addNode(body, "Relu", {"y_in"}, {"y_out"}, "relu");
+  for (const char* out : {"cond_out", "y_out"}) body->add_output()->set_name(out);
+  m.output("final");
+  auto g = m.import();
+  EXPECT_EQ(ops(*g), (std::vector<std::string>{"Relu", "Relu"}));
+  EXPECT_EQ(g->nodes[0]->name, "loop/i0/relu");
+  EXPECT_EQ(g->nodes[1]->name, "loop/i1/relu");
+  EXPECT_EQ(g->nodes[1]->inputs[0], g->nodes[0]->outputs[0]);
+  EXPECT_EQ(g->outputs[0]->name, "final");
+  EXPECT_NO_THROW(verifyGraph(*g));
+}
+
+TEST(OnnxImporter, LoopStopsWhenItsBodysConstantConditionSaysSo) {
+  // cond_out = iter < 1: two iterations run, however large M is.
+  ModelBuilder m(13);
+  m.floatInit("y", {2}, {1.f, -3.f});
+  m.int64Init("M", {1000});
+  boolConstant(m, "go", true);
+  onnx::NodeProto* n = m.node("Loop", {"M", "go", "y"}, {"final", "scan"}, "loop");
+  onnx::GraphProto* body = setGraph(n, "body");
+  for (const char* in : {"iter", "cond_in", "y_in"}) body->add_input()->set_name(in);
+  onnx::AttributeProto* one = addNode(body, "Constant", {}, {"one"})->add_attribute();
+  one->set_name("value");
+  one->set_type(onnx::AttributeProto::TENSOR);
+  one->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  one->mutable_t()->add_int64_data(1);
+  addNode(body, "Less", {"iter", "one"}, {"cond_out"});
+  addNode(body, "Add", {"y_in", "y_in"}, {"y_out"});
+  addNode(body, "Identity", {"y_out"}, {"scan_out"});
+  for (const char* out : {"cond_out", "y_out", "scan_out"}) body->add_output()->set_name(out);
+  m.output("final");
+  m.output("scan");
+  auto g = m.import();
+  ASSERT_TRUE(g->outputs[1]->isConstant());
+  EXPECT_EQ(g->outputs[1]->type.str(), "f32[2,2]");
+  EXPECT_EQ(g->outputs[0]->as<float>()[0], 4.f);
+}
+
+TEST(OnnxImporter, LoopWithARunTimeTripCountNamesTheInputs) {
+  ModelBuilder m = doublingLoop("M", "");
+  m.input("M", {}, onnx::TensorProto::INT64);
   std::string err = m.importError();
   EXPECT_EQ(err.substr(0, err.find('\n')),
-            "model.onnx: node 'loop' (Loop, opset 13): unsupported operator: nanoc compiles "
-            "static graphs; of the control-flow operators it inlines only If with a constant "
-            "condition");
+            "model.onnx: node 'loop' (Loop, opset 13): trip count 'M' is computed at run time "
+            "(from input 'M'); nanoc unrolls Loop only when its trip count and condition are "
+            "known at compile time (compile such inputs in with --bind NAME=FILE.pb)");
+  ModelBuilder forever = doublingLoop("", "");
+  err = forever.importError();
+  EXPECT_NE(err.find("has neither a trip count nor a condition"), std::string::npos) << err;
+}
+
+TEST(OnnxImporter, ScanIsUnrolledInBothDirections) {
+  // Scan(initial, x) { sum_out = sum_in + next; scan_out = sum_out }, x [2,3]
+  // scanned along axis 1 backwards, the scan output stacked along axis 1.
+  ModelBuilder m(11);
+  m.floatInit("initial", {2}, {0.f, 10.f});
+  m.floatInit("x", {2, 3}, {1.f, 2.f, 3.f, 4.f, 5.f, 6.f});
+  onnx::NodeProto* n = m.node("Scan", {"initial", "x"}, {"sum", "partial"}, "scan");
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name("num_scan_inputs");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(1);
+  for (const char* key : {"scan_input_axes", "scan_input_directions", "scan_output_axes"}) {
+    onnx::AttributeProto* list = n->add_attribute();
+    list->set_name(key);
+    list->set_type(onnx::AttributeProto::INTS);
+    list->add_ints(1);
+  }
+  onnx::GraphProto* body = setGraph(n, "body");
+  for (const char* in : {"sum_in", "next"}) body->add_input()->set_name(in);
+  addNode(body, "Add", {"sum_in", "next"}, {"sum_out"});
+  addNode(body, "Identity", {"sum_out"}, {"scan_out"});
+  for (const char* out : {"sum_out", "scan_out"}) body->add_output()->set_name(out);
+  m.output("sum");
+  m.output("partial");
+  auto g = m.import();
+  ASSERT_TRUE(g->outputs[0]->isConstant());
+  EXPECT_EQ(g->outputs[0]->as<float>()[0], 6.f);   // 0 + 3 + 2 + 1
+  EXPECT_EQ(g->outputs[0]->as<float>()[1], 25.f);  // 10 + 6 + 5 + 4
+  ASSERT_TRUE(g->outputs[1]->isConstant());
+  EXPECT_EQ(g->outputs[1]->type.str(), "f32[2,3]");
+  const float* p = g->outputs[1]->as<float>();
+  // Columns in the order of the steps: the last column is x's first.
+  EXPECT_EQ(std::vector<float>(p, p + 6), (std::vector<float>{3, 5, 6, 16, 21, 25}));
 }
 
 // ---- malformed graphs ----

@@ -638,8 +638,18 @@ class NodeSequenceImporter {
     return text.empty() ? "" : " (from " + text + ")";
   }
 
-  // The most iterations nanoc unrolls; each takes the body's nodes again.
+  // The most iterations nanoc unrolls of one Loop or Scan. All of a model's
+  // together (nested ones multiply) count against the graph's node limit,
+  // as if each were a node: a body of no nodes must not loop unbounded
+  // either.
   static constexpr int64_t kMaxUnrolledIterations = int64_t{1} << 16;
+  size_t unrolled_iterations_ = 0;
+
+  void countIteration(NodeImporter& n) {
+    if (++unrolled_iterations_ > n.graph().max_nodes)
+      n.fail("takes the model's unrolled Loop and Scan iterations past " +
+             std::to_string(n.graph().max_nodes) + ", the graph's node limit");
+  }
 
   // Output `j` of the Loop or Scan is `v`: a value this unrolling made takes
   // the output's name, one from before it (or a second output of the same
@@ -733,6 +743,7 @@ class NodeSequenceImporter {
       if (k == kMaxUnrolledIterations)
         n.fail("runs more than " + std::to_string(kMaxUnrolledIterations) +
                " iterations, the most nanoc unrolls");
+      countIteration(n);
       std::vector<uint8_t> iteration(sizeof(int64_t));
       std::memcpy(iteration.data(), &k, sizeof k);
       std::vector<Value*> bound = {
@@ -835,6 +846,7 @@ class NodeSequenceImporter {
     const std::map<std::string, Value*> constants = bodyConstants(n, body);
     std::vector<std::vector<Value*>> pieces(scan_outputs);
     for (int64_t t = 0; t < length; ++t) {
+      countIteration(n);
       std::vector<Value*> bound = state;
       for (size_t j = 0; j < scan_inputs; ++j) {
         Value* x = xs[j];

@@ -14,6 +14,9 @@ a compile bounded in time and memory, measured here and printed.
                    refused, no allocation of that size
   dims_overflow    a shape whose element count overflows int64: refused
   rnn_unrolled     an RNN declaring 2^30 steps: refused before unrolling
+  nested_loops     a Loop of 65,536 iterations whose body is another such
+                   Loop with an empty body: refused once the unrolled
+                   iterations pass the graph's node limit (2^20), not 2^32
   nodes_100k       a chain of 100,000 elementwise nodes: compiles, and its
                    output matches numpy's
   file_over_2gib   a 2.2 GB file (sparse): refused, protobuf's limit, before
@@ -79,6 +82,18 @@ def rnn_unrolled():
     r = numpy_helper.from_array(np.ones((1, hidden, hidden), np.float32), "R")
     return model([helper.make_node("RNN", ["x", "W", "R"], ["y"], hidden_size=hidden)],
                  [f32("x", [steps, 1, 2])], [f32("y", [steps, 1, 1, hidden])], [w, r])
+
+
+def nested_loops():
+    def body(nodes, out):
+        return helper.make_graph(
+            nodes, "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                            helper.make_tensor_value_info("c", TensorProto.BOOL, []), f32("v_in", [2])],
+            [helper.make_tensor_value_info("c", TensorProto.BOOL, []), f32(out, [2])])
+    inner = helper.make_node("Loop", ["m", "", "v_in"], ["v_out"], body=body([], "v_in"))
+    m = numpy_helper.from_array(np.array(65536, np.int64), "m")
+    return model([helper.make_node("Loop", ["m", "", "v"], ["y"], body=body([inner], "v_out"))],
+                 [f32("v", [2])], [f32("y", [2])], [m])
 
 
 NODES = 100_000
@@ -207,6 +222,7 @@ CASES = {
     "dims_overflow": lambda a: expect_error(a, "dims_overflow", dims_overflow(), "too large"),
     "rnn_unrolled": lambda a: expect_error(a, "rnn_unrolled", rnn_unrolled(), "steps",
                                            "unrolls past"),
+    "nested_loops": lambda a: expect_error(a, "nested_loops", nested_loops(), "node limit"),
     "nodes_100k": case_nodes_100k,
     "file_over_2gib": case_file_over_2gib,
 }

@@ -11,16 +11,20 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/codegen/cpu/target_profiles.h"
+#include "compiler/driver/progress.h"
 #include "compiler/emit/compile.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/ir/error.h"
@@ -96,6 +100,13 @@ options:
                      Conv (squeeze-and-excitation) instead of folding it into
                      the Conv's weights, and chains of elementwise ops as one
                      kernel each instead of one fused kernel
+  --progress         show where the compile is on stderr once it has run for a
+                     second: import, passes, plan, code generation (kernels
+                     counted), optimization (percent), emit (object code,
+                     functions counted; the .so). The default when stderr is
+                     a terminal (one line, redrawn); elsewhere a line a stage
+                     and a counter line a tenth. The artifacts are the same
+  --no-progress      no progress, even on a terminal
   --version          print nanoc's version, the program format and kernel ABI
                      it writes, and its LLVM version
   -h, --help         this text
@@ -232,11 +243,28 @@ nanoc::cpu::CpuTarget profileTarget(const std::string& name, const std::string& 
   throw nanoc::CompileError("unknown --target '" + name + "'; known: host, " + known);
 }
 
-int run(int argc, char** argv) {
+// The progress line's delay: a second, or $NANOC_PROGRESS_DELAY_MS (for
+// tests, which show every stage of a small model with 0).
+std::chrono::milliseconds progressDelay() {
+  const char* env = std::getenv("NANOC_PROGRESS_DELAY_MS");
+  long ms = 1000;
+  if (env && *env) {
+    auto [end, ec] = std::from_chars(env, env + std::strlen(env), ms);
+    if (ec != std::errc() || *end != '\0' || ms < 0)
+      throw nanoc::CompileError(std::string("NANOC_PROGRESS_DELAY_MS='") + env +
+                                "' is not a number of milliseconds");
+  }
+  return std::chrono::milliseconds(ms);
+}
+
+// `progress` is made once the options are parsed; main erases its line
+// before an error message.
+int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   std::string model, name, out_dir = ".", target = "host", triple, cpu, features, emit = "files";
   std::string targets_dir = nanoc::cpu::defaultTargetsDir();
   bool fold = true, list_targets = false, memory_check = true, conv_gemm = true, fuse = true,
        winograd = true, nchwc = true, nchwc_always = false;
+  std::optional<bool> show_progress;  // --progress / --no-progress; else a terminal decides
   nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -297,6 +325,10 @@ int run(int argc, char** argv) {
       nchwc = false;
     else if (arg == "--nchwc")
       nchwc_always = true;
+    else if (arg == "--progress")
+      show_progress = true;
+    else if (arg == "--no-progress")
+      show_progress = false;
     else if (!arg.empty() && arg[0] == '-')
       throw nanoc::CompileError("unknown option '" + arg + "' (see nanoc --help)");
     else if (model.empty())
@@ -341,6 +373,9 @@ int run(int argc, char** argv) {
     }
   }
 
+  progress = std::make_unique<nanoc::Progress>(nanoc::Progress::modeFor(stderr, show_progress),
+                                               stderr, progressDelay());
+  progress->stage("import");
   std::unique_ptr<nanoc::Graph> graph;
   std::string ext = std::filesystem::path(model).extension().string();
   if (ext == ".nir") {
@@ -362,28 +397,40 @@ int run(int argc, char** argv) {
   pipeline.winograd = winograd;
   pipeline.nchwc_block = nchwc ? nanoc::cpu::nchwcBlock(targets) : 0;
   pipeline.nchwc_always = nchwc_always;
+  progress->stage("passes");
   nanoc::runPipeline(*graph, pipeline);
   if (emit == "ir") {
+    progress->finish();
     std::fputs(nanoc::printGraph(*graph).c_str(), stdout);
     return 0;
   }
 
   nanoc::CompileOptions options{name, targets};
+  options.progress = [&](const char* stage, size_t done, size_t total, const char* unit) {
+    progress->count(stage, done, total, unit);
+  };
   nanoc::CompiledModel compiled = nanoc::compileGraph(*graph, options);
   if (memory_check)
     for (const nanoc::cpu::TargetProfile& p : profiles)
       nanoc::cpu::checkModelFits(p, compiled.plan.constants_size + compiled.program.size(),
                                  compiled.plan.sessionArenaSize());
   if (emit == "plan") {
+    progress->finish();
     std::fputs(nanoc::printPlan(*graph, compiled.plan).c_str(), stdout);
     return 0;
   }
   if (emit == "llvm") {
+    progress->finish();
     llvm::outs() << *compiled.module;
     return 0;
   }
   if (emit == "asm") {
-    std::fputs(nanoc::cpu::emitAssembly(*compiled.module, *compiled.machine).c_str(), stdout);
+    std::string assembly = nanoc::cpu::emitAssembly(
+        *compiled.module, *compiled.machine, [&](size_t done, size_t total) {
+          progress->count("emit: assembly", done, total, "functions");
+        });
+    progress->finish();
+    std::fputs(assembly.c_str(), stdout);
     return 0;
   }
 
@@ -391,13 +438,19 @@ int run(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw nanoc::CompileError(out_dir + ": cannot create: " + ec.message());
-  std::vector<uint8_t> object = nanoc::cpu::emitObject(*compiled.module, *compiled.machine);
+  std::vector<uint8_t> object =
+      nanoc::cpu::emitObject(*compiled.module, *compiled.machine, [&](size_t done, size_t total) {
+        progress->count("emit: object code", done, total, "functions");
+      });
   writeFile(dir / (name + ".o"), object.data(), object.size());
   writeFile(dir / (name + ".h"), compiled.header.data(), compiled.header.size());
   writeFile(dir / (name + ".nrt"), compiled.program.data(), compiled.program.size());
   // A shared object means nothing without an OS to load it (cortex-m4 ...).
-  if (llvm::Triple(targets[0].triple).getOS() != llvm::Triple::UnknownOS)
+  if (llvm::Triple(targets[0].triple).getOS() != llvm::Triple::UnknownOS) {
+    progress->stage("emit: shared object");
     nanoc::linkSharedObject((dir / (name + ".o")).string(), (dir / (name + ".so")).string(), name);
+  }
+  progress->finish();
   if (host_index != SIZE_MAX) noteHostTarget(targets[host_index]);
   return 0;
 }
@@ -405,11 +458,14 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::unique_ptr<nanoc::Progress> progress;
   try {
-    return run(argc, argv);
+    return run(argc, argv, progress);
   } catch (const nanoc::CompileError& e) {
+    if (progress) progress->finish();
     std::fprintf(stderr, "nanoc: error: %s\n", e.what());
   } catch (const std::exception& e) {
+    if (progress) progress->finish();
     std::fprintf(stderr, "nanoc: internal error: %s\n", e.what());
   }
   return 1;

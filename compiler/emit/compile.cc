@@ -21,6 +21,10 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
         t.data_layout != base.data_layout)
       throw CompileError("targets of one artifact must share an architecture and data layout: " +
                          base.triple + " (" + base.cpu + ") and " + t.triple + " (" + t.cpu + ")");
+  auto progress = [&](const char* stage, size_t done, size_t total, const char* unit) {
+    if (options.progress) options.progress(stage, done, total, unit);
+  };
+  progress("plan", 0, 0, "");
   CompiledModel out;
   out.plan = planBuffers(graph);
   out.context = std::make_unique<llvm::LLVMContext>();
@@ -54,6 +58,8 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
   // Kernels variant-major, each variant's functions compiled for its own CPU
   // through function attributes (one module, one object).
   std::vector<llvm::Function*> kernels;
+  const size_t kernel_total = options.targets.size() * kernel_nodes.size();
+  progress("code generation", 0, kernel_total, "kernels");
   for (size_t v = 0; v < options.targets.size(); ++v) {
     const cpu::CpuTarget& target = options.targets[v];
     std::string prefix =
@@ -72,6 +78,7 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
       llvm::Function* fn = cpu::emitKernel(*kernel_nodes[k], *out.module, symbol, attributes);
       kernels.push_back(fn);
       if (v == 0) spec.kernel_symbols.push_back(symbol);
+      progress("code generation", kernels.size(), kernel_total, "kernels");
     }
   }
   // Each kernel's signature, from the same slices the program's thunk names.
@@ -103,7 +110,10 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
   llvm::raw_string_ostream es(errors);
   if (llvm::verifyModule(*out.module, &es))
     throw CompileError("internal error: generated LLVM IR is invalid:\n" + errors);
-  cpu::optimizeModule(*out.module, *out.machine);
+  cpu::FunctionProgress optimized;
+  if (options.progress)
+    optimized = [&](size_t done, size_t total) { progress("optimization", done, total, "%"); };
+  cpu::optimizeModule(*out.module, *out.machine, optimized);
   out.header = emitCHeader(options.name, graph, out.plan, options.targets);
   return out;
 }

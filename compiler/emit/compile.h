@@ -6,7 +6,9 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +24,13 @@ struct CompileOptions {
   // One CPU target, or several of one architecture (nanoc --target a,b): the
   // kernels are compiled for each and nanort picks at load.
   std::vector<cpu::CpuTarget> targets;
+  // Told where compileGraph is, for nanoc's progress line (driver/progress.h):
+  // ("plan", 0, 0, ""), ("code generation", k, N, "kernels") before the
+  // first kernel and after each of the N (every kernel of every target
+  // variant), then ("optimization", s, S, "%"), S steps through LLVM's
+  // optimizer (cpu::optimizeModule). Only observes: the artifact is the same
+  // with or without it.
+  std::function<void(const char* stage, size_t done, size_t total, const char* unit)> progress;
 };
 
 struct CompiledModel {

@@ -10,6 +10,7 @@
 #include <llvm/IR/PassManager.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Pass.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -21,6 +22,7 @@
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <unordered_set>
 
 #include "compiler/codegen/cpu/inline_libcalls.h"
 #include "compiler/ir/error.h"
@@ -239,8 +241,35 @@ void bindModule(llvm::Module& module, llvm::TargetMachine& machine) {
   if (module.getDataLayout().isDefault()) module.setDataLayout(machine.createDataLayout());
 }
 
+size_t definedFunctions(const llvm::Module& module) {
+  size_t count = 0;
+  for (const llvm::Function& f : module)
+    if (!f.isDeclaration()) ++count;
+  return count;
+}
+
+// Scheduled after the code generator's passes, so it runs as each function
+// has been printed; changes nothing.
+class CountPrintedFunctions : public llvm::FunctionPass {
+ public:
+  static char ID;
+  CountPrintedFunctions(const FunctionProgress& progress, size_t total)
+      : llvm::FunctionPass(ID), progress_(progress), total_(total) {}
+  bool runOnFunction(llvm::Function&) override {
+    progress_(std::min(++done_, total_), total_);
+    return false;
+  }
+  void getAnalysisUsage(llvm::AnalysisUsage& usage) const override { usage.setPreservesAll(); }
+  llvm::StringRef getPassName() const override { return "nanoc progress"; }
+
+ private:
+  const FunctionProgress& progress_;
+  size_t total_, done_ = 0;
+};
+char CountPrintedFunctions::ID = 0;
+
 std::vector<uint8_t> emitFile(llvm::Module& module, llvm::TargetMachine& machine,
-                              llvm::CodeGenFileType type) {
+                              llvm::CodeGenFileType type, const FunctionProgress& progress) {
   bindModule(module, machine);
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream stream(buffer);
@@ -248,19 +277,44 @@ std::vector<uint8_t> emitFile(llvm::Module& module, llvm::TargetMachine& machine
   if (machine.addPassesToEmitFile(passes, stream, nullptr, type))
     throw CompileError("LLVM cannot emit this file type for '" + machine.getTargetTriple().str() +
                        "'");
+  const size_t total = definedFunctions(module);
+  if (progress) {
+    progress(0, total);
+    passes.add(new CountPrintedFunctions(progress, total));  // the pass manager owns it
+  }
   passes.run(module);
+  if (progress) progress(total, total);
   return std::vector<uint8_t>(buffer.begin(), buffer.end());
 }
 
 }  // namespace
 
-void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
+void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
+                    const FunctionProgress& progress) {
   bindModule(module, machine);
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = true;
   tuning.SLPVectorization = true;
   tuning.LoopUnrolling = true;
-  llvm::PassBuilder builder(&machine, tuning);
+  // Progress from the passes that run once a function in each of O3's two
+  // halves (about half the time each): GVN in the CGSCC simplification
+  // pipeline, the loop vectorizer in the optimization pipeline.
+  const size_t total = 2 * definedFunctions(module);
+  std::unordered_set<const llvm::Function*> simplified, vectorized;
+  llvm::PassInstrumentationCallbacks instrumentation;
+  if (progress) {
+    progress(0, total);
+    instrumentation.registerAfterPassCallback(
+        [&](llvm::StringRef pass, llvm::Any ir, const llvm::PreservedAnalyses&) {
+          const llvm::Function* const* f = llvm::any_cast<const llvm::Function*>(&ir);
+          if (!f) return;
+          bool counted = pass == "GVNPass"             ? simplified.insert(*f).second
+                         : pass == "LoopVectorizePass" ? vectorized.insert(*f).second
+                                                       : false;
+          if (counted) progress(std::min(simplified.size() + vectorized.size(), total), total);
+        });
+  }
+  llvm::PassBuilder builder(&machine, tuning, std::nullopt, progress ? &instrumentation : nullptr);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -275,14 +329,18 @@ void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
   passes.run(module, mam);
   // Last, so that nothing the pipeline forms is left to become a libm call.
   inlineLibcallIntrinsics(module, machine);
+  if (progress) progress(total, total);
 }
 
-std::vector<uint8_t> emitObject(llvm::Module& module, llvm::TargetMachine& machine) {
-  return emitFile(module, machine, llvm::CodeGenFileType::ObjectFile);
+std::vector<uint8_t> emitObject(llvm::Module& module, llvm::TargetMachine& machine,
+                                const FunctionProgress& progress) {
+  return emitFile(module, machine, llvm::CodeGenFileType::ObjectFile, progress);
 }
 
-std::string emitAssembly(llvm::Module& module, llvm::TargetMachine& machine) {
-  std::vector<uint8_t> text = emitFile(module, machine, llvm::CodeGenFileType::AssemblyFile);
+std::string emitAssembly(llvm::Module& module, llvm::TargetMachine& machine,
+                         const FunctionProgress& progress) {
+  std::vector<uint8_t> text =
+      emitFile(module, machine, llvm::CodeGenFileType::AssemblyFile, progress);
   return std::string(text.begin(), text.end());
 }
 

@@ -3,7 +3,9 @@
 // runtime can refuse a CPU that lacks them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,12 +70,23 @@ CpuTarget makeTarget(const std::string& triple, const std::string& cpu,
 // links statically and into NAME.so), optimization level 3.
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CpuTarget& target);
 
-// LLVM's O3 module pipeline, tuned for the target machine.
-void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine);
+// Told how far a long step over the module's functions is, `done` of `total`,
+// for nanoc's progress line; it only observes (the same code with or without).
+using FunctionProgress = std::function<void(size_t done, size_t total)>;
 
-// The module as an ELF relocatable object.
-std::vector<uint8_t> emitObject(llvm::Module& module, llvm::TargetMachine& machine);
+// LLVM's O3 module pipeline, tuned for the target machine. `progress` counts
+// two steps a function: through the simplification (CGSCC) pipeline's GVN,
+// then through the optimization pipeline's loop vectorizer, of twice the
+// defined functions.
+void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
+                    const FunctionProgress& progress = {});
+
+// The module as an ELF relocatable object; `progress` counts the functions
+// the code generator has printed, of the defined functions.
+std::vector<uint8_t> emitObject(llvm::Module& module, llvm::TargetMachine& machine,
+                                const FunctionProgress& progress = {});
 // The module as textual assembly (for FileCheck tests and --emit-asm).
-std::string emitAssembly(llvm::Module& module, llvm::TargetMachine& machine);
+std::string emitAssembly(llvm::Module& module, llvm::TargetMachine& machine,
+                         const FunctionProgress& progress = {});
 
 }  // namespace nanoc::cpu

@@ -53,5 +53,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing tools/requirements.txt into $venv"
   rm -f "$stamp"
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check -r "$here/tools/requirements.txt"
+  # Packages pinned on "# no-deps: NAME==VERSION" lines, without their
+  # dependencies (see tools/requirements.txt).
+  sed -n 's/^# no-deps: *//p' "$here/tools/requirements.txt" | while read -r pkg; do
+    "$venv/bin/python3" -m pip install -q --disable-pip-version-check --no-deps "$pkg"
+  done
   echo "$want" >"$stamp"
 fi

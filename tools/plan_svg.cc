@@ -7,37 +7,13 @@
 #include <string_view>
 
 #include "program_generated.h"
+#include "report_text.h"
 
 namespace nanort::tools {
 
 namespace fb = nanort::fb;
 
 namespace {
-
-__attribute__((format(printf, 2, 3))) void Appendf(std::string* out, const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  va_list copy;
-  va_copy(copy, args);
-  const int n = std::vsnprintf(nullptr, 0, format, copy);
-  va_end(copy);
-  if (n > 0) {
-    const size_t old = out->size();
-    out->resize(old + static_cast<size_t>(n) + 1);
-    std::vsnprintf(&(*out)[old], static_cast<size_t>(n) + 1, format, args);
-    out->resize(old + static_cast<size_t>(n));
-  }
-  va_end(args);
-}
-
-template <typename T>
-flatbuffers::uoffset_t Size(const flatbuffers::Vector<T>* v) {
-  return v ? v->size() : 0;
-}
-
-std::string_view Str(const flatbuffers::String* s) {
-  return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
-}
 
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
 

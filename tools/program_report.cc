@@ -10,32 +10,13 @@
 
 #include "plan_svg.h"
 #include "program_generated.h"
+#include "report_text.h"
 
 namespace nanort::tools {
 
 namespace fb = nanort::fb;
 
 namespace {
-
-__attribute__((format(printf, 2, 3))) void Appendf(std::string* out, const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  va_list copy;
-  va_copy(copy, args);
-  const int n = std::vsnprintf(nullptr, 0, format, copy);
-  va_end(copy);
-  if (n > 0) {
-    const size_t old = out->size();
-    out->resize(old + static_cast<size_t>(n) + 1);
-    std::vsnprintf(&(*out)[old], static_cast<size_t>(n) + 1, format, args);
-    out->resize(old + static_cast<size_t>(n));
-  }
-  va_end(args);
-}
-
-std::string_view Str(const flatbuffers::String* s) {
-  return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
-}
 
 std::string Lower(const char* s) {
   std::string out(s);
@@ -153,11 +134,6 @@ std::string JoinNumbers(const flatbuffers::Vector<T>* v, const char* sep = ",") 
     out += std::to_string(flatbuffers::EndianScalar(value));
   }
   return out;
-}
-
-template <typename T>
-flatbuffers::uoffset_t Size(const flatbuffers::Vector<T>* v) {
-  return v ? v->size() : 0;
 }
 
 // End of a buffer's byte range, or false if offset + size overflows.

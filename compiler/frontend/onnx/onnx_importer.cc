@@ -712,24 +712,23 @@ class NodeSequenceImporter {
           "has neither a trip count nor a condition: it would run until a run-time value stops "
           "it, and nanoc unrolls Loop only when its trip count and condition are known at "
           "compile time");
-    int64_t trips = std::numeric_limits<int64_t>::max();
-    if (m) {
-      if (!m->isConstant())
-        n.fail("trip count '" + m->name + "' is computed at run time" + runTimeSources(m) +
+    // M and cond: each a constant of one element of its dtype.
+    auto constantScalar = [&](Value* v, const std::string& role, DType dtype, const char* what) {
+      if (!v->isConstant())
+        n.fail(role + " '" + v->name + "' is computed at run time" + runTimeSources(v) +
                "; nanoc unrolls Loop only when its trip count and condition are known at compile "
                "time (compile such inputs in with --bind NAME=FILE.pb)");
-      if (m->type.dtype != DType::I64 || m->type.numel() != 1)
-        n.fail("trip count '" + m->name + "' is " + m->type.str() + ", not one int64");
+      if (v->type.dtype != dtype || v->type.numel() != 1)
+        n.fail(role + " '" + v->name + "' is " + v->type.str() + ", not one " + what);
+    };
+    int64_t trips = std::numeric_limits<int64_t>::max();
+    if (m) {
+      constantScalar(m, "trip count", DType::I64, "int64");
       trips = *m->as<int64_t>();
     }
     bool go = true;
     if (cond) {
-      if (!cond->isConstant())
-        n.fail("condition '" + cond->name + "' is computed at run time" + runTimeSources(cond) +
-               "; nanoc unrolls Loop only when its trip count and condition are known at compile "
-               "time (compile such inputs in with --bind NAME=FILE.pb)");
-      if (cond->type.dtype != DType::Bool || cond->type.numel() != 1)
-        n.fail("condition '" + cond->name + "' is " + cond->type.str() + ", not one bool");
+      constantScalar(cond, "condition", DType::Bool, "bool");
       go = (*cond->data)[0] != 0;
     }
     std::vector<Value*> state;

@@ -1274,6 +1274,32 @@ TEST(OnnxImporter, ScanIsUnrolledInBothDirections) {
   EXPECT_EQ(std::vector<float>(p, p + 6), (std::vector<float>{3, 5, 6, 16, 21, 25}));
 }
 
+// ONNX's own function bodies (AffineGrid's) give Unsqueeze a 0-D axes
+// tensor; it is one axis, as ONNX Runtime reads it.
+TEST(OnnxImporter, UnsqueezeTakesAScalarAxis) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3});
+  onnx::TensorProto* axis = m.graph()->add_initializer();
+  axis->set_name("axis");
+  axis->set_data_type(onnx::TensorProto::INT64);
+  axis->add_int64_data(-1);
+  m.node("Unsqueeze", {"x", "axis"}, {"y"});
+  m.output("y");
+  auto g = m.import();
+  EXPECT_EQ(g->outputs[0]->type.str(), "f32[2,3,1]");
+  // A shape stays 1-D only.
+  ModelBuilder r(13);
+  r.input("x", {6});
+  onnx::TensorProto* shape = r.graph()->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_int64_data(6);
+  r.node("Reshape", {"x", "shape"}, {"y"});
+  r.output("y");
+  EXPECT_NE(r.importError().find("must be a 1-D int64 tensor, not i64[]"), std::string::npos)
+      << r.importError();
+}
+
 // ---- malformed graphs ----
 
 TEST(OnnxImporter, ACycleIsAnErrorNamingItsNodes) {

@@ -43,7 +43,7 @@ void mapReduce(NodeImporter& n) {
   std::vector<int64_t> axes;
   bool noop = false;
   if (axesAreAnInput(n)) {
-    if (Value* a = n.input(1)) axes = constantInts(n, a, "axes");
+    if (Value* a = n.input(1)) axes = constantInts(n, a, "axes", true);
     noop = n.intAttr("noop_with_empty_axes", 0) != 0;
   } else {
     axes = n.intsAttr("axes").value_or(std::vector<int64_t>{});

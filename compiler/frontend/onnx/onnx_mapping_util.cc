@@ -32,12 +32,13 @@ int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   return p;
 }
 
-std::vector<int64_t> constantInts(const NodeImporter& n, const Value* v, const char* role) {
+std::vector<int64_t> constantInts(const NodeImporter& n, const Value* v, const char* role,
+                                  bool scalar_ok) {
   if (!v->isConstant())
     n.fail(std::string(role) + " input '" + v->name +
            "' is computed at run time; nanoc needs it constant (an initializer or a Constant "
            "node) to know the static shape");
-  if (v->type.dtype != DType::I64 || v->type.rank() != 1)
+  if (v->type.dtype != DType::I64 || !(v->type.rank() == 1 || (scalar_ok && v->type.rank() == 0)))
     n.fail(std::string(role) + " input '" + v->name + "' must be a 1-D int64 tensor, not " +
            v->type.str());
   std::vector<int64_t> out(static_cast<size_t>(v->type.numel()));

@@ -32,7 +32,11 @@ int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end);
 
 // The values of a constant 1-D int64 input (a shape, axes, pads, ...); fails
 // naming `role` when the input is computed at run time or has another type.
-std::vector<int64_t> constantInts(const NodeImporter& n, const Value* v, const char* role);
+// `scalar_ok`: a 0-D tensor is one value too (axes: ONNX's own function
+// bodies, AffineGrid's, pass Unsqueeze a scalar axis, which ONNX Runtime
+// and the reference implementation take).
+std::vector<int64_t> constantInts(const NodeImporter& n, const Value* v, const char* role,
+                                  bool scalar_ok = false);
 
 using MappingList = std::vector<std::pair<std::string_view, OpMapping>>;
 

@@ -126,7 +126,7 @@ void mapReshape(NodeImporter& n) {
 // Axes moved from an attribute to an input in opset 13.
 std::optional<std::vector<int64_t>> squeezeAxes(const NodeImporter& n) {
   if (n.opset() < 13) return n.intsAttr("axes");
-  if (Value* axes = n.input(1)) return constantInts(n, axes, "axes");
+  if (Value* axes = n.input(1)) return constantInts(n, axes, "axes", true);
   return std::nullopt;
 }
 

@@ -20,6 +20,8 @@ DEB_PACKAGES=(
   # The fuzz targets (tests/fuzz): clang of the same LLVM release, libFuzzer
   # and the sanitizer runtimes.
   clang-22 libclang-rt-22-dev
+  # The Triton backend (serving/triton) reads its model configuration with it.
+  rapidjson-dev
   qemu-user-static g++-aarch64-linux-gnu g++-riscv64-linux-gnu
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
   # The virtual environment for tools/requirements.txt, and pip's HTTPS.

@@ -16,10 +16,12 @@
 // buffers or misaligned). nanort's errors become Triton errors carrying
 // nanort's message.
 #include <nanort/nanort.h>
+#include <rapidjson/document.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -120,173 +122,47 @@ std::string DimsString(const int64_t* dims, size_t n) {
   return s + "]";
 }
 
-// ---- a minimal JSON reader for the model configuration -------------------
-// Triton hands the backend its model configuration as JSON; this reads the
-// handful of fields the backend needs (objects, arrays, strings, numbers).
+// ---- the model configuration, as JSON (rapidjson) -----------------------
+// Triton hands the backend its model configuration as protobuf's JSON form;
+// the backend reads the handful of fields it needs.
 
-struct Json {
-  enum Kind { kNull, kBool, kNumber, kString, kArray, kObject } kind = kNull;
-  double number = 0;
-  bool boolean = false;
-  std::string str;
-  std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
+using JsonValue = rapidjson::Value;
 
-  const Json* Get(const char* key) const {
-    for (const auto& m : members)
-      if (m.first == key) return &m.second;
-    return nullptr;
-  }
-  // A number, or a string holding one (protobuf writes int64 as strings).
-  bool AsInt(int64_t* out) const {
-    if (kind == kNumber) {
-      *out = static_cast<int64_t>(number);
-      return true;
-    }
-    if (kind == kString && !str.empty()) {
-      char* end = nullptr;
-      long long v = std::strtoll(str.c_str(), &end, 10);
-      if (*end != '\0') return false;
-      *out = v;
-      return true;
-    }
-    return false;
-  }
-};
+// Member `key` of an object, or null when `v` is no object or has none.
+const JsonValue* Member(const JsonValue& v, const char* key) {
+  if (!v.IsObject()) return nullptr;
+  auto it = v.FindMember(key);
+  return it == v.MemberEnd() ? nullptr : &it->value;
+}
 
-class JsonParser {
- public:
-  JsonParser(const char* p, const char* end) : p_(p), end_(end) {}
-  bool Parse(Json* out) {
-    if (!Value(out, 0)) return false;
-    Space();
-    return p_ == end_;
-  }
-
- private:
-  void Space() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
-  }
-  bool Literal(const char* word) {
-    size_t n = std::strlen(word);
-    if (static_cast<size_t>(end_ - p_) < n || std::memcmp(p_, word, n) != 0) return false;
-    p_ += n;
+// A number, or a string holding one (protobuf writes int64 as strings).
+bool AsInt(const JsonValue& v, int64_t* out) {
+  if (v.IsInt64()) {
+    *out = v.GetInt64();
     return true;
   }
-  bool String(std::string* out) {
-    if (p_ >= end_ || *p_ != '"') return false;
-    ++p_;
-    while (p_ < end_ && *p_ != '"') {
-      char c = *p_++;
-      if (c == '\\') {
-        if (p_ >= end_) return false;
-        char e = *p_++;
-        switch (e) {
-          case 'n':
-            c = '\n';
-            break;
-          case 't':
-            c = '\t';
-            break;
-          case 'r':
-            c = '\r';
-            break;
-          case 'b':
-            c = '\b';
-            break;
-          case 'f':
-            c = '\f';
-            break;
-          case 'u':  // kept as '?': no field the backend reads needs it
-            if (end_ - p_ < 4) return false;
-            p_ += 4;
-            c = '?';
-            break;
-          default:
-            c = e;
-        }
-      }
-      out->push_back(c);
-    }
-    if (p_ >= end_) return false;
-    ++p_;
+  if (v.IsString() && v.GetStringLength() > 0) {
+    char* end = nullptr;
+    errno = 0;
+    long long x = std::strtoll(v.GetString(), &end, 10);
+    if (*end != '\0' || errno != 0) return false;
+    *out = x;
     return true;
   }
-  bool Value(Json* out, int depth) {
-    if (depth > 64) return false;
-    Space();
-    if (p_ >= end_) return false;
-    char c = *p_;
-    if (c == '{') {
-      out->kind = Json::kObject;
-      ++p_;
-      Space();
-      if (p_ < end_ && *p_ == '}') return ++p_, true;
-      for (;;) {
-        Space();
-        std::string key;
-        if (!String(&key)) return false;
-        Space();
-        if (p_ >= end_ || *p_++ != ':') return false;
-        out->members.emplace_back(std::move(key), Json());
-        if (!Value(&out->members.back().second, depth + 1)) return false;
-        Space();
-        if (p_ >= end_) return false;
-        if (*p_ == ',') {
-          ++p_;
-          continue;
-        }
-        if (*p_++ == '}') return true;
-        return false;
-      }
-    }
-    if (c == '[') {
-      out->kind = Json::kArray;
-      ++p_;
-      Space();
-      if (p_ < end_ && *p_ == ']') return ++p_, true;
-      for (;;) {
-        out->items.emplace_back();
-        if (!Value(&out->items.back(), depth + 1)) return false;
-        Space();
-        if (p_ >= end_) return false;
-        if (*p_ == ',') {
-          ++p_;
-          continue;
-        }
-        if (*p_++ == ']') return true;
-        return false;
-      }
-    }
-    if (c == '"') {
-      out->kind = Json::kString;
-      return String(&out->str);
-    }
-    if (Literal("true")) return out->kind = Json::kBool, out->boolean = true, true;
-    if (Literal("false")) return out->kind = Json::kBool, true;
-    if (Literal("null")) return out->kind = Json::kNull, true;
-    char* num_end = nullptr;
-    std::string tmp(p_, static_cast<size_t>(std::min<ptrdiff_t>(end_ - p_, 64)));
-    out->number = std::strtod(tmp.c_str(), &num_end);
-    if (num_end == tmp.c_str()) return false;
-    out->kind = Json::kNumber;
-    p_ += num_end - tmp.c_str();
-    return true;
-  }
+  return false;
+}
 
-  const char* p_;
-  const char* end_;
-};
+// A string value, or "" when `v` is null or no string.
+std::string AsString(const JsonValue* v) {
+  return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : "";
+}
 
 // A string parameter of the model configuration (parameters { key: ..
 // value { string_value: .. } }), or "" when absent.
-std::string Parameter(const Json& config, const char* key) {
-  const Json* params = config.Get("parameters");
-  if (params == nullptr) return "";
-  const Json* p = params->Get(key);
-  if (p == nullptr) return "";
-  const Json* v = p->Get("string_value");
-  return v != nullptr && v->kind == Json::kString ? v->str : "";
+std::string Parameter(const JsonValue& config, const char* key) {
+  const JsonValue* params = Member(config, "parameters");
+  const JsonValue* p = params != nullptr ? Member(*params, key) : nullptr;
+  return p != nullptr ? AsString(Member(*p, "string_value")) : "";
 }
 
 // ---- model and instance state -----------------------------------------------
@@ -340,7 +216,7 @@ void* AlignedRow(uint64_t bytes) {
 }
 
 // Reads the model's inputs/outputs and checks the config's against them.
-TRITONSERVER_Error* DescribeTensors(ModelState* st, const Json& config, bool inputs) {
+TRITONSERVER_Error* DescribeTensors(ModelState* st, const JsonValue& config, bool inputs) {
   const char* kind = inputs ? "input" : "output";
   size_t n = inputs ? nanort_model_input_count(st->model) : nanort_model_output_count(st->model);
   std::vector<Tensor>& list = inputs ? st->inputs : st->outputs;
@@ -374,35 +250,35 @@ TRITONSERVER_Error* DescribeTensors(ModelState* st, const Json& config, bool inp
 
   // Every tensor the config names must be the model's, with its dtype and
   // shape (less the batch dimension when max_batch_size > 0).
-  const Json* cfg = config.Get(inputs ? "input" : "output");
-  size_t cfg_count = cfg != nullptr && cfg->kind == Json::kArray ? cfg->items.size() : 0;
+  const JsonValue* cfg = Member(config, inputs ? "input" : "output");
+  size_t cfg_count = cfg != nullptr && cfg->IsArray() ? cfg->Size() : 0;
   if (inputs && cfg_count != list.size())
     return Err(TRITONSERVER_ERROR_INVALID_ARG, "config.pbtxt lists " + std::to_string(cfg_count) +
                                                    " inputs; the model has " +
                                                    std::to_string(list.size()));
   for (size_t i = 0; i < cfg_count; ++i) {
-    const Json& c = cfg->items[i];
-    const Json* name = c.Get("name");
-    if (name == nullptr || name->kind != Json::kString)
+    const JsonValue& c = (*cfg)[static_cast<rapidjson::SizeType>(i)];
+    const std::string name = AsString(Member(c, "name"));
+    if (name.empty())
       return Err(TRITONSERVER_ERROR_INVALID_ARG, std::string("config ") + kind + " without a name");
     const Tensor* t = nullptr;
     for (const Tensor& x : list)
-      if (x.name == name->str) t = &x;
+      if (x.name == name) t = &x;
     if (t == nullptr)
       return Err(TRITONSERVER_ERROR_INVALID_ARG,
-                 std::string("config ") + kind + " '" + name->str + "' is not one of the model's");
-    const Json* dtype = c.Get("data_type");
+                 std::string("config ") + kind + " '" + name + "' is not one of the model's");
+    const JsonValue* dtype = Member(c, "data_type");
     const char* want = FindDtype(t->dtype)->config;
-    if (dtype == nullptr || dtype->str != want)
+    if (AsString(dtype) != want)
       return Err(TRITONSERVER_ERROR_INVALID_ARG,
                  std::string(kind) + " '" + t->name + "': config data_type " +
-                     (dtype ? dtype->str : std::string("(none)")) + ", model " + want);
+                     (dtype ? AsString(dtype) : std::string("(none)")) + ", model " + want);
     std::vector<int64_t> cfg_dims;
-    const Json* dims = c.Get("dims");
-    if (dims != nullptr)
-      for (const Json& d : dims->items) {
+    const JsonValue* dims = Member(c, "dims");
+    if (dims != nullptr && dims->IsArray())
+      for (const JsonValue& d : dims->GetArray()) {
         int64_t v = 0;
-        if (!d.AsInt(&v)) return Err(TRITONSERVER_ERROR_INVALID_ARG, "bad dims in config");
+        if (!AsInt(d, &v)) return Err(TRITONSERVER_ERROR_INVALID_ARG, "bad dims in config");
         cfg_dims.push_back(v);
       }
     size_t skip = st->max_batch_size > 0 ? 1 : 0;
@@ -435,24 +311,24 @@ TRITONSERVER_Error* ModelStateCreate(TRITONBACKEND_Model* triton_model, ModelSta
   const char* base = nullptr;
   size_t size = 0;
   TRITONSERVER_Error* e = TRITONSERVER_MessageSerializeToJson(message, &base, &size);
-  Json config;
-  bool parsed = e == nullptr && JsonParser(base, base + size).Parse(&config);
+  rapidjson::Document config;
+  bool parsed = e == nullptr && !config.Parse(base, size).HasParseError() && config.IsObject();
   LogIfError(TRITONSERVER_MessageDelete(message), "deleting the model config");
   if (e != nullptr) return e;
   if (!parsed) return Err(TRITONSERVER_ERROR_INTERNAL, "cannot parse the model config JSON");
 
-  const Json* mbs = config.Get("max_batch_size");
-  if (mbs != nullptr && !mbs->AsInt(&st->max_batch_size))
+  const JsonValue* mbs = Member(config, "max_batch_size");
+  if (mbs != nullptr && !AsInt(*mbs, &st->max_batch_size))
     return Err(TRITONSERVER_ERROR_INVALID_ARG, "bad max_batch_size");
 
   // Threads per session: the cores shared by every instance of the model.
   int64_t instances = 0;
-  const Json* groups = config.Get("instance_group");
-  if (groups != nullptr)
-    for (const Json& g : groups->items) {
+  const JsonValue* groups = Member(config, "instance_group");
+  if (groups != nullptr && groups->IsArray())
+    for (const JsonValue& g : groups->GetArray()) {
       int64_t count = 1;
-      const Json* c = g.Get("count");
-      if (c != nullptr) c->AsInt(&count);
+      const JsonValue* c = Member(g, "count");
+      if (c != nullptr) AsInt(*c, &count);
       instances += count > 0 ? count : 1;
     }
   if (instances <= 0) instances = 1;
@@ -472,8 +348,8 @@ TRITONSERVER_Error* ModelStateCreate(TRITONBACKEND_Model* triton_model, ModelSta
 
   // <repository>/<model>/<version>/model.so (or default_model_filename).
   std::string file = "model.so";
-  const Json* dmf = config.Get("default_model_filename");
-  if (dmf != nullptr && dmf->kind == Json::kString && !dmf->str.empty()) file = dmf->str;
+  if (std::string dmf = AsString(Member(config, "default_model_filename")); !dmf.empty())
+    file = dmf;
   std::string path = std::string(location) + "/" + std::to_string(version) + "/" + file;
   // The model's symbol prefix: nanoc's --name (NAME_model), parameter
   // nanort_model_name; without it, taken from the file name (model.so:

@@ -48,11 +48,69 @@ void mapGemm(NodeImporter& n) {
 
 // ---- normalization ----
 
+// training_mode = 1 (opset 14+): the batch's own statistics normalize X
+// (the population variance, as ONNX's reference computes it), and outputs 1
+// and 2 are the running statistics updated with `momentum`.
+void mapBatchNormalizationTraining(NodeImporter& n) {
+  Value* x = n.requiredInput(0, "X");
+  if (x->type.dtype != DType::F32 || x->type.rank() < 2)
+    n.fail("training_mode = 1 needs an f32 X of rank >= 2, not " + x->type.str());
+  const int64_t c = x->type.dims[1];
+  std::vector<int64_t> axes, channel_shape(x->type.rank(), 1);
+  channel_shape[1] = c;
+  for (int64_t a = 0; a < static_cast<int64_t>(x->type.rank()); ++a)
+    if (a != 1) axes.push_back(a);
+  auto scalar = [&](const char* name, double v) {
+    float f = static_cast<float>(v);
+    std::vector<uint8_t> bytes(sizeof f);
+    std::memcpy(bytes.data(), &f, sizeof f);
+    return n.constant(name, {DType::F32, {}}, std::move(bytes));
+  };
+  auto perChannel = [&](Value* v, const char* role) {
+    if (v->type.dims != std::vector<int64_t>{c})
+      n.fail(std::string(role) + " must be [" + std::to_string(c) + "], not " + v->type.str());
+    return n.emit("Reshape", {v}, {{"shape", channel_shape}}, std::string(role) + "_channels");
+  };
+  const std::map<std::string, Attr> reduce = {{"axes", axes}, {"keepdims", int64_t{1}}};
+  Value* mean = n.emit("ReduceMean", {x}, reduce, "batch_mean");
+  Value* centered = n.emit("Sub", {x, mean}, {}, "centered");
+  Value* var = n.emit("ReduceMean", {n.emit("Mul", {centered, centered}, {}, "squares")}, reduce,
+                      "batch_var");
+  Value* std_dev =
+      n.emit("Sqrt",
+             {n.emit("Add", {var, scalar("epsilon", n.floatAttr("epsilon", 1e-5))}, {}, "var_eps")},
+             {}, "std");
+  Value* normed = n.emit("Div", {centered, std_dev}, {}, "normalized");
+  Value* scaled =
+      n.emit("Mul", {normed, perChannel(n.requiredInput(1, "scale"), "scale")}, {}, "scaled");
+  const std::string& y_name = n.proto().output(0);
+  n.setOutput(0,
+              n.emit("Add", {scaled, perChannel(n.requiredInput(2, "B"), "B")}, {}, "y", y_name));
+  const double momentum = n.floatAttr("momentum", 0.9);
+  Value* keep = scalar("momentum", momentum);
+  Value* take = scalar("one_minus_momentum", 1.0 - momentum);
+  const char* roles[] = {"input_mean", "input_var"};
+  Value* batch[] = {mean, var};
+  for (size_t i = 1; i < 3 && i < static_cast<size_t>(n.proto().output_size()); ++i) {
+    if (!n.outputUsed(i)) continue;
+    Value* running = n.requiredInput(2 + i, roles[i - 1]);
+    perChannel(running, roles[i - 1]);  // checks its shape
+    Value* stat = n.emit("Reshape", {batch[i - 1]}, {{"shape", std::vector<int64_t>{c}}},
+                         std::string(roles[i - 1]) + "_batch");
+    Value* updated =
+        n.emit("Add",
+               {n.emit("Mul", {running, keep}, {}, std::string(roles[i - 1]) + "_kept"),
+                n.emit("Mul", {stat, take}, {}, std::string(roles[i - 1]) + "_taken")},
+               {}, std::string(roles[i - 1]) + "_running", n.proto().output(static_cast<int>(i)));
+    n.setOutput(i, updated);
+  }
+}
+
 void mapBatchNormalization(NodeImporter& n) {
   if (n.opset() < 9 && n.intAttr("spatial", 1) != 1)
     n.fail("spatial = 0 (per-activation statistics) is unsupported");
   if (n.opset() >= 14 && n.intAttr("training_mode", 0) != 0)
-    n.fail("training_mode = 1 is unsupported: nanoc compiles inference only");
+    return mapBatchNormalizationTraining(n);
   // Older opsets declare running-statistics outputs that inference never
   // computes; they are fine as long as nothing reads them.
   for (size_t i = 1; i < static_cast<size_t>(n.proto().output_size()); ++i)

@@ -177,11 +177,12 @@ bool MutateModel(onnx::ModelProto* m, std::mt19937_64& rng) {
 }
 
 // Tighter than nanoc's own limits (4 GiB of made constants, 2^20 nodes), so
-// that a model that reaches them is refused inside the fuzzer's 2 GiB.
+// that a model that reaches them is refused inside the fuzzer's 2 GiB and
+// 10 s (the node limit also bounds unrolled Loop and Scan iterations).
 nanoc::OnnxImportOptions ImportLimits() {
   nanoc::OnnxImportOptions options;
   options.max_made_constant_bytes = uint64_t{256} << 20;
-  options.max_nodes = 100000;
+  options.max_nodes = 20000;
   return options;
 }
 

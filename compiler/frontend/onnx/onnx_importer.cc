@@ -725,6 +725,11 @@ class NodeSequenceImporter {
     if (m) {
       constantScalar(m, "trip count", DType::I64, "int64");
       trips = *m->as<int64_t>();
+      // Without a condition to stop it early, a trip count past the limit
+      // is refused before any iteration is unrolled.
+      if (!cond && trips > kMaxUnrolledIterations)
+        n.fail("trip count " + std::to_string(trips) + " is more than the " +
+               std::to_string(kMaxUnrolledIterations) + " iterations nanoc unrolls");
     }
     bool go = true;
     if (cond) {

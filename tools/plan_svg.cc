@@ -22,29 +22,9 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UIN
 size_t XmlCharLength(std::string_view s, size_t i) {
   const unsigned char c = static_cast<unsigned char>(s[i]);
   if (c < 0x80) return c >= 0x20 && c < 0x7f ? 1 : 0;
-  size_t n;
-  uint32_t cp;
-  if ((c & 0xe0) == 0xc0) {
-    n = 2;
-    cp = c & 0x1f;
-  } else if ((c & 0xf0) == 0xe0) {
-    n = 3;
-    cp = c & 0x0f;
-  } else if ((c & 0xf8) == 0xf0) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (s.size() - i < n) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const unsigned char cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (cc & 0x3f);
-  }
-  const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  if (cp < 0xa0 || cp == 0xfffe || cp == 0xffff) return 0;  // C1 controls, non-characters
+  uint32_t cp = 0;
+  const size_t n = Utf8Decode(s, i, &cp);
+  if (n == 0 || cp < 0xa0 || cp == 0xfffe || cp == 0xffff) return 0;  // C1 controls, non-characters
   return n;
 }
 

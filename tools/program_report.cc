@@ -67,31 +67,8 @@ std::string Quoted(std::string_view s) {
 
 // Length of the valid UTF-8 sequence at s[i], or 0 if there is none.
 size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t n;
-  uint32_t cp;
-  if (c < 0x80) return 1;
-  if ((c & 0xe0) == 0xc0) {
-    n = 2;
-    cp = c & 0x1f;
-  } else if ((c & 0xf0) == 0xe0) {
-    n = 3;
-    cp = c & 0x0f;
-  } else if ((c & 0xf8) == 0xf0) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (s.size() - i < n) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const unsigned char cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (cc & 0x3f);
-  }
-  const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return n;
+  uint32_t cp = 0;
+  return Utf8Decode(s, i, &cp);
 }
 
 // A JSON string. Bytes that are not valid UTF-8 become the code point of the

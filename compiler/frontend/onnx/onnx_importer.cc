@@ -504,58 +504,18 @@ class NodeSequenceImporter {
     if (cond->type.dtype != DType::Bool || cond->type.numel() != 1)
       n.fail("condition '" + cond->name + "' is " + cond->type.str() + ", not one bool");
     const char* key = (*cond->data)[0] ? "then_branch" : "else_branch";
-    const onnx::AttributeProto* attr = n.findAttr(key);
-    if (!attr || !attr->has_g()) n.fail(std::string("attribute ") + key + " holds no graph");
-    const onnx::GraphProto& body = attr->g();
+    const onnx::GraphProto& body = graphAttr(n, key);
     if (body.input_size() > 0) n.fail(std::string(key) + " has inputs; If's branches take none");
     if (body.output_size() != n.proto().output_size())
       n.fail(std::string(key) + " has " + std::to_string(body.output_size()) +
              " outputs, the node " + std::to_string(n.proto().output_size()));
-    if (body.sparse_initializer_size() > 0)
-      n.fail(std::string(key) + " has sparse initializers (unsupported)");
 
     const size_t values_before = n.graph().values.size();
-    Scope inner;
-    inner.outer = &scope;
-    for (const onnx::TensorProto& init : body.initializer()) {
-      onnx_import::ConstantTensor t =
-          onnx_import::decodeTensor(init, std::string(key) + " initializer '" + init.name() + "'");
-      inner.values[init.name()] =
-          n.graph().addConstant(ModelNames::fresh(names_.values, n.name() + "/" + init.name()),
-                                t.type, std::move(t.bytes));
-    }
-    std::vector<std::string> body_names;
-    for (int i = 0; i < body.node_size(); ++i) {
-      const onnx::NodeProto& node = body.node(i);
-      std::string hint =
-          node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name();
-      body_names.push_back(ModelNames::fresh(names_.nodes, n.name() + "/" + hint));
-    }
-    const size_t problems_before = problems.size();
-    importNodes(body.node(), body_names, inner);
-    if (problems.size() > problems_before) return false;
-
-    // A value the branch made takes the If's output name; one from outside
-    // the branch (or a second output of the same value) is copied under it.
-    std::set<Value*> made_here;
-    for (size_t k = values_before; k < n.graph().values.size(); ++k)
-      made_here.insert(n.graph().values[k].get());
-    for (int j = 0; j < body.output_size(); ++j) {
-      const std::string& out = n.proto().output(j);
-      Value* const* found = inner.find(body.output(j).name());
-      if (!found)
-        n.fail(std::string(key) + " output '" + body.output(j).name() + "' is not defined");
-      Value* v = *found;
-      if (!v) return false;  // it reads a value whose producer failed, listed already
-      if (out.empty()) continue;
-      if (made_here.erase(v)) {
-        v->name = n.graph().uniqueName(out);
-        n.setOutput(static_cast<size_t>(j), v);
-      } else {
-        n.setOutput(static_cast<size_t>(j),
-                    n.emit("Identity", {v}, {}, "output_" + std::to_string(j), out));
-      }
-    }
+    std::optional<std::vector<Value*>> outs =
+        importBody(n, body, {}, bodyConstants(n, body, key), n.name() + "/", scope, key);
+    if (!outs) return false;
+    std::set<Value*> made_here = valuesSince(n, values_before);
+    for (size_t j = 0; j < outs->size(); ++j) setBodyOutput(n, j, (*outs)[j], made_here);
     return true;
   }
 
@@ -568,12 +528,14 @@ class NodeSequenceImporter {
     return attr->g();
   }
 
-  // A body's initializers, added to the graph once for every iteration.
-  std::map<std::string, Value*> bodyConstants(NodeImporter& n, const onnx::GraphProto& body) {
+  // The initializers of `body` (an If branch, or a Loop or Scan body, named
+  // `what` in errors), added to the graph once, for every iteration.
+  std::map<std::string, Value*> bodyConstants(NodeImporter& n, const onnx::GraphProto& body,
+                                              const std::string& what) {
     std::map<std::string, Value*> constants;
     for (const onnx::TensorProto& init : body.initializer()) {
       onnx_import::ConstantTensor t =
-          onnx_import::decodeTensor(init, "body initializer '" + init.name() + "'");
+          onnx_import::decodeTensor(init, what + " initializer '" + init.name() + "'");
       constants[init.name()] =
           n.graph().addConstant(ModelNames::fresh(names_.values, n.name() + "/" + init.name()),
                                 t.type, std::move(t.bytes));
@@ -581,21 +543,22 @@ class NodeSequenceImporter {
     return constants;
   }
 
-  // One iteration of a Loop or Scan body, unrolled: its inputs bound to
-  // `bound`, its nodes named "NODE/iK/NAME". Returns the values of its
-  // outputs, or nothing when a node of the body could not be imported (that
-  // node is listed itself).
-  std::optional<std::vector<Value*>> importIteration(NodeImporter& n, const onnx::GraphProto& body,
-                                                     const std::vector<Value*>& bound,
-                                                     const std::map<std::string, Value*>& constants,
-                                                     int64_t k, const Scope& scope) {
+  // `body`'s nodes imported in place of the node (an If's taken branch, or
+  // one iteration of a Loop or Scan body): its inputs bound to `bound`, its
+  // nodes named PREFIX + NAME ("IF/NAME", "LOOP/iK/NAME"). Returns the values
+  // of its outputs, or nothing when a node of the body could not be imported
+  // (that node is listed itself).
+  std::optional<std::vector<Value*>> importBody(NodeImporter& n, const onnx::GraphProto& body,
+                                                const std::vector<Value*>& bound,
+                                                const std::map<std::string, Value*>& constants,
+                                                const std::string& prefix, const Scope& scope,
+                                                const std::string& what) {
     Scope inner;
     inner.outer = &scope;
     inner.values = constants;
     for (int i = 0; i < body.input_size(); ++i)
       inner.values[body.input(i).name()] = bound[static_cast<size_t>(i)];
     std::vector<std::string> body_names;
-    const std::string prefix = n.name() + "/i" + std::to_string(k) + "/";
     for (int i = 0; i < body.node_size(); ++i) {
       const onnx::NodeProto& node = body.node(i);
       std::string hint =
@@ -608,7 +571,7 @@ class NodeSequenceImporter {
     std::vector<Value*> outputs;
     for (const onnx::ValueInfoProto& out : body.output()) {
       Value* const* found = inner.find(out.name());
-      if (!found) n.fail("body output '" + out.name() + "' is not defined");
+      if (!found) n.fail(what + " output '" + out.name() + "' is not defined");
       if (!*found) return std::nullopt;  // its producer failed, listed already
       outputs.push_back(*found);
     }
@@ -651,17 +614,26 @@ class NodeSequenceImporter {
              std::to_string(n.graph().max_nodes) + ", the graph's node limit");
   }
 
-  // Output `j` of the Loop or Scan is `v`: a value this unrolling made takes
-  // the output's name, one from before it (or a second output of the same
-  // value) is copied under it.
-  void setUnrolledOutput(NodeImporter& n, size_t j, Value* v, size_t values_before,
-                         std::set<Value*>& claimed) {
+  // The name prefix of iteration k's nodes: "LOOP/iK/".
+  static std::string iterationPrefix(NodeImporter& n, int64_t k) {
+    return n.name() + "/i" + std::to_string(k) + "/";
+  }
+
+  // The values made since the graph had `before` of them.
+  static std::set<Value*> valuesSince(NodeImporter& n, size_t before) {
+    std::set<Value*> made;
+    for (size_t k = before; k < n.graph().values.size(); ++k)
+      made.insert(n.graph().values[k].get());
+    return made;
+  }
+
+  // Output `j` of an If, Loop or Scan is `v`: a value its inlined body made
+  // (in `made_here`) takes the output's name, one from outside it (or a
+  // second output of the same value) is copied under it.
+  void setBodyOutput(NodeImporter& n, size_t j, Value* v, std::set<Value*>& made_here) {
     const std::string& out = n.proto().output(static_cast<int>(j));
     if (out.empty()) return;
-    bool made_here = false;
-    for (size_t k = values_before; k < n.graph().values.size() && !made_here; ++k)
-      made_here = n.graph().values[k].get() == v;
-    if (made_here && claimed.insert(v).second) {
+    if (made_here.erase(v)) {
       v->name = n.graph().uniqueName(out);
       n.setOutput(j, v);
     } else {
@@ -740,7 +712,7 @@ class NodeSequenceImporter {
     for (size_t i = 0; i < carried; ++i)
       state.push_back(n.requiredInput(2 + i, "loop-carried initial value"));
     const size_t values_before = n.graph().values.size();
-    const std::map<std::string, Value*> constants = bodyConstants(n, body);
+    const std::map<std::string, Value*> constants = bodyConstants(n, body, "body");
     std::vector<std::vector<Value*>> pieces(scans);
     int64_t k = 0;
     for (; k < trips && go; ++k) {
@@ -755,7 +727,7 @@ class NodeSequenceImporter {
           n.constant("i" + std::to_string(k) + "/cond", {DType::Bool, {}}, {1})};
       bound.insert(bound.end(), state.begin(), state.end());
       std::optional<std::vector<Value*>> outs =
-          importIteration(n, body, bound, constants, k, scope);
+          importBody(n, body, bound, constants, iterationPrefix(n, k), scope, "body");
       if (!outs) return false;
       if (cond) {
         Value* c = (*outs)[0];
@@ -771,16 +743,16 @@ class NodeSequenceImporter {
       for (size_t i = 0; i < carried; ++i) state[i] = (*outs)[1 + i];
       for (size_t s = 0; s < scans; ++s) pieces[s].push_back((*outs)[1 + carried + s]);
     }
-    std::set<Value*> claimed;
-    for (size_t i = 0; i < carried; ++i) setUnrolledOutput(n, i, state[i], values_before, claimed);
+    std::vector<Value*> results = state;
     for (size_t s = 0; s < scans; ++s) {
       if (pieces[s].empty())
         n.fail("runs no iteration, so scan output '" +
                n.proto().output(static_cast<int>(carried + s)) +
                "' has no element shape to be empty of");
-      setUnrolledOutput(n, carried + s, stack(n, pieces[s], 0, "scan" + std::to_string(s)),
-                        values_before, claimed);
+      results.push_back(stack(n, pieces[s], 0, "scan" + std::to_string(s)));
     }
+    std::set<Value*> made_here = valuesSince(n, values_before);
+    for (size_t j = 0; j < results.size(); ++j) setBodyOutput(n, j, results[j], made_here);
     return true;
   }
 
@@ -847,7 +819,7 @@ class NodeSequenceImporter {
     std::vector<Value*> state;
     for (size_t i = 0; i < states; ++i) state.push_back(n.requiredInput(i, "initial state"));
     const size_t values_before = n.graph().values.size();
-    const std::map<std::string, Value*> constants = bodyConstants(n, body);
+    const std::map<std::string, Value*> constants = bodyConstants(n, body, "body");
     std::vector<std::vector<Value*>> pieces(scan_outputs);
     for (int64_t t = 0; t < length; ++t) {
       countIteration(n);
@@ -868,13 +840,12 @@ class NodeSequenceImporter {
         bound.push_back(n.emit("Reshape", {slice}, {{"shape", dims}}, tag + "_element"));
       }
       std::optional<std::vector<Value*>> outs =
-          importIteration(n, body, bound, constants, t, scope);
+          importBody(n, body, bound, constants, iterationPrefix(n, t), scope, "body");
       if (!outs) return false;
       for (size_t i = 0; i < states; ++i) state[i] = (*outs)[i];
       for (size_t s = 0; s < scan_outputs; ++s) pieces[s].push_back((*outs)[states + s]);
     }
-    std::set<Value*> claimed;
-    for (size_t i = 0; i < states; ++i) setUnrolledOutput(n, i, state[i], values_before, claimed);
+    std::vector<Value*> results = state;
     for (size_t s = 0; s < scan_outputs; ++s) {
       std::vector<Value*> p = pieces[s];
       if (out_dirs[s]) std::reverse(p.begin(), p.end());
@@ -884,9 +855,10 @@ class NodeSequenceImporter {
         n.fail("scan_output_axes[" + std::to_string(s) + "] = " + std::to_string(a) +
                " is outside rank " + std::to_string(rank));
       if (a < 0) a += rank;
-      setUnrolledOutput(n, states + s, stack(n, p, a, "scan_out" + std::to_string(s)),
-                        values_before, claimed);
+      results.push_back(stack(n, p, a, "scan_out" + std::to_string(s)));
     }
+    std::set<Value*> made_here = valuesSince(n, values_before);
+    for (size_t j = 0; j < results.size(); ++j) setBodyOutput(n, j, results[j], made_here);
     return true;
   }
 

@@ -28,7 +28,7 @@ extern "C" {
 /* Program format written by nanoc (schema/program.fbs). A program with a newer
  * major version is refused; a newer minor version is read. */
 #define NANORT_FORMAT_MAJOR 1u
-#define NANORT_FORMAT_MINOR 2u
+#define NANORT_FORMAT_MINOR 3u
 /* Calling convention of compiled kernels and layout of the object's kernel
  * table (nanort_kernel_fn, nanort_kernel below). 2: every table entry carries
  * its kernel's signature; 3: kernels get per-worker scratch (scratch_bytes,

@@ -1,0 +1,97 @@
+// GPU lowering of IR ops to NVPTX kernels (nanoc --target sm_XY), beside the
+// CPU one (codegen/cpu/lowering.h), for the ops that have one.
+//
+// Kernel ABI: `void @symbol(ptr addrspace(1) %arg0, ..., ptr addrspace(1)
+// %argN)`, a PTX entry (`ptx_kernel` calling convention), one device pointer
+// per *present* node input (absent optional inputs take no slot) then one per
+// node output, all dense row-major tensors of the node's types, 256-byte
+// aligned (the device arena's slices and the uploaded constants). The launch
+// shape is fixed at compile time (GpuLaunch); the kernel must compute its
+// whole output for that grid and block, reading nothing outside its inputs'
+// bytes and writing nothing outside its outputs'.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace llvm {
+class TargetMachine;
+}
+
+namespace nanoc::gpu {
+
+struct GpuLaunch {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t shared_bytes = 0;  // dynamic shared memory per block
+};
+
+// What a lowering's `emit` gets: the kernel (already created, its entry block
+// the insert point) and its parameters.
+struct GpuKernelBuilder {
+  llvm::Module& module;
+  llvm::Function* fn;
+  llvm::IRBuilder<>& b;
+  const Node& node;
+  GpuLaunch launch;
+  std::vector<llvm::Value*> input_ptrs;   // addrspace(1), nullptr for an absent input
+  std::vector<llvm::Value*> output_ptrs;  // addrspace(1)
+};
+
+struct GpuLowering {
+  // Whether this lowering handles `node` (its dtypes, attributes, ranks);
+  // a node it does not runs on the host CPU.
+  std::function<bool(const Node&)> supports;
+  std::function<GpuLaunch(const Node&)> launch;
+  // Emits the body. Must leave the builder in a block without a terminator;
+  // emitGpuKernel adds `ret void`.
+  std::function<void(GpuKernelBuilder&)> emit;
+};
+
+// The lowering for an op name, nullptr when it has none.
+const GpuLowering* findGpuLowering(std::string_view op);
+// findGpuLowering(node.op) and its supports(node).
+bool hasGpuLowering(const Node& node);
+
+// Creates the kernel `symbol` in `module` (whose triple is nvptx64-nvidia-cuda)
+// and calls the node's lowering.
+llvm::Function* emitGpuKernel(const Node& node, llvm::Module& module, const std::string& symbol);
+
+// One SM target: from targets/gpu/NAME.json.
+struct SmTarget {
+  uint32_t sm = 0;           // 90 for sm_90
+  std::string variant;       // "", "a" or "f"
+  uint32_t ptx_isa = 0;      // 78 for PTX 7.8: at least what the SM needs
+  std::string name() const;  // "sm_90a"
+};
+
+// A fresh module for GPU kernels: nvptx64-nvidia-cuda, NVPTX's data layout.
+std::unique_ptr<llvm::Module> createGpuModule(const std::string& name, llvm::LLVMContext& context);
+
+// LLVM's NVPTX TargetMachine for `target` (CPU "sm_XY[a]", feature +ptxNN).
+std::unique_ptr<llvm::TargetMachine> createGpuTargetMachine(const SmTarget& target);
+
+// Optimizes a copy of `module` (O3) and prints it as PTX for `target`.
+std::string emitPtx(const llvm::Module& module, const SmTarget& target);
+
+// Assembles `ptx` into a cubin for `target` with the CUDA toolkit's ptxas
+// (--warn-on-spills; -arch=sm_XY[a]). Throws CompileError with ptxas's
+// message when it refuses (e.g. an SM this toolkit does not know) or warns of
+// spills. `ptxas_path` empty: ptxasPath().
+std::vector<uint8_t> runPtxas(const std::string& ptx, const SmTarget& target,
+                              const std::string& ptxas_path = "");
+
+// $NANOC_PTXAS when set, else the ptxas CMake found at configure time
+// (NANOC_PTXAS_PATH), else "ptxas" on PATH; empty when none is found.
+std::string ptxasPath();
+
+}  // namespace nanoc::gpu

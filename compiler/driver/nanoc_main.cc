@@ -24,11 +24,13 @@
 #include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/codegen/cpu/target_profiles.h"
+#include "compiler/codegen/gpu/gpu_lowering.h"
 #include "compiler/driver/progress.h"
 #include "compiler/emit/compile.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/ir/error.h"
 #include "compiler/ir/text.h"
+#include "compiler/passes/gpu_placement.h"
 #include "compiler/passes/pipeline.h"
 #include "nanort/nanort.h"
 
@@ -54,7 +56,16 @@ options:
                      the portable x86-64-v3, armv8-a or rv64gc; several,
                      comma-separated (x86-64-v3,x86-64-v4), build one artifact
                      with the kernels of each, and nanort runs the best one
-                     the CPU supports
+                     the CPU supports. A GPU profile, sm_75 ... sm_120 (a
+                     list: sm_80,sm_90; sm_90a for Hopper's own instructions),
+                     offloads what has a GPU kernel to an NVIDIA GPU: a cubin
+                     per SM (the CUDA toolkit's ptxas) and PTX for the lowest,
+                     all inside the program; the rest runs on the profile's
+                     host CPU (--host), and nanort loads the CUDA driver at
+                     run time
+  --host NAME        the host CPU of a GPU target (default: the first GPU
+                     profile's, e.g. cortex-a78 for sm_87): host or a CPU
+                     profile
   --list-targets     list the named target profiles and exit
   --targets-dir DIR  where the profiles are (default: $NANOC_TARGETS_DIR, else
                      ../share/nanort/targets beside nanoc's executable)
@@ -63,7 +74,8 @@ options:
   --features LIST    comma-separated LLVM features, +f or -f, on top of the CPU's
   --emit KIND        what to produce: files (default), or print to stdout one of
                      ir (the IR after optimization), plan (the arena plan),
-                     llvm (the optimized LLVM IR), asm (the assembly)
+                     llvm (the optimized LLVM IR), asm (the assembly),
+                     ptx (a GPU target's PTX, per SM)
   --input-shape NAME=D0,D1,...
                      the dims of ONNX graph input NAME (repeatable): fixes its
                      symbolic and unknown dims; its rank and static dims must
@@ -225,6 +237,33 @@ void noteHostTarget(const nanoc::cpu::CpuTarget& host) {
                  portable.c_str());
 }
 
+// A GPU profile named by `name` ("sm_90", or "sm_90a" / "sm_100f" for the
+// profile sm_90 / sm_100 with its "a" or "f" variant); nullopt for a name no
+// GPU profile has.
+std::optional<nanoc::gpu::SmTarget> gpuTarget(const std::string& name, const std::string& dir,
+                                              std::vector<nanoc::cpu::TargetProfile>* used) {
+  if (name.rfind("sm_", 0) != 0) return std::nullopt;
+  std::string base = name, variant;
+  if (!name.empty() && (name.back() == 'a' || name.back() == 'f')) {
+    base = name.substr(0, name.size() - 1);
+    variant = name.substr(name.size() - 1);
+  }
+  std::string known;
+  for (const nanoc::cpu::TargetProfile& p : nanoc::cpu::loadTargetProfiles(dir)) {
+    if (p.kind != "gpu") continue;
+    known += (known.empty() ? "" : ", ") + p.name;
+    if (p.name != base) continue;
+    used->push_back(p);
+    nanoc::gpu::SmTarget t;
+    t.sm = p.sm;
+    t.variant = variant;
+    t.ptx_isa = p.ptx_isa;
+    return t;
+  }
+  throw nanoc::CompileError("unknown GPU --target '" + name + "'; known: " + known +
+                            " (an 'a' or 'f' suffix selects the SM's variant)");
+}
+
 nanoc::cpu::CpuTarget profileTarget(const std::string& name, const std::string& dir,
                                     std::vector<nanoc::cpu::TargetProfile>* used) {
   std::string known;
@@ -232,10 +271,7 @@ nanoc::cpu::CpuTarget profileTarget(const std::string& name, const std::string& 
     if (p.name == name) {
       used->push_back(p);
       if (p.kind == "gpu")
-        throw nanoc::CompileError("--target " + name +
-                                  " is a GPU target: GPU offload is not implemented yet; "
-                                  "compile for its host CPU with --triple " +
-                                  p.triple + " --cpu " + p.cpu);
+        throw nanoc::CompileError("--host " + name + " is a GPU target, not a CPU");
       return nanoc::cpu::cpuTargetOf(p);
     }
     known += (known.empty() ? "" : ", ") + p.name;
@@ -260,7 +296,8 @@ std::chrono::milliseconds progressDelay() {
 // `progress` is made once the options are parsed; main erases its line
 // before an error message.
 int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
-  std::string model, name, out_dir = ".", target = "host", triple, cpu, features, emit = "files";
+  std::string model, name, out_dir = ".", target = "host", triple, cpu, features, emit = "files",
+                           host;
   std::string targets_dir = nanoc::cpu::defaultTargetsDir();
   bool fold = true, list_targets = false, memory_check = true, conv_gemm = true, fuse = true,
        winograd = true, nchwc = true, nchwc_always = false;
@@ -295,6 +332,8 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
       out_dir = value(arg == "-o" ? "-o" : "--output");
     else if (is("--target"))
       target = value("--target");
+    else if (is("--host"))
+      host = value("--host");
     else if (is("--triple"))
       triple = value("--triple");
     else if (is("--cpu"))
@@ -341,8 +380,10 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
     return 0;
   }
   if (model.empty()) throw nanoc::CompileError("no model given (see nanoc --help)");
-  if (emit != "files" && emit != "ir" && emit != "plan" && emit != "llvm" && emit != "asm")
-    throw nanoc::CompileError("--emit must be files, ir, plan, llvm or asm, not '" + emit + "'");
+  if (emit != "files" && emit != "ir" && emit != "plan" && emit != "llvm" && emit != "asm" &&
+      emit != "ptx")
+    throw nanoc::CompileError("--emit must be files, ir, plan, llvm, asm or ptx, not '" + emit +
+                              "'");
   if (name.empty()) {
     name = std::filesystem::path(model).stem().string();
     for (char& c : name)
@@ -354,24 +395,49 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   std::vector<nanoc::cpu::CpuTarget> targets;
   size_t host_index = SIZE_MAX;                     // which of `targets` is "host", if one is
   std::vector<nanoc::cpu::TargetProfile> profiles;  // the named ones among them
+  std::vector<nanoc::gpu::SmTarget> gpu_targets;    // --target sm_XY,...
+  std::vector<nanoc::cpu::TargetProfile> gpu_profiles;
   if (!triple.empty()) {
     targets.push_back(nanoc::cpu::makeTarget(triple, cpu.empty() ? "generic" : cpu, features));
   } else if (!cpu.empty() || !features.empty()) {
     throw nanoc::CompileError("--cpu and --features need --triple");
   } else {
-    // "x86-64-v3,x86-64-v4": one artifact with the kernels of each.
+    // "x86-64-v3,x86-64-v4": one artifact with the kernels of each;
+    // "sm_80,sm_90": one with a cubin for each.
     std::string rest = target;
+    std::vector<std::string> cpu_names;
     while (true) {
       size_t comma = rest.find(',');
       std::string one = rest.substr(0, comma);
       if (one.empty()) throw nanoc::CompileError("--target '" + target + "' has an empty entry");
-      targets.push_back(one == "host" ? nanoc::cpu::hostTarget()
-                                      : profileTarget(one, targets_dir, &profiles));
-      if (one == "host") host_index = targets.size() - 1;
+      if (std::optional<nanoc::gpu::SmTarget> sm = gpuTarget(one, targets_dir, &gpu_profiles))
+        gpu_targets.push_back(*sm);
+      else
+        cpu_names.push_back(one);
       if (comma == std::string::npos) break;
       rest = rest.substr(comma + 1);
     }
+    if (!gpu_targets.empty() && !cpu_names.empty())
+      throw nanoc::CompileError("--target '" + target +
+                                "' mixes GPU and CPU targets: name the GPU's host CPU with --host");
+    if (!gpu_targets.empty()) {
+      if (host.empty()) {
+        targets.push_back(nanoc::cpu::cpuTargetOf(gpu_profiles[0]));
+      } else {
+        cpu_names.push_back(host);
+      }
+    } else if (!host.empty()) {
+      throw nanoc::CompileError("--host names a GPU target's host CPU; --target '" + target +
+                                "' has no GPU target");
+    }
+    for (const std::string& one : cpu_names) {
+      targets.push_back(one == "host" ? nanoc::cpu::hostTarget()
+                                      : profileTarget(one, targets_dir, &profiles));
+      if (one == "host") host_index = targets.size() - 1;
+    }
   }
+  if (!gpu_targets.empty() && !triple.empty())
+    throw nanoc::CompileError("--triple cannot describe a GPU target's host; use --host");
 
   progress = std::make_unique<nanoc::Progress>(nanoc::Progress::modeFor(stderr, show_progress),
                                                stderr, progressDelay());
@@ -397,8 +463,18 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   pipeline.winograd = winograd;
   pipeline.nchwc_block = nchwc ? nanoc::cpu::nchwcBlock(targets) : 0;
   pipeline.nchwc_always = nchwc_always;
+  if (!gpu_targets.empty()) {
+    // The GPU kernels take plain ops: no CPU layouts, no epilogues folded
+    // into products (the host's Convs still run on patches).
+    pipeline.nchwc_block = 0;
+    pipeline.fuse_epilogues = false;
+  }
   progress->stage("passes");
   nanoc::runPipeline(*graph, pipeline);
+  if (!gpu_targets.empty()) {
+    nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering);
+    nanoc::verifyGraph(*graph);
+  }
   if (emit == "ir") {
     progress->finish();
     std::fputs(nanoc::printGraph(*graph).c_str(), stdout);
@@ -406,6 +482,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   }
 
   nanoc::CompileOptions options{name, targets};
+  options.gpu_targets = gpu_targets;
   options.progress = [&](const char* stage, size_t done, size_t total, const char* unit) {
     progress->count(stage, done, total, unit);
   };
@@ -422,6 +499,13 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   if (emit == "llvm") {
     progress->finish();
     llvm::outs() << *compiled.module;
+    if (compiled.gpu_module) llvm::outs() << *compiled.gpu_module;
+    return 0;
+  }
+  if (emit == "ptx") {
+    progress->finish();
+    if (compiled.ptx.empty()) throw nanoc::CompileError("--emit=ptx needs a GPU --target (sm_XY)");
+    for (const std::string& ptx : compiled.ptx) std::fputs(ptx.c_str(), stdout);
     return 0;
   }
   if (emit == "asm") {

@@ -132,6 +132,11 @@ std::string emitCHeader(const std::string& name, const Graph& graph, const Arena
   os << "/* Bytes of arena a session needs, and its alignment. */\n";
   os << "#define " << up << "_ARENA_SIZE " << plan.sessionArenaSize() << "u\n";
   os << "#define " << up << "_ARENA_ALIGNMENT " << ArenaPlan::kAlignment << "u\n\n";
+  if (plan.device_arena_size != 0) {
+    os << "/* GPU memory a session allocates once (nanort's one cuMemAlloc at session\n"
+       << " * creation): the device arena; the constants its GPU kernels read come on top. */\n";
+    os << "#define " << up << "_DEVICE_ARENA_SIZE " << plan.device_arena_size << "u\n\n";
+  }
   os << "#define " << up << "_NUM_INPUTS " << graph.inputs.size() << "u\n";
   os << "#define " << up << "_NUM_OUTPUTS " << graph.outputs.size() << "u\n\n";
   for (size_t i = 0; i < graph.inputs.size(); ++i)

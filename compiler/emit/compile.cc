@@ -5,13 +5,86 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/emit/c_header.h"
 #include "compiler/emit/model_object.h"
 #include "compiler/emit/program_builder.h"
 #include "compiler/ir/error.h"
+#include "compiler/passes/gpu_placement.h"
 
 namespace nanoc {
+
+namespace {
+
+// "nanoc.Elementwise" -> "nanoc_Elementwise": kernel names are C identifiers.
+std::string identifier(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+// The GPU nodes' kernels in one NVPTX module, compiled for every SM target
+// (a cubin each) and as PTX for the lowest SM, which later GPUs' drivers
+// compile: the program's GPU module.
+GpuSpec compileGpuKernels(const std::vector<const Node*>& nodes, const CompileOptions& options,
+                          CompiledModel& out) {
+  GpuSpec spec;
+  out.gpu_module = gpu::createGpuModule(options.name + "_gpu", *out.context);
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const Node& node = *nodes[k];
+    GpuKernelSpec kernel;
+    kernel.name = options.name + "_g" + std::to_string(k) + "_" + identifier(node.op);
+    gpu::emitGpuKernel(node, *out.gpu_module, kernel.name);
+    const gpu::GpuLaunch launch = gpu::findGpuLowering(node.op)->launch(node);
+    for (int d = 0; d < 3; ++d) {
+      kernel.grid[d] = launch.grid[d];
+      kernel.block[d] = launch.block[d];
+    }
+    kernel.shared_bytes = launch.shared_bytes;
+    for (const Value* in : node.inputs)
+      if (in) kernel.arg_bytes.push_back(out.plan.at(in).size);
+    for (const Value* o : node.outputs) kernel.arg_bytes.push_back(out.plan.at(o).size);
+    kernel.num_outputs = static_cast<uint32_t>(node.outputs.size());
+    spec.kernels.push_back(std::move(kernel));
+  }
+  std::string errors;
+  llvm::raw_string_ostream es(errors);
+  if (llvm::verifyModule(*out.gpu_module, &es))
+    throw CompileError("internal error: generated GPU LLVM IR is invalid:\n" + errors);
+  // The lowest SM first: its PTX is the forward-compatible image.
+  std::vector<gpu::SmTarget> targets = options.gpu_targets;
+  std::stable_sort(targets.begin(), targets.end(),
+                   [](const gpu::SmTarget& a, const gpu::SmTarget& b) { return a.sm < b.sm; });
+  spec.sm = options.gpu_targets[0].sm;
+  spec.ptx_isa = options.gpu_targets[0].ptx_isa;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const gpu::SmTarget& t = targets[i];
+    if (options.progress) options.progress("GPU code", i, targets.size(), "SM targets");
+    std::string ptx = gpu::emitPtx(*out.gpu_module, t);
+    GpuImageSpec cubin;
+    cubin.sm = t.sm;
+    cubin.variant = t.variant;
+    cubin.ptx_isa = t.ptx_isa;
+    cubin.data = gpu::runPtxas(ptx, t, options.ptxas);
+    spec.images.push_back(std::move(cubin));
+    if (i == 0 && t.variant.empty()) {
+      GpuImageSpec text;
+      text.ptx = true;
+      text.sm = t.sm;
+      text.ptx_isa = t.ptx_isa;
+      text.data.assign(ptx.begin(), ptx.end());
+      spec.images.push_back(std::move(text));
+    }
+    out.ptx.push_back(std::move(ptx));
+  }
+  if (options.progress) options.progress("GPU code", targets.size(), targets.size(), "SM targets");
+  return spec;
+}
+
+}  // namespace
 
 CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
   if (options.targets.empty()) throw CompileError("no target to compile for");
@@ -37,12 +110,28 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
   spec.model_name = options.name;
   spec.targets = options.targets;
   // Which nodes run as kernels, in order; copies and views need none.
-  std::vector<const Node*> kernel_nodes;
+  std::vector<const Node*> kernel_nodes, gpu_nodes;
   for (const auto& node : graph.nodes) {
     if (out.plan.isAlias(node.get())) continue;
     ThunkSpec thunk;
     thunk.node = node.get();
-    if (node->op == "Reshape" || node->op == "Identity" || node->op == "BitCast") {
+    const bool copy_op = node->op == "Reshape" || node->op == "Identity" || node->op == "BitCast";
+    if (node->op == "nanoc.ToDevice" || node->op == "nanoc.ToHost" ||
+        (copy_op && isGpuNode(*node))) {
+      if (options.gpu_targets.empty())
+        throw CompileError("node '" + node->name + "' (" + node->op +
+                           ") moves data to or on a GPU, but no GPU target was given");
+      thunk.kind = ThunkSpec::Kind::GpuCopy;
+    } else if (isGpuNode(*node)) {
+      if (options.gpu_targets.empty())
+        throw CompileError("node '" + node->name + "' (" + node->op +
+                           ") is placed on a GPU, but no GPU target was given");
+      if (!gpu::hasGpuLowering(*node))
+        throw CompileError("node '" + node->name + "' (" + node->op + "): no GPU lowering");
+      thunk.kind = ThunkSpec::Kind::GpuLaunch;
+      thunk.kernel = static_cast<uint32_t>(gpu_nodes.size());
+      gpu_nodes.push_back(node.get());
+    } else if (copy_op) {
       thunk.kind = ThunkSpec::Kind::Copy;
     } else {
       const cpu::Lowering* lowering = cpu::findLowering(node->op);
@@ -102,6 +191,7 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
     out.plan.scratch_size = std::max(out.plan.scratch_size, (s.scratch_bytes + 63) / 64 * 64);
     signatures.push_back(std::move(s));
   }
+  if (!options.gpu_targets.empty()) spec.gpu = compileGpuKernels(gpu_nodes, options, out);
   out.program = buildProgram(graph, out.plan, spec);
   addModelDefinition(*out.module, options.name, out.program, out.plan.constants, kernels,
                      signatures);

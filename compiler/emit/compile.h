@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/codegen/cpu/target.h"
+#include "compiler/codegen/gpu/gpu_lowering.h"
 #include "compiler/ir/graph.h"
 #include "compiler/plan/arena_plan.h"
 
@@ -31,6 +32,13 @@ struct CompileOptions {
   // optimizer (cpu::optimizeModule). Only observes: the artifact is the same
   // with or without it.
   std::function<void(const char* stage, size_t done, size_t total, const char* unit)> progress;
+  // GPU offload (nanoc --target sm_XY,...): the nodes placeOnGpu marked are
+  // compiled for each of these SMs (a cubin each, with ptxas), plus PTX for
+  // the lowest, which newer GPUs' drivers compile; `targets` is then the host
+  // CPU. Empty: a CPU program.
+  std::vector<gpu::SmTarget> gpu_targets;
+  // ptxas to run; empty: gpu::ptxasPath().
+  std::string ptxas;
 };
 
 struct CompiledModel {
@@ -42,6 +50,10 @@ struct CompiledModel {
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> module;
   std::unique_ptr<llvm::TargetMachine> machine;
+  // GPU programs: the kernels' module (before optimization) and the PTX of
+  // each SM target, in gpu_targets' order (nanoc --emit=ptx prints them).
+  std::unique_ptr<llvm::Module> gpu_module;
+  std::vector<std::string> ptx;
 };
 
 // `graph` has been through runPipeline. Throws CompileError naming the node

@@ -17,8 +17,10 @@ std::vector<uint8_t> buildProgram(const Graph& graph, const ArenaPlan& plan,
   using Key = std::tuple<uint8_t, uint32_t, uint64_t, uint64_t>;
   std::map<Key, uint32_t> buffer_index;
   std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
-  auto bufferOf = [&](const Value* v) {
-    const BufferSlice& s = plan.at(v);
+  // A GPU thunk reads a constant as uploaded to the device (DeviceConstant).
+  auto bufferOf = [&](const Value* v, bool on_gpu = false) {
+    BufferSlice s = plan.at(v);
+    if (on_gpu && s.kind == BufferKind::Constant) s.kind = BufferKind::DeviceConstant;
     Key key{static_cast<uint8_t>(s.kind), s.index, s.offset, s.size};
     auto [it, inserted] = buffer_index.emplace(key, static_cast<uint32_t>(buffers.size()));
     if (inserted)
@@ -46,6 +48,23 @@ std::vector<uint8_t> buildProgram(const Graph& graph, const ArenaPlan& plan,
       kind_type = fb::ThunkKind::CopyThunk;
       kind = fb::CreateCopyThunk(b, bufferOf(node.inputs[0]), bufferOf(node.outputs[0]),
                                  node.outputs[0]->type.bytes())
+                 .Union();
+    } else if (t.kind == ThunkSpec::Kind::GpuCopy) {
+      // The source as its reader sees it: a constant copied on the GPU is
+      // the uploaded one.
+      const bool device_source = plan.at(node.outputs[0]).kind == BufferKind::Device;
+      kind_type = fb::ThunkKind::GpuCopyThunk;
+      kind = fb::CreateGpuCopyThunk(b, bufferOf(node.inputs[0], device_source),
+                                    bufferOf(node.outputs[0]), node.outputs[0]->type.bytes())
+                 .Union();
+    } else if (t.kind == ThunkSpec::Kind::GpuLaunch) {
+      std::vector<uint32_t> args;
+      for (const Value* in : node.inputs)
+        if (in) args.push_back(bufferOf(in, true));
+      for (const Value* out : node.outputs) args.push_back(bufferOf(out, true));
+      kind_type = fb::ThunkKind::GpuLaunchThunk;
+      kind = fb::CreateGpuLaunchThunkDirect(b, t.kernel, &args,
+                                            static_cast<uint32_t>(node.outputs.size()))
                  .Union();
     } else {
       std::vector<uint32_t> args;
@@ -75,10 +94,31 @@ std::vector<uint8_t> buildProgram(const Graph& graph, const ArenaPlan& plan,
   };
   std::vector<flatbuffers::Offset<fb::Target>> variants;
   for (const cpu::CpuTarget& t : spec.targets) variants.push_back(targetRecord(t));
+  flatbuffers::Offset<fb::GpuModule> gpu;
+  flatbuffers::Offset<fb::Target> gpu_target;
+  if (spec.gpu) {
+    std::vector<flatbuffers::Offset<fb::GpuImage>> images;
+    for (const GpuImageSpec& image : spec.gpu->images)
+      images.push_back(fb::CreateGpuImageDirect(
+          b, image.ptx ? fb::GpuImageFormat::Ptx : fb::GpuImageFormat::Cubin, image.sm,
+          image.variant.c_str(), image.ptx_isa, &image.data));
+    std::vector<flatbuffers::Offset<fb::GpuKernel>> gpu_kernels;
+    for (const GpuKernelSpec& k : spec.gpu->kernels) {
+      std::vector<uint32_t> grid(k.grid, k.grid + 3), block(k.block, k.block + 3);
+      gpu_kernels.push_back(fb::CreateGpuKernelDirect(
+          b, k.name.c_str(), &k.arg_bytes, k.num_outputs, &grid, &block, k.shared_bytes));
+    }
+    gpu = fb::CreateGpuModuleDirect(b, &images, &gpu_kernels, plan.device_arena_size,
+                                    ArenaPlan::kDeviceAlignment);
+    gpu_target = fb::CreateTarget(b, fb::DeviceKind::CudaGpu, b.CreateString("nvptx64-nvidia-cuda"),
+                                  b.CreateString("sm_" + std::to_string(spec.gpu->sm)), 0, 0,
+                                  spec.gpu->sm, spec.gpu->ptx_isa);
+  }
   auto program = fb::CreateProgramDirect(
       b, NANORT_FORMAT_MAJOR, NANORT_FORMAT_MINOR, NANORT_KERNEL_ABI_VERSION,
       spec.model_name.c_str(), variants.at(0), &buffers, &kernels, &entries, plan.arena_size,
-      ArenaPlan::kAlignment, plan.constants_size, variants.size() > 1 ? &variants : nullptr);
+      ArenaPlan::kAlignment, plan.constants_size, variants.size() > 1 ? &variants : nullptr, gpu,
+      gpu_target);
   fb::FinishProgramBuffer(b, program);
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }

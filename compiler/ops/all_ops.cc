@@ -38,6 +38,7 @@ std::vector<OpSchema> winogradSchemas();          // winograd.cc
 std::vector<OpSchema> fusedElementwiseSchemas();  // fused_elementwise.cc
 std::vector<OpSchema> nchwcSchemas();             // nchwc.cc
 std::vector<OpSchema> nchwcPoolSchemas();         // nchwc_pool.cc
+std::vector<OpSchema> deviceCopySchemas();        // device_copy.cc
 
 namespace {
 
@@ -58,7 +59,7 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
     for (std::vector<OpSchema> (*family)() :
          {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas,
           quantizationSchemas, samplingSchemas, convGemmSchemas, winogradSchemas,
-          fusedElementwiseSchemas, nchwcSchemas, nchwcPoolSchemas})
+          fusedElementwiseSchemas, nchwcSchemas, nchwcPoolSchemas, deviceCopySchemas})
       for (OpSchema& schema : family()) {
         std::string name = schema.name;
         t.emplace(std::move(name), std::move(schema));

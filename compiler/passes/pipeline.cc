@@ -28,7 +28,7 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
   convToGemm(graph, options.conv_gemm_panel, options.winograd);
   if (options.fuse) {
     fuseLayerNorms(graph);
-    fuseEpilogues(graph);
+    if (options.fuse_epilogues) fuseEpilogues(graph);
     fuseChannelScales(graph);
     fuseElementwiseChains(graph);
   }

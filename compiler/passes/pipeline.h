@@ -31,6 +31,10 @@ struct PipelineOptions {
   // (fuse_channel_scale.h); chains of elementwise ops into one node
   // (fuse_elementwise.h).
   bool fuse = true;
+  // With fuse: fold activations and residual Adds into the product before
+  // them (fuse_epilogue.h). Off for GPU targets, whose kernels take the
+  // plain ops.
+  bool fuse_epilogues = true;
 };
 
 // Shape inference, constant folding (with BatchNormalization into Conv),

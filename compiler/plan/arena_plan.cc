@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "compiler/ir/error.h"
+#include "compiler/passes/gpu_placement.h"
 
 namespace nanoc {
 namespace {
@@ -28,6 +29,10 @@ const char* kindName(BufferKind kind) {
       return "output";
     case BufferKind::Arena:
       return "arena";
+    case BufferKind::Device:
+      return "device";
+    case BufferKind::DeviceConstant:
+      return "device-constant";
   }
   return "?";
 }
@@ -136,7 +141,8 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
     for (const Value* in : node->inputs) {
       if (!ok) break;
       ok = in && in->producer && !in->isConstant() && !graph_outputs.count(in) && !root.count(in) &&
-           !part.count(in) && uses[in] == 1 && in->producer->op != "Concat" && delta % kAlign == 0;
+           !part.count(in) && uses[in] == 1 && in->producer->op != "Concat" &&
+           delta % kAlign == 0 && isDeviceValue(in) == isGpuNode(*node);
       for (const auto& [seen, at] : parts) ok = ok && seen != in;
       if (!ok) break;
       parts.emplace_back(in, delta);
@@ -176,10 +182,24 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
       if (it != range_of.end()) ranges[it->second].last = static_cast<int>(n);
     }
   }
-  std::vector<uint64_t> offsets = planner.place(ranges, kAlign);
-  for (size_t i = 0; i < arena_values.size(); ++i) {
-    plan.slices[arena_values[i]] = {BufferKind::Arena, 0, offsets[i], ranges[i].size, kAlign};
-    plan.arena_size = std::max(plan.arena_size, offsets[i] + ranges[i].size);
+  // Host and device values are placed apart, each side in its own arena.
+  for (const bool device : {false, true}) {
+    std::vector<size_t> side;
+    std::vector<LiveRange> side_ranges;
+    for (size_t i = 0; i < arena_values.size(); ++i)
+      if (isDeviceValue(arena_values[i]) == device) {
+        side.push_back(i);
+        side_ranges.push_back(ranges[i]);
+      }
+    const uint32_t alignment = device ? ArenaPlan::kDeviceAlignment : kAlign;
+    std::vector<uint64_t> offsets = planner.place(side_ranges, alignment);
+    uint64_t& size = device ? plan.device_arena_size : plan.arena_size;
+    for (size_t j = 0; j < side.size(); ++j) {
+      const size_t i = side[j];
+      plan.slices[arena_values[i]] = {device ? BufferKind::Device : BufferKind::Arena, 0,
+                                      offsets[j], ranges[i].size, alignment};
+      size = std::max(size, offsets[j] + ranges[i].size);
+    }
   }
   for (const auto& [in, whole] : part) {
     BufferSlice slice = plan.at(whole.first);
@@ -197,6 +217,7 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
 std::string printPlan(const Graph& graph, const ArenaPlan& plan) {
   std::ostringstream os;
   os << "arena " << plan.arena_size << " bytes, constants " << plan.constants_size << " bytes\n";
+  if (plan.device_arena_size != 0) os << "device arena " << plan.device_arena_size << " bytes\n";
   if (plan.scratch_size != 0)
     os << "scratch " << plan.scratch_size << " bytes per thread (the calling thread's at ["
        << plan.sessionArenaSize() - plan.scratch_size << ", " << plan.sessionArenaSize()
@@ -205,7 +226,8 @@ std::string printPlan(const Graph& graph, const ArenaPlan& plan) {
     const BufferSlice& s = plan.at(v);
     os << "  %" << v->name << " " << kindName(s.kind);
     if (s.kind == BufferKind::Input || s.kind == BufferKind::Output) os << " " << s.index;
-    if (s.kind == BufferKind::Constant || s.kind == BufferKind::Arena)
+    if (s.kind == BufferKind::Constant || s.kind == BufferKind::Arena ||
+        s.kind == BufferKind::Device)
       os << " [" << s.offset << ", " << s.offset + s.size << ")";
     os << " " << v->type.str() << "\n";
   };

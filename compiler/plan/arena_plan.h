@@ -16,8 +16,17 @@
 
 namespace nanoc {
 
-// Same numbering as schema/program.fbs BufferKind.
-enum class BufferKind : uint8_t { Constant = 0, Input = 1, Output = 2, Arena = 3 };
+// Same numbering as schema/program.fbs BufferKind. The plan gives values
+// made on the GPU (passes/gpu_placement.h) Device slices; DeviceConstant is
+// how a GPU thunk names a Constant slice (program_builder.cc), never a plan's.
+enum class BufferKind : uint8_t {
+  Constant = 0,
+  Input = 1,
+  Output = 2,
+  Arena = 3,
+  Device = 4,
+  DeviceConstant = 5
+};
 
 struct BufferSlice {
   BufferKind kind = BufferKind::Arena;
@@ -65,6 +74,10 @@ struct ArenaPlan {
   uint64_t sessionArenaSize() const {
     return scratch_size == 0 ? arena_size : (arena_size + 63) / 64 * 64 + scratch_size;
   }
+  // The session's device arena (GPU programs): values made on the GPU,
+  // placed as the host arena's are, at 256-byte alignment (the driver's).
+  static constexpr uint32_t kDeviceAlignment = 256;
+  uint64_t device_arena_size = 0;
   uint64_t constants_size = 0;     // bytes of the constants blob
   std::vector<uint8_t> constants;  // the blob: every constant at its slice
   // Every value that a thunk or the entry signature refers to.

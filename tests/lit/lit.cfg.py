@@ -11,3 +11,10 @@ config.substitutions.append(("%nanoc", config.nanoc))
 config.substitutions.append(("%nanort-inspect", config.nanort_inspect))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%python", config.python))
+
+# GPU tests (REQUIRES: ptxas) run where the CUDA toolkit's ptxas is.
+import shutil
+
+if os.environ.get("NANOC_PTXAS") or shutil.which("ptxas") or os.path.exists(
+        "/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")

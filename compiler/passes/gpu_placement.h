@@ -1,0 +1,38 @@
+// GPU placement (nanoc --target sm_XY): decides which nodes run on the GPU
+// and inserts the copies across the host/GPU boundary.
+//
+// A node runs on the GPU when `on_gpu` says it can (its op has a GPU lowering
+// that supports it) and it is worth it: a root (MatMul, Gemm, a
+// normalization, anything not elementwise) always, an elementwise node or a
+// view (Reshape, Identity, BitCast) only when one of its non-constant
+// operands is already on the GPU, so that a host-side chain does not go to
+// the GPU and back for one cheap op. GPU nodes carry the attribute
+// `device = "gpu"`.
+//
+// Then every value read on the other side from where it is made gets one
+// copy node, placed right before its first reader there: nanoc.ToDevice
+// (itself marked `device = "gpu"`: its result lives on the GPU) or
+// nanoc.ToHost. A graph output made on the GPU is renamed `NAME_gpu` and a
+// ToHost writes the model's output. Constants need no copy: the runtime
+// uploads the ones GPU nodes read once per session.
+#pragma once
+
+#include <functional>
+
+#include "compiler/ir/graph.h"
+
+namespace nanoc {
+
+// The attribute's key and value.
+inline constexpr const char* kDeviceAttribute = "device";
+inline constexpr const char* kGpuDevice = "gpu";
+
+// Whether node runs on the GPU (after placeOnGpu).
+bool isGpuNode(const Node& node);
+// Whether value lives in GPU memory: made by a GPU node.
+bool isDeviceValue(const Value* value);
+
+// Returns the number of nodes placed on the GPU (copies not counted).
+size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu);
+
+}  // namespace nanoc

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""One GPU suite case through the SIMT emulator, against ONNX Runtime.
+
+The case's model (tests/e2e/models.py) runs as nanoc --target sm_XY compiles
+it, its GPU kernels' LLVM IR executed by gpu-simt-run's emulator, on fresh
+random inputs; every output must match ONNX Runtime within run_e2e.py's
+tolerance (normwise relative error <= 1e-5 for f32, exact otherwise).
+
+    run_simt.py CASE --simt PATH --work DIR [--seed N]
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+import models  # noqa: E402
+import run_e2e  # noqa: E402
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("case")
+    p.add_argument("--simt", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--seed", type=int)
+    args = p.parse_args()
+    case = models.get_case(args.case)
+    work = os.path.join(os.path.abspath(args.work), case.name)
+    out = os.path.join(work, "outputs")
+    os.makedirs(out, exist_ok=True)
+    for f in os.listdir(out):
+        os.remove(os.path.join(out, f))
+    m = case.build()
+    path = os.path.join(work, case.name + ".onnx")
+    onnx.save(m, path)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(8), "little")
+    print(f"case {case.name}: seed {seed}")
+    feeds = run_e2e.make_inputs(case, m, seed)
+    ref = run_e2e.run_reference(path, feeds)
+    cmd = [args.simt, path, "--output-dir", out]
+    for k, v in feeds.items():
+        f = os.path.join(work, "in_" + run_e2e.file_safe(k) + ".npy")
+        np.save(f, v)
+        cmd += ["--input", f"{k}={f}"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=500)
+    print(r.stdout, end="")
+    print(r.stderr, end="", file=sys.stderr)
+    if r.returncode != 0:
+        print(f"FAIL: gpu-simt-run exited {r.returncode}", file=sys.stderr)
+        return 1
+    if " 0 kernel launches" in r.stdout:
+        print("FAIL: nothing ran on the (emulated) GPU", file=sys.stderr)
+        return 1
+    problems = []
+    for o in m.graph.output:
+        got = np.load(os.path.join(out, run_e2e.file_safe(o.name) + ".npy"))
+        found, _ = run_e2e.compare(o.name, got, ref[o.name])
+        problems += found
+    for problem in problems:
+        print("FAIL:", problem, file=sys.stderr)
+    if problems:
+        print(f"replay: {sys.executable} {os.path.abspath(__file__)} {case.name} --seed {seed} "
+              f"--simt {args.simt} --work {args.work}", file=sys.stderr)
+        return 1
+    print(f"PASS: {case.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

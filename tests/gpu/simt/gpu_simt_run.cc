@@ -1,0 +1,175 @@
+// gpu-simt-run: runs a model as nanoc --target sm_XY compiles it, with its
+// GPU kernels' own LLVM IR executed by the SIMT emulator (simt_emulator.h)
+// and the nodes that stay on the host by their reference implementations
+// (the op table's, which constant folding uses). tests/gpu/run_simt.py
+// compares the outputs with ONNX Runtime.
+//
+//   gpu-simt-run MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR
+//
+// The pipeline is nanoc's for a GPU target (nanoc_main.cc): the host's
+// convolutions on patches, no channel-blocked layout, no epilogues folded
+// into products, then placeOnGpu.
+#include <llvm/IR/LLVMContext.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/gemm_microkernel.h"
+#include "compiler/codegen/cpu/target.h"
+#include "compiler/codegen/gpu/gpu_lowering.h"
+#include "compiler/frontend/onnx/onnx_importer.h"
+#include "compiler/ir/error.h"
+#include "compiler/ir/op_registry.h"
+#include "compiler/ir/text.h"
+#include "compiler/passes/gpu_placement.h"
+#include "compiler/passes/pipeline.h"
+#include "npy.h"
+#include "simt_emulator.h"
+
+namespace {
+
+std::string identifier(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+std::string fileSafe(const std::string& name) {
+  std::string out = name;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') c = '_';
+  return out;
+}
+
+int run(int argc, char** argv) {
+  std::string model, out_dir = ".";
+  std::map<std::string, std::string> inputs;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--input" && i + 1 < argc) {
+      std::string v = argv[++i];
+      size_t eq = v.find('=');
+      if (eq == std::string::npos) throw nanoc::CompileError("--input needs NAME=FILE.npy");
+      inputs[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (arg == "--output-dir" && i + 1 < argc) {
+      out_dir = argv[++i];
+    } else if (model.empty() && arg[0] != '-') {
+      model = arg;
+    } else {
+      throw nanoc::CompileError(
+          "usage: gpu-simt-run MODEL --input NAME=FILE.npy ... "
+          "--output-dir DIR");
+    }
+  }
+  std::unique_ptr<nanoc::Graph> graph =
+      model.size() > 4 && model.substr(model.size() - 4) == ".nir"
+          ? nullptr
+          : nanoc::importOnnxFile(model, nanoc::OnnxImportOptions{});
+  if (!graph) throw nanoc::CompileError("gpu-simt-run takes ONNX models");
+  nanoc::PipelineOptions pipeline;
+  std::vector<nanoc::cpu::CpuTarget> host = {nanoc::cpu::hostTarget()};
+  pipeline.conv_gemm_panel = nanoc::cpu::convGemmPanel(host);
+  pipeline.nchwc_block = 0;
+  pipeline.fuse_epilogues = false;
+  nanoc::runPipeline(*graph, pipeline);
+  const size_t placed = nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering);
+  nanoc::verifyGraph(*graph);
+
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = nanoc::gpu::createGpuModule("simt", context);
+  std::map<const nanoc::Node*, std::string> kernel_of;
+  size_t k = 0;
+  for (const auto& node : graph->nodes) {
+    if (!nanoc::isGpuNode(*node) || node->op == "nanoc.ToDevice" || node->op == "Reshape" ||
+        node->op == "Identity" || node->op == "BitCast")
+      continue;
+    std::string name = "g" + std::to_string(k++) + "_" + identifier(node->op);
+    nanoc::gpu::emitGpuKernel(*node, *module, name);
+    kernel_of[node.get()] = name;
+  }
+  nanoc::simt::Emulator emulator(*module);
+
+  // Every value's bytes: host and device memory are one here.
+  std::map<const nanoc::Value*, std::vector<uint8_t>> memory;
+  for (const nanoc::Value* in : graph->inputs) {
+    auto it = inputs.find(in->name);
+    if (it == inputs.end()) throw nanoc::CompileError("no --input for '" + in->name + "'");
+    nanort::tools::NpyArray array;
+    std::string error;
+    if (!nanort::tools::ReadNpy(it->second, &array, &error))
+      throw nanoc::CompileError(it->second + ": " + error);
+    if (array.data.size() != in->type.bytes())
+      throw nanoc::CompileError("input '" + in->name + "': " + std::to_string(array.data.size()) +
+                                " bytes given, " + in->type.str() + " needed");
+    memory[in] = std::move(array.data);
+  }
+  auto bytesOf = [&](const nanoc::Value* v) -> std::vector<uint8_t>& {
+    if (v->isConstant()) {
+      auto& m = memory[v];
+      if (m.size() != v->data->size()) m = *v->data;
+      return m;
+    }
+    auto it = memory.find(v);
+    if (it == memory.end()) throw nanoc::CompileError("value '" + v->name + "' read before made");
+    return it->second;
+  };
+  size_t launches = 0, host_nodes = 0;
+  for (const auto& node : graph->nodes) {
+    for (const nanoc::Value* o : node->outputs) memory[o].assign(o->type.bytes(), 0xff);
+    auto kernel = kernel_of.find(node.get());
+    if (kernel != kernel_of.end()) {
+      std::vector<void*> args;
+      for (const nanoc::Value* in : node->inputs)
+        if (in) args.push_back(bytesOf(in).data());
+      for (const nanoc::Value* o : node->outputs) args.push_back(memory[o].data());
+      emulator.launch(kernel->second, nanoc::gpu::findGpuLowering(node->op)->launch(*node), args);
+      ++launches;
+      continue;
+    }
+    const nanoc::OpSchema* schema = nanoc::findOp(node->op);
+    if (node->op == "nanoc.ToDevice" || node->op == "nanoc.ToHost" || node->op == "Reshape" ||
+        node->op == "Identity" || node->op == "BitCast") {
+      memory[node->outputs[0]] = bytesOf(node->inputs[0]);
+      continue;
+    }
+    if (!schema || !schema->reference)
+      throw nanoc::CompileError("node '" + node->name + "' (" + node->op +
+                                ") stays on the host and its op has no reference");
+    std::vector<const void*> in;
+    for (const nanoc::Value* v : node->inputs) in.push_back(v ? bytesOf(v).data() : nullptr);
+    std::vector<void*> out;
+    for (const nanoc::Value* o : node->outputs) out.push_back(memory[o].data());
+    schema->reference(*node, in, out);
+    ++host_nodes;
+  }
+  std::filesystem::create_directories(out_dir);
+  for (const nanoc::Value* o : graph->outputs) {
+    nanort::tools::NpyArray array;
+    array.dtype = static_cast<nanort_dtype>(o->type.dtype);
+    array.shape = o->type.dims;
+    array.data = bytesOf(o);
+    std::string error;
+    std::string path = out_dir + "/" + fileSafe(o->name) + ".npy";
+    if (!nanort::tools::WriteNpy(path, array, &error))
+      throw nanoc::CompileError(path + ": " + error);
+  }
+  std::printf("gpu-simt-run: %zu nodes on the GPU, %zu kernel launches emulated, %zu host nodes\n",
+              placed, launches, host_nodes);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu-simt-run: error: %s\n", e.what());
+    return 1;
+  }
+}

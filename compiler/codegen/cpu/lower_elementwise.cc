@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 
+#include "compiler/codegen/cpu/elementwise_scalar.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/codegen/cpu/math_functions.h"
@@ -20,14 +21,6 @@
 #include "compiler/ops/fused_elementwise.h"
 
 namespace nanoc::cpu {
-namespace {
-
-// The output iteration space after collapsing: dims[k], and per operand the
-// element stride of each dim (0 where the operand is broadcast).
-struct BroadcastLayout {
-  std::vector<int64_t> dims;
-  std::vector<std::vector<int64_t>> strides;  // [operand][dim]
-};
 
 BroadcastLayout collapseBroadcast(const Node& node) {
   const std::vector<int64_t>& out = node.outputs[0]->type.dims;
@@ -78,6 +71,8 @@ BroadcastLayout collapseBroadcast(const Node& node) {
   }
   return layout;
 }
+
+namespace {
 
 RowTasks tasksFor(const BroadcastLayout& layout) {
   int64_t rows = 1;
@@ -623,35 +618,51 @@ Lowering makeFusedElementwise() {
   lowering.task_count = broadcastTaskCount;
   lowering.emit = [](KernelBuilder& kb) {
     ElementwiseProgram program = decodeElementwise(kb.node, kb.node.outputs[0]->type);
-    std::vector<ScalarEmitter> steps;
-    for (const ElementwiseProgram::Step& step : program.steps) {
-      auto it = emitters().find(step.op->name);
-      if (it == emitters().end())
+    for (const ElementwiseProgram::Step& step : program.steps)
+      if (!hasElementwiseScalar(step.op->name))
         throw CompileError("node '" + kb.node.name + "': no emitter for " +
                            std::string(step.op->name));
-      steps.push_back(it->second);
-    }
     llvm::IRBuilder<>& b = kb.b;
     emitBroadcastLoops(kb, [&](const std::vector<llvm::Value*>& at, llvm::Value* out_at) {
       std::vector<llvm::Value*> inputs;
       for (size_t x = 0; x < at.size(); ++x) inputs.push_back(loadF32(b, kb.input(x), at[x]));
-      std::vector<llvm::Value*> results;
-      for (size_t s = 0; s < program.steps.size(); ++s) {
-        const ElementwiseProgram::Step& step = program.steps[s];
-        ScalarArgs args{b, *step.node, {}, DType::F32, {}};
-        for (int64_t r : step.operands) {
-          args.in.push_back(DType::F32);
-          args.v.push_back(r >= 0 ? inputs[r] : results[-r - 1]);
-        }
-        results.push_back(steps[s](args));
-      }
-      storeF32(b, results.back(), kb.output(0), out_at);
+      storeF32(b, emitFusedElementwiseScalar(b, kb.node, program, inputs), kb.output(0), out_at);
     });
   };
   return lowering;
 }
 
 }  // namespace
+
+bool hasElementwiseScalar(std::string_view op) { return emitters().count(op) != 0; }
+
+llvm::Value* emitElementwiseScalar(llvm::IRBuilder<>& b, const Node& node,
+                                   const std::vector<DType>& in, DType out,
+                                   const std::vector<llvm::Value*>& operands) {
+  auto it = emitters().find(node.op);
+  if (it == emitters().end())
+    throw CompileError("node '" + node.name + "' (" + node.op + "): no elementwise scalar emitter");
+  ScalarArgs args{b, node, in, out, operands};
+  return it->second(args);
+}
+
+llvm::Value* emitFusedElementwiseScalar(llvm::IRBuilder<>& b, const Node& node,
+                                        const ElementwiseProgram& program,
+                                        const std::vector<llvm::Value*>& inputs) {
+  std::vector<llvm::Value*> results;
+  for (const ElementwiseProgram::Step& step : program.steps) {
+    auto it = emitters().find(step.op->name);
+    if (it == emitters().end())
+      throw CompileError("node '" + node.name + "': no emitter for " + std::string(step.op->name));
+    ScalarArgs args{b, *step.node, {}, DType::F32, {}};
+    for (int64_t r : step.operands) {
+      args.in.push_back(DType::F32);
+      args.v.push_back(r >= 0 ? inputs[r] : results[-r - 1]);
+    }
+    results.push_back(it->second(args));
+  }
+  return results.back();
+}
 
 std::vector<std::pair<std::string, Lowering>> elementwiseTableLowerings() {
   std::vector<std::pair<std::string, Lowering>> lowerings;

@@ -27,6 +27,10 @@ namespace llvm {
 class TargetMachine;
 }
 
+namespace nanoc::cpu {
+struct TargetProfile;
+}
+
 namespace nanoc::gpu {
 
 struct GpuLaunch {
@@ -74,6 +78,11 @@ struct SmTarget {
   std::string name() const;  // "sm_90a"
 };
 
+// The SM target of a GPU profile (targets/gpu/NAME.json: its sm, ptx_isa, and
+// the variant after the digits of its name). Throws CompileError for a CPU
+// profile.
+SmTarget smTargetOf(const cpu::TargetProfile& profile);
+
 // A fresh module for GPU kernels: nvptx64-nvidia-cuda, NVPTX's data layout.
 std::unique_ptr<llvm::Module> createGpuModule(const std::string& name, llvm::LLVMContext& context);
 
@@ -89,6 +98,23 @@ std::string emitPtx(const llvm::Module& module, const SmTarget& target);
 // spills. `ptxas_path` empty: ptxasPath().
 std::vector<uint8_t> runPtxas(const std::string& ptx, const SmTarget& target,
                               const std::string& ptxas_path = "");
+
+// What ptxas -v reported for one kernel.
+struct PtxasKernelInfo {
+  std::string name;
+  uint32_t registers = 0;     // per thread
+  uint32_t shared_bytes = 0;  // static shared memory per block
+  uint32_t stack_bytes = 0;   // local stack frame
+  uint32_t spill_bytes = 0;   // spill stores + loads (runPtxas refuses any)
+};
+struct PtxasResult {
+  std::vector<uint8_t> cubin;
+  std::vector<PtxasKernelInfo> kernels;  // in ptxas's order
+  std::string log;                       // ptxas's own output
+};
+// runPtxas, also giving ptxas -v's resource usage per kernel.
+PtxasResult assemblePtx(const std::string& ptx, const SmTarget& target,
+                        const std::string& ptxas_path = "");
 
 // $NANOC_PTXAS when set, else the ptxas CMake found at configure time
 // (NANOC_PTXAS_PATH), else "ptxas" on PATH; empty when none is found.

@@ -1,0 +1,305 @@
+// MatMul (numpy semantics: 1-D operands promoted, batch dims broadcast) and
+// Gemm (transA, transB, alpha, beta, C broadcast to [M, N]) in exact f32 on
+// the GPU: a shared-memory tiled SIMT GEMM, with the fused bias (MatMul's
+// input 2) and epilogue (ops/epilogue.h: act(y + residual)) in its store.
+//
+// Launch: 256 threads (16 x 16) per 64 x 64 tile of Y, grid (ceil(N / 64),
+// ceil(M / 64), batches). Per step of 16 along K, the block stages A's 64 x 16
+// and B's 16 x 64 slices into shared memory (each thread 4 elements of each,
+// bounds-checked, zeros outside), all threads meet at a barrier, each thread
+// accumulates its 4 x 4 outputs (rows ty + 16 i, columns tx + 16 j) with fma,
+// and all meet again before the next step overwrites the slices. Barriers are
+// never inside a branch: every thread runs every K step. The store is
+// bounds-checked, so any M, N, K (K = 0 gives zeros plus C).
+#include <llvm/IR/Intrinsics.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "compiler/codegen/cpu/epilogue.h"
+#include "compiler/codegen/cpu/loops.h"
+#include "compiler/codegen/gpu/gpu_ir.h"
+#include "compiler/ir/error.h"
+#include "compiler/ops/broadcast.h"
+#include "compiler/ops/epilogue.h"
+#include "compiler/ops/gemm.h"
+
+namespace nanoc::gpu {
+namespace {
+
+constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16, kThreads = 256;
+// Shared rows of 65 floats: the staging stores, 16 rows apart in a warp, fall
+// in different banks.
+constexpr int64_t kPitch = kTileM + 1;
+constexpr int64_t kMaxGridYZ = 65535;
+
+// One product Y[z] (M x N) = op(A[z]) (M x K) * op(B[z]) (K x N) per batch z,
+// with A's element (m, k) at a_base(z) + m * a_sm + k * a_sk and B's (k, n)
+// at b_base(z) + k * b_sk + n * b_sn; Y dense row-major, batches apart.
+struct GemmPlan {
+  int64_t M = 0, N = 0, K = 0;
+  int64_t a_sm = 0, a_sk = 0, b_sk = 0, b_sn = 0;
+  std::vector<int64_t> batch_dims, a_batch_strides, b_batch_strides;
+  int64_t batches = 1;
+  double alpha = 1.0, beta = 0.0;
+  int c_input = -1;  // Gemm's C
+  int64_t c_sm = 0, c_sn = 0;
+  int bias_input = -1;  // MatMul's fused bias, bias[n]
+  EpilogueSpec epilogue;
+  int residual_input = -1;
+};
+
+GemmPlan matmulPlan(const Node& node) {
+  if (node.outputs.size() != 1 || !node.inputs[0] || !node.inputs[1])
+    throw CompileError("node '" + node.name + "' (MatMul): malformed");
+  for (const Value* v : node.inputs)
+    if (v && v->type.dtype != DType::F32)
+      throw CompileError("node '" + node.name + "' (MatMul): the GPU lowering takes f32");
+  std::vector<int64_t> a = node.inputs[0]->type.dims, bd = node.inputs[1]->type.dims;
+  if (a.empty() || bd.empty())
+    throw CompileError("node '" + node.name + "' (MatMul): operands must have rank >= 1");
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (bd.size() == 1) bd.push_back(1);
+  GemmPlan p;
+  p.M = a[a.size() - 2];
+  p.K = a.back();
+  p.N = bd.back();
+  if (bd[bd.size() - 2] != p.K)
+    throw CompileError("node '" + node.name + "' (MatMul): inner dimensions differ");
+  p.a_sm = p.K;
+  p.a_sk = 1;
+  p.b_sk = p.N;
+  p.b_sn = 1;
+  std::vector<int64_t> a_batch(a.begin(), a.end() - 2), b_batch(bd.begin(), bd.end() - 2);
+  if (b_batch.empty()) {
+    // A's batches are one [batches * M, K] matrix, Y's one [batches * M, N].
+    for (int64_t d : a_batch) p.M *= d;
+  } else {
+    p.batch_dims = broadcastShapes(a_batch, b_batch);
+    p.a_batch_strides = broadcastStrides(a_batch, p.batch_dims);
+    p.b_batch_strides = broadcastStrides(b_batch, p.batch_dims);
+    for (int64_t& s : p.a_batch_strides) s *= p.M * p.K;
+    for (int64_t& s : p.b_batch_strides) s *= p.K * p.N;
+    for (int64_t d : p.batch_dims) p.batches *= d;
+  }
+  if (node.outputs[0]->type.numel() != p.batches * p.M * p.N)
+    throw CompileError("node '" + node.name + "' (MatMul): output type does not match");
+  if (node.inputs.size() > 2 && node.inputs[2]) {
+    if (node.inputs[2]->type.numel() != p.N)
+      throw CompileError("node '" + node.name + "' (MatMul): bias is not [N]");
+    p.bias_input = 2;
+  }
+  return p;
+}
+
+GemmPlan gemmPlan(const Node& node) {
+  GemmShape s = gemmShape(node);
+  for (const Value* v : node.inputs)
+    if (v && v->type.dtype != DType::F32)
+      throw CompileError("node '" + node.name + "' (Gemm): the GPU lowering takes f32");
+  GemmPlan p;
+  p.M = s.m;
+  p.N = s.n;
+  p.K = s.k;
+  // A is [m, k], or [k, m] with transA; B [k, n], or [n, k] with transB.
+  p.a_sm = s.trans_a ? 1 : s.k;
+  p.a_sk = s.trans_a ? s.m : 1;
+  p.b_sk = s.trans_b ? 1 : s.n;
+  p.b_sn = s.trans_b ? s.k : 1;
+  p.alpha = node.f("alpha");
+  p.beta = node.f("beta");
+  if (node.inputs.size() > 2 && node.inputs[2]) {
+    p.c_input = 2;
+    std::vector<int64_t> sc = broadcastStrides(node.inputs[2]->type.dims, {s.m, s.n});
+    p.c_sm = sc[0];
+    p.c_sn = sc[1];
+  }
+  return p;
+}
+
+GemmPlan planOf(const Node& node) {
+  GemmPlan p = node.op == "Gemm" ? gemmPlan(node) : matmulPlan(node);
+  p.epilogue = epilogueSpec(node);
+  if (p.epilogue.residual) p.residual_input = static_cast<int>(kResidualInput);
+  return p;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool supportsGemm(const Node& node) {
+  GemmPlan p = planOf(node);
+  if (p.epilogue.residual && (node.inputs.size() <= kResidualInput || !node.inputs[kResidualInput]))
+    return false;
+  return ceilDiv(p.M, kTileM) <= kMaxGridYZ && p.batches <= kMaxGridYZ &&
+         ceilDiv(p.N, kTileN) <= std::numeric_limits<int32_t>::max();
+}
+
+GpuLaunch gemmLaunch(const Node& node) {
+  GemmPlan p = planOf(node);
+  GpuLaunch launch;
+  launch.block[0] = kThreads;
+  launch.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.N, kTileN)));
+  launch.grid[1] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.M, kTileM)));
+  launch.grid[2] = static_cast<uint32_t>(std::max<int64_t>(1, p.batches));
+  return launch;
+}
+
+void emitGemm(GpuKernelBuilder& kb) {
+  const GemmPlan p = planOf(kb.node);
+  llvm::IRBuilder<>& b = kb.b;
+  if (p.M == 0 || p.N == 0) return;  // Y is empty (and A or B may be)
+  llvm::Type* f32 = b.getFloatTy();
+  auto c64 = [&](int64_t v) { return b.getInt64(v); };
+  auto c32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
+  llvm::Value* A = kb.input_ptrs[0];
+  llvm::Value* B = kb.input_ptrs[1];
+  llvm::Value* Y = kb.output_ptrs[0];
+
+  llvm::GlobalVariable* as = sharedF32Array(kb.module, kb.fn, "a_tile", kTileK * kPitch);
+  llvm::GlobalVariable* bs = sharedF32Array(kb.module, kb.fn, "b_tile", kTileK * kPitch);
+  auto sharedAt = [&](llvm::GlobalVariable* tile, llvm::Value* index) {
+    return b.CreateInBoundsGEP(f32, tile, index);
+  };
+
+  llvm::Value* tid = threadIdX(b);
+  llvm::Value* tx = b.CreateAnd(tid, c32(15), "tx");
+  llvm::Value* ty = b.CreateLShr(tid, c32(4), "ty");
+  llvm::Value* row0 = b.CreateMul(b.CreateZExt(blockIdY(b), b.getInt64Ty()), c64(kTileM), "row0");
+  llvm::Value* col0 = b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), c64(kTileN), "col0");
+
+  // This batch's matrices.
+  llvm::Value* a_base = c64(0);
+  llvm::Value* b_base = c64(0);
+  llvm::Value* y_base = c64(0);
+  if (p.batches > 1) {
+    llvm::Value* z = b.CreateZExt(blockIdZ(b), b.getInt64Ty());
+    y_base = b.CreateMul(z, c64(p.M * p.N));
+    llvm::Value* rest = z;
+    for (size_t d = p.batch_dims.size(); d-- > 0;) {
+      llvm::Value* idx = b.CreateURem(rest, c64(p.batch_dims[d]));
+      rest = b.CreateUDiv(rest, c64(p.batch_dims[d]));
+      a_base = b.CreateAdd(a_base, b.CreateMul(idx, c64(p.a_batch_strides[d])));
+      b_base = b.CreateAdd(b_base, b.CreateMul(idx, c64(p.b_batch_strides[d])));
+    }
+  }
+
+  // Stages one element of a slice: element (r, k) of a rows x 16 slice of A
+  // (or the 16 x cols slice of B, (k, r)), 0 outside the matrix.
+  auto stage = [&](llvm::Value* ptr, llvm::Value* base, llvm::Value* r, int64_t r_stride,
+                   int64_t r_limit, llvm::Value* k, int64_t k_stride, llvm::Value* inside_k,
+                   llvm::Value* r0, llvm::GlobalVariable* tile, llvm::Value* k_local,
+                   llvm::Value* r_local) {
+    llvm::Value* gr = b.CreateAdd(r0, r);
+    llvm::Value* inside = b.CreateAnd(b.CreateICmpULT(gr, c64(r_limit)), inside_k);
+    llvm::Value* offset = b.CreateAdd(
+        base, b.CreateAdd(b.CreateMul(gr, c64(r_stride)), b.CreateMul(k, c64(k_stride))));
+    // Outside the matrix: read element 0 of the batch (always there when a
+    // K step runs) and use 0 instead.
+    offset = b.CreateSelect(inside, offset, base);
+    llvm::Value* v = cpu::loadF32(b, ptr, offset);
+    v = b.CreateSelect(inside, v, llvm::ConstantFP::get(f32, 0.0));
+    llvm::Value* at = b.CreateAdd(b.CreateMul(k_local, c32(kPitch)), r_local);
+    b.CreateStore(v, sharedAt(tile, at));
+  };
+
+  std::vector<llvm::Value*> init(16, llvm::ConstantFP::get(f32, 0.0));
+  int64_t k_steps = ceilDiv(p.K, kTileK);
+  std::vector<llvm::Value*> acc = emitCarriedStridedLoop(
+      b, c64(0), c64(k_steps), c64(1), init,
+      [&](llvm::Value* step, const std::vector<llvm::Value*>& in) {
+        llvm::Value* k0 = b.CreateMul(step, c64(kTileK), "k0");
+        for (int64_t r = 0; r < (kTileM * kTileK) / kThreads; ++r) {
+          llvm::Value* e = b.CreateAdd(tid, c32(r * kThreads));
+          // A's slice: 64 rows (m) x 16 (k); consecutive threads take
+          // consecutive addresses of whichever of m, k is contiguous.
+          llvm::Value *m_local, *k_local;
+          if (p.a_sk == 1) {
+            k_local = b.CreateAnd(e, c32(kTileK - 1));
+            m_local = b.CreateLShr(e, c32(4));
+          } else {
+            m_local = b.CreateAnd(e, c32(kTileM - 1));
+            k_local = b.CreateLShr(e, c32(6));
+          }
+          llvm::Value* gk = b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty()));
+          stage(A, a_base, b.CreateZExt(m_local, b.getInt64Ty()), p.a_sm, p.M, gk, p.a_sk,
+                b.CreateICmpULT(gk, c64(p.K)), row0, as, k_local, m_local);
+          // B's slice: 16 (k) x 64 columns (n).
+          llvm::Value *n_local, *kb_local;
+          if (p.b_sn == 1) {
+            n_local = b.CreateAnd(e, c32(kTileN - 1));
+            kb_local = b.CreateLShr(e, c32(6));
+          } else {
+            kb_local = b.CreateAnd(e, c32(kTileK - 1));
+            n_local = b.CreateLShr(e, c32(4));
+          }
+          llvm::Value* gkb = b.CreateAdd(k0, b.CreateZExt(kb_local, b.getInt64Ty()));
+          stage(B, b_base, b.CreateZExt(n_local, b.getInt64Ty()), p.b_sn, p.N, gkb, p.b_sk,
+                b.CreateICmpULT(gkb, c64(p.K)), col0, bs, kb_local, n_local);
+        }
+        barrier(b);
+        std::vector<llvm::Value*> out = in;
+        for (int64_t kk = 0; kk < kTileK; ++kk) {
+          llvm::Value* av[4];
+          llvm::Value* bv[4];
+          for (int64_t i = 0; i < 4; ++i) {
+            av[i] = b.CreateLoad(f32, sharedAt(as, b.CreateAdd(ty, c32(kk * kPitch + 16 * i))));
+            bv[i] = b.CreateLoad(f32, sharedAt(bs, b.CreateAdd(tx, c32(kk * kPitch + 16 * i))));
+          }
+          for (int64_t i = 0; i < 4; ++i)
+            for (int64_t j = 0; j < 4; ++j)
+              out[i * 4 + j] =
+                  b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {av[i], bv[j], out[i * 4 + j]});
+        }
+        barrier(b);
+        return out;
+      },
+      "kstep");
+
+  // The store: Y = alpha * acc + beta * C (Gemm), acc + bias (MatMul), then
+  // act(y + residual).
+  llvm::Value* C = p.c_input >= 0 ? kb.input_ptrs[p.c_input] : nullptr;
+  llvm::Value* bias = p.bias_input >= 0 ? kb.input_ptrs[p.bias_input] : nullptr;
+  llvm::Value* residual = p.residual_input >= 0 ? kb.input_ptrs[p.residual_input] : nullptr;
+  for (int64_t i = 0; i < 4; ++i) {
+    llvm::Value* gm = b.CreateAdd(row0, b.CreateZExt(b.CreateAdd(ty, c32(16 * i)), b.getInt64Ty()));
+    for (int64_t j = 0; j < 4; ++j) {
+      llvm::Value* gn =
+          b.CreateAdd(col0, b.CreateZExt(b.CreateAdd(tx, c32(16 * j)), b.getInt64Ty()));
+      llvm::Value* inside =
+          b.CreateAnd(b.CreateICmpULT(gm, c64(p.M)), b.CreateICmpULT(gn, c64(p.N)));
+      emitIf(
+          b, inside,
+          [&] {
+            llvm::Value* v = acc[i * 4 + j];
+            if (p.alpha != 1.0) v = b.CreateFMul(llvm::ConstantFP::get(f32, p.alpha), v);
+            if (C) {
+              llvm::Value* c = cpu::loadF32(
+                  b, C, b.CreateAdd(b.CreateMul(gm, c64(p.c_sm)), b.CreateMul(gn, c64(p.c_sn))));
+              v = b.CreateFAdd(v, b.CreateFMul(llvm::ConstantFP::get(f32, p.beta), c));
+            }
+            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, gn));
+            llvm::Value* at = b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn));
+            if (residual) v = b.CreateFAdd(v, cpu::loadF32(b, residual, at));
+            v = cpu::emitActivation(b, p.epilogue, v);
+            cpu::storeF32(b, v, Y, at);
+          },
+          "store");
+    }
+  }
+}
+
+GpuLowering makeGemmLowering() {
+  GpuLowering lowering;
+  lowering.supports = supportsGemm;
+  lowering.launch = gemmLaunch;
+  lowering.emit = emitGemm;
+  return lowering;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings() {
+  return {{"MatMul", makeGemmLowering()}, {"Gemm", makeGemmLowering()}};
+}
+
+}  // namespace nanoc::gpu

@@ -1,0 +1,379 @@
+// Every GPU lowering x every SM profile of targets/gpu: the kernel is emitted
+// and verified, printed as PTX for the SM and assembled by the CUDA toolkit's
+// ptxas with --warn-on-spills; ptxas -v's registers and shared memory must
+// fit the profile's limits and the launch's block. Numerics need a GPU (or
+// the SIMT emulator, later); these tests check that every kernel compiles
+// for every SM, within its resources. Where no ptxas is found, the PTX is
+// still emitted and the ptxas part is skipped, saying so.
+#include <gtest/gtest.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/codegen/cpu/target_profiles.h"
+#include "compiler/codegen/gpu/gpu_lowering.h"
+#include "compiler/ir/error.h"
+#include "compiler/ops/elementwise_table.h"
+
+#ifndef NANOC_SOURCE_TARGETS_DIR
+#define NANOC_SOURCE_TARGETS_DIR "targets"
+#endif
+
+namespace nanoc::gpu {
+namespace {
+
+using cpu::testing::makeSingleNodeGraph;
+using cpu::testing::makeSingleNodeGraphWithAbsent;
+using cpu::testing::SingleNodeGraph;
+using Attrs = std::map<std::string, Attr>;
+using Ints = std::vector<int64_t>;
+
+TensorType f32(std::vector<int64_t> dims) { return TensorType{DType::F32, std::move(dims)}; }
+
+std::vector<cpu::TargetProfile> gpuProfiles() {
+  std::vector<cpu::TargetProfile> out;
+  for (cpu::TargetProfile& p : cpu::loadTargetProfiles(NANOC_SOURCE_TARGETS_DIR))
+    if (p.kind == "gpu") out.push_back(std::move(p));
+  return out;
+}
+
+std::vector<std::string> gpuProfileNames() {
+  std::vector<std::string> names;
+  for (const cpu::TargetProfile& p : gpuProfiles()) names.push_back(p.name);
+  return names;
+}
+
+cpu::TargetProfile profileNamed(const std::string& name) {
+  for (cpu::TargetProfile& p : gpuProfiles())
+    if (p.name == name) return p;
+  throw CompileError("no GPU profile " + name);
+}
+
+struct KernelCase {
+  std::string label;
+  std::unique_ptr<SingleNodeGraph> graph;
+};
+
+void addCase(std::vector<KernelCase>& cases, const std::string& label, const std::string& op,
+             const std::vector<std::optional<TensorType>>& inputs, const Attrs& attrs) {
+  cases.push_back({label, makeSingleNodeGraphWithAbsent(op, inputs, attrs)});
+}
+
+// Every row of the elementwise table on every dtype it accepts (as the CPU
+// lowering's test: a matrix, a row and a scalar, three broadcast patterns),
+// and fused chains.
+std::vector<KernelCase> elementwiseCases() {
+  const std::vector<DType> dtypes = {
+      DType::F32, DType::F64, DType::F16,    DType::BF16,     DType::I8,
+      DType::I16, DType::I32, DType::I64,    DType::U8,       DType::U16,
+      DType::U32, DType::U64, DType::Bool,   DType::I4,       DType::U4,
+      DType::I2,  DType::U2,  DType::F4E2M1, DType::F8E4M3FN, DType::F8E5M2FNUZ};
+  const std::map<std::string, Attrs> attrs = {
+      {"Elu", {{"alpha", 0.7}}},
+      {"Celu", {{"alpha", 1.3}}},
+      {"Selu", {{"alpha", 1.6732632}, {"gamma", 1.050701}}},
+      {"LeakyRelu", {{"alpha", 0.01}}},
+      {"ThresholdedRelu", {{"alpha", 0.5}}},
+      {"HardSigmoid", {{"alpha", 0.2}, {"beta", 0.5}}},
+      {"Swish", {{"alpha", 0.7}}},
+      {"Shrink", {{"lambd", 0.5}, {"bias", 0.25}}},
+      {"Gelu", {{"approximate_tanh", int64_t{0}}}},
+      {"IsInf", {{"detect_negative", int64_t{1}}, {"detect_positive", int64_t{0}}}},
+      {"Mod", {{"fmod", int64_t{0}}}},
+      {"BitShift", {{"direction", std::string("LEFT")}}},
+  };
+  std::vector<KernelCase> cases;
+  for (const ElementwiseOp& op : elementwiseOps()) {
+    for (DType dtype : dtypes) {
+      std::vector<std::optional<TensorType>> inputs;
+      for (int i = 0; i < op.min_inputs; ++i) {
+        std::vector<int64_t> dims = i == 0   ? std::vector<int64_t>{4, 19}
+                                    : i == 1 ? std::vector<int64_t>{19}
+                                             : std::vector<int64_t>{};
+        DType d = (i == 0 && op.mixed_operand0) ? DType::Bool : dtype;
+        inputs.push_back(TensorType{d, dims});
+      }
+      Attrs a;
+      if (auto it = attrs.find(std::string(op.name)); it != attrs.end()) a = it->second;
+      if (op.name == "Cast") {
+        a["to"] = int64_t{static_cast<int64_t>(DType::I32)};
+        a["saturate"] = int64_t{1};
+      }
+      std::string label = std::string(op.name) + "/" + std::string(dtypeName(dtype));
+      try {
+        addCase(cases, label, std::string(op.name), inputs, a);
+      } catch (const CompileError&) {
+        continue;  // a dtype this row does not accept
+      }
+    }
+  }
+  // Broadcasting over rank 4, and large shapes (i32 and i64 indexing).
+  addCase(cases, "Add/rank4", "Add", {f32({2, 1, 4, 1}), f32({1, 3, 1, 5})}, {});
+  addCase(cases, "Mul/2^31 elements", "Mul", {f32({int64_t{1} << 31}), f32({})}, {});
+  addCase(cases, "Sub/2^31 broadcast", "Sub",
+          {f32({int64_t{1} << 16, 1, 1}), f32({1 << 8, 1 << 7})}, {});
+  // Fused chains: GELU's Div, Erf, Add, Mul, Mul and a broadcast one.
+  addCase(cases, "Elementwise/gelu", "nanoc.Elementwise", {f32({3, 37}), f32({}), f32({})},
+          {{"ops", std::string("Div,Erf,Add,Mul,Mul")},
+           {"arity", Ints{2, 1, 2, 2, 2}},
+           {"operands", Ints{0, 1, -1, -2, 2, 0, -3, -4, 2}}});
+  addCase(cases, "Elementwise/broadcast", "nanoc.Elementwise", {f32({4, 1, 9}), f32({5, 1})},
+          {{"ops", std::string("Add,Tanh")}, {"arity", Ints{2, 1}}, {"operands", Ints{0, 1, -1}}});
+  return cases;
+}
+
+std::vector<KernelCase> linalgCases() {
+  std::vector<KernelCase> cases;
+  addCase(cases, "MatMul/2d", "MatMul", {f32({5, 7}), f32({7, 13})}, {});
+  addCase(cases, "MatMul/big", "MatMul", {f32({300, 200}), f32({200, 129})}, {});
+  addCase(cases, "MatMul/batched", "MatMul", {f32({3, 5, 20}), f32({3, 20, 19})}, {});
+  addCase(cases, "MatMul/broadcast batch", "MatMul", {f32({2, 1, 5, 20}), f32({4, 20, 19})}, {});
+  addCase(cases, "MatMul/B 2-D", "MatMul", {f32({2, 7, 20}), f32({20, 19})}, {});
+  addCase(cases, "MatMul/1-D A", "MatMul", {f32({20}), f32({3, 20, 19})}, {});
+  addCase(cases, "MatMul/1-D B", "MatMul", {f32({3, 5, 20}), f32({20})}, {});
+  addCase(cases, "MatMul/bias relu", "MatMul", {f32({2, 7, 20}), f32({20, 19}), f32({19})},
+          {{"fused_activation", std::string("Relu")}});
+  addCase(cases, "MatMul/residual", "MatMul",
+          {f32({3, 5, 20}), f32({3, 20, 19}), std::nullopt, f32({3, 5, 19})},
+          {{"fused_activation", std::string("Tanh")}});
+  for (int64_t ta : {0, 1})
+    for (int64_t tb : {0, 1}) {
+      std::vector<int64_t> a = ta ? std::vector<int64_t>{70, 33} : std::vector<int64_t>{33, 70};
+      std::vector<int64_t> b = tb ? std::vector<int64_t>{65, 70} : std::vector<int64_t>{70, 65};
+      addCase(cases, "Gemm/trans " + std::to_string(ta) + std::to_string(tb), "Gemm",
+              {f32(a), f32(b), f32({65})},
+              {{"alpha", 0.5}, {"beta", 2.0}, {"transA", ta}, {"transB", tb}});
+    }
+  addCase(cases, "Gemm/C column", "Gemm", {f32({9, 4}), f32({4, 6}), f32({9, 1})},
+          {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
+  addCase(cases, "Gemm/no C", "Gemm", {f32({9, 4}), f32({4, 6})},
+          {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
+  addCase(cases, "Gemm/K=0", "Gemm", {f32({9, 0}), f32({0, 6}), f32({})},
+          {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
+  return cases;
+}
+
+std::vector<KernelCase> rowCases() {
+  std::vector<KernelCase> cases;
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    addCase(cases, std::string(op) + "/last", op, {f32({4, 1000})}, {{"axis", int64_t{1}}});
+    addCase(cases, std::string(op) + "/middle", op, {f32({2, 7, 5})}, {{"axis", int64_t{1}}});
+    addCase(cases, std::string(op) + "/f16", op, {TensorType{DType::F16, {3, 33}}},
+            {{"axis", int64_t{1}}});
+  }
+  addCase(cases, "LayerNormalization/row", "LayerNormalization",
+          {f32({6, 768}), f32({768}), f32({768})}, {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
+  addCase(cases, "LayerNormalization/two dims", "LayerNormalization",
+          {f32({2, 3, 4, 5}), f32({4, 5}), std::nullopt},
+          {{"axis", int64_t{2}}, {"epsilon", 1e-5}});
+  addCase(cases, "LayerNormalization/bf16", "LayerNormalization",
+          {TensorType{DType::BF16, {5, 64}}, TensorType{DType::BF16, {64}},
+           TensorType{DType::BF16, {1}}},
+          {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
+  addCase(cases, "RMSNormalization/row", "RMSNormalization", {f32({6, 512}), f32({512})},
+          {{"axis", int64_t{1}}, {"epsilon", 1e-6}});
+  return cases;
+}
+
+// Emits `cases` into one module for `profile`'s SM, assembles it and checks
+// each kernel's resources. Returns ptxas's info by kernel symbol.
+std::map<std::string, PtxasKernelInfo> checkOnSm(const std::vector<KernelCase>& cases,
+                                                 const cpu::TargetProfile& profile) {
+  SmTarget sm = smTargetOf(profile);
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> module = createGpuModule("kernels", ctx);
+  std::vector<GpuLaunch> launches;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Node& node = *cases[i].graph->node;
+    EXPECT_TRUE(hasGpuLowering(node)) << cases[i].label;
+    if (!hasGpuLowering(node)) continue;
+    const GpuLowering* lowering = findGpuLowering(node.op);
+    launches.push_back(lowering->launch(node));
+    llvm::Function* fn = emitGpuKernel(node, *module, "k" + std::to_string(i));
+    std::string errors;
+    llvm::raw_string_ostream err(errors);
+    EXPECT_FALSE(llvm::verifyFunction(*fn, &err)) << cases[i].label << ": " << errors;
+    EXPECT_EQ(fn->getCallingConv(), llvm::CallingConv::PTX_Kernel);
+    const GpuLaunch& l = launches.back();
+    EXPECT_LE(int64_t{l.block[0]} * l.block[1] * l.block[2],
+              profile.limits.at("max_threads_per_block"))
+        << cases[i].label;
+    EXPECT_GE(l.grid[0], 1u);
+    EXPECT_LE(l.grid[1], 65535u);
+    EXPECT_LE(l.grid[2], 65535u);
+  }
+  std::string errors;
+  llvm::raw_string_ostream err(errors);
+  EXPECT_FALSE(llvm::verifyModule(*module, &err)) << errors;
+  std::string ptx = emitPtx(*module, sm);
+  EXPECT_NE(ptx.find(".target " + sm.name()), std::string::npos);
+  std::map<std::string, PtxasKernelInfo> by_symbol;
+  if (ptxasPath().empty()) return by_symbol;
+  PtxasResult result = assemblePtx(ptx, sm);
+  EXPECT_FALSE(result.cubin.empty());
+  for (const PtxasKernelInfo& k : result.kernels) by_symbol[k.name] = k;
+  const int64_t max_regs = profile.limits.at("registers_per_thread");
+  const int64_t max_shared = profile.limits.at("shared_memory_per_block_kib") * 1024;
+  for (size_t i = 0, l = 0; i < cases.size(); ++i) {
+    if (!hasGpuLowering(*cases[i].graph->node)) continue;
+    const GpuLaunch& launch = launches[l++];
+    auto it = by_symbol.find("k" + std::to_string(i));
+    if (it == by_symbol.end()) {
+      ADD_FAILURE() << cases[i].label << ": ptxas reported nothing for k" << i;
+      continue;
+    }
+    const PtxasKernelInfo& info = it->second;
+    int64_t threads = int64_t{launch.block[0]} * launch.block[1] * launch.block[2];
+    EXPECT_GT(info.registers, 0u) << cases[i].label;
+    EXPECT_LE(info.registers, max_regs) << cases[i].label;
+    EXPECT_LE(info.shared_bytes + launch.shared_bytes, max_shared) << cases[i].label;
+    // Every SM from 7.5 to 12.0 has 64 Ki 32-bit registers per block.
+    EXPECT_LE(info.registers * threads, 65536) << cases[i].label;
+    EXPECT_EQ(info.spill_bytes, 0u) << cases[i].label;
+    EXPECT_EQ(info.stack_bytes, 0u) << cases[i].label;
+  }
+  return by_symbol;
+}
+
+class GpuKernels : public ::testing::TestWithParam<std::string> {
+ protected:
+  void run(const std::vector<KernelCase>& cases, const char* what) {
+    cpu::TargetProfile profile = profileNamed(GetParam());
+    std::map<std::string, PtxasKernelInfo> info = checkOnSm(cases, profile);
+    if (ptxasPath().empty())
+      GTEST_SKIP() << "PTX emitted for " << GetParam() << ", but no ptxas found (CUDA toolkit, "
+                   << "or NANOC_PTXAS) to assemble it";
+    std::cout << what << " on " << GetParam() << ":";
+    for (size_t i = 0; i < cases.size(); ++i) {
+      auto it = info.find("k" + std::to_string(i));
+      if (it != info.end() && (cases.size() < 40 || i % 25 == 0))
+        std::cout << " [" << cases[i].label << ": " << it->second.registers << " regs, "
+                  << it->second.shared_bytes << " B smem]";
+    }
+    std::cout << "\n";
+  }
+};
+
+TEST_P(GpuKernels, Elementwise) { run(elementwiseCases(), "elementwise"); }
+TEST_P(GpuKernels, MatMulGemm) { run(linalgCases(), "matmul/gemm"); }
+TEST_P(GpuKernels, SoftmaxNorm) { run(rowCases(), "rows"); }
+
+INSTANTIATE_TEST_SUITE_P(Sm, GpuKernels, ::testing::ValuesIn(gpuProfileNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+TEST(GpuTarget, ProfilesAndTargetMachines) {
+  std::vector<cpu::TargetProfile> profiles = gpuProfiles();
+  EXPECT_GE(profiles.size(), 8u);
+  for (const cpu::TargetProfile& p : profiles) {
+    SmTarget sm = smTargetOf(p);
+    EXPECT_EQ(sm.name(), p.name);
+    EXPECT_GT(sm.ptx_isa, 0u);
+    std::unique_ptr<llvm::TargetMachine> tm = createGpuTargetMachine(sm);
+    ASSERT_NE(tm, nullptr);
+    EXPECT_EQ(tm->getTargetCPU().str(), sm.name());
+    EXPECT_EQ(tm->getTargetFeatureString().str(), "+ptx" + std::to_string(sm.ptx_isa));
+  }
+  llvm::LLVMContext ctx;
+  auto module = createGpuModule("m", ctx);
+  EXPECT_EQ(module->getTargetTriple().str(), "nvptx64-nvidia-cuda");
+  EXPECT_FALSE(module->getDataLayoutStr().empty());
+  SmTarget sm90a{90, "a", 80};
+  EXPECT_EQ(sm90a.name(), "sm_90a");
+  EXPECT_NE(createGpuTargetMachine(sm90a), nullptr);
+  // Below the SM's lowest PTX ISA: refused (LLVM itself would abort).
+  EXPECT_THROW(createGpuTargetMachine(SmTarget{90, "a", 78}), CompileError);
+  EXPECT_THROW(createGpuTargetMachine(SmTarget{120, "", 80}), CompileError);
+  EXPECT_THROW(createGpuTargetMachine(SmTarget{42, "", 78}), CompileError);
+}
+
+// The kernel ABI as PTX: an .entry per kernel with one .u64 pointer per
+// present input and output, .maxntid from the launch, bar.sync in the GEMM,
+// shfl.sync in the row ops, no local memory.
+TEST(GpuTarget, PtxShape) {
+  llvm::LLVMContext ctx;
+  auto module = createGpuModule("m", ctx);
+  auto add = makeSingleNodeGraph("Add", {f32({4, 19}), f32({19})}, {});
+  auto mm = makeSingleNodeGraph("MatMul", {f32({70, 33}), f32({33, 65})}, {});
+  auto sm = makeSingleNodeGraph("Softmax", {f32({8, 100})}, {{"axis", int64_t{1}}});
+  auto ln =
+      makeSingleNodeGraphWithAbsent("LayerNormalization", {f32({4, 64}), f32({64}), std::nullopt},
+                                    {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
+  emitGpuKernel(*add->node, *module, "add");
+  emitGpuKernel(*mm->node, *module, "mm");
+  emitGpuKernel(*sm->node, *module, "softmax");
+  llvm::Function* f = emitGpuKernel(*ln->node, *module, "ln");
+  EXPECT_EQ(f->arg_size(), 2u + 3u);  // X, Scale; Y, Mean, InvStdDev
+  std::string ptx = emitPtx(*module, SmTarget{80, "", 70});
+  EXPECT_NE(ptx.find(".version 7.0"), std::string::npos) << ptx.substr(0, 400);
+  EXPECT_NE(ptx.find(".target sm_80"), std::string::npos);
+  for (const char* entry : {".entry add(", ".entry mm(", ".entry softmax(", ".entry ln("})
+    EXPECT_NE(ptx.find(entry), std::string::npos) << entry;
+  EXPECT_NE(ptx.find(".maxntid 256, 1, 1"), std::string::npos);
+  EXPECT_NE(ptx.find("bar.sync"), std::string::npos);
+  EXPECT_NE(ptx.find("shfl.sync.bfly.b32"), std::string::npos);
+  EXPECT_NE(ptx.find(".shared"), std::string::npos);
+  EXPECT_EQ(ptx.find(".local"), std::string::npos);
+  GpuLaunch l = findGpuLowering("MatMul")->launch(*mm->node);
+  EXPECT_EQ(l.grid[0], 2u);  // ceil(65 / 64)
+  EXPECT_EQ(l.grid[1], 2u);  // ceil(70 / 64)
+  EXPECT_EQ(l.grid[2], 1u);
+  EXPECT_EQ(l.block[0], 256u);
+  GpuLaunch e = findGpuLowering("Add")->launch(*add->node);
+  EXPECT_EQ(e.grid[0], 1u);
+  EXPECT_EQ(e.block[0], 256u);
+}
+
+TEST(GpuTarget, WhatHasNoGpuLowering) {
+  EXPECT_EQ(findGpuLowering("Conv"), nullptr);
+  EXPECT_NE(findGpuLowering("Add"), nullptr);
+  EXPECT_NE(findGpuLowering("nanoc.Elementwise"), nullptr);
+  auto conv = makeSingleNodeGraph("Conv", {f32({1, 3, 8, 8}), f32({4, 3, 3, 3})},
+                                  {{"group", int64_t{1}},
+                                   {"strides", Ints{1, 1}},
+                                   {"pads", Ints{0, 0, 0, 0}},
+                                   {"dilations", Ints{1, 1}},
+                                   {"kernel_shape", Ints{3, 3}}});
+  EXPECT_FALSE(hasGpuLowering(*conv->node));
+  llvm::LLVMContext ctx;
+  auto module = createGpuModule("m", ctx);
+  EXPECT_THROW(emitGpuKernel(*conv->node, *module, "conv"), CompileError);
+  // Softmax of f64 is not a thing the op takes; a bool Hardmax has no lowering.
+  EXPECT_EQ(findGpuLowering("Hardmax"), nullptr);
+}
+
+// ptxas refuses an SM this toolkit does not know, and runPtxas says so.
+TEST(GpuPtxas, RefusesUnknownSm) {
+  if (ptxasPath().empty()) GTEST_SKIP() << "no ptxas found (CUDA toolkit, or NANOC_PTXAS)";
+  llvm::LLVMContext ctx;
+  auto module = createGpuModule("m", ctx);
+  auto add = makeSingleNodeGraph("Add", {f32({4}), f32({4})}, {});
+  emitGpuKernel(*add->node, *module, "add");
+  std::string ptx = emitPtx(*module, SmTarget{75, "", 63});
+  EXPECT_FALSE(runPtxas(ptx, SmTarget{75, "", 63}).empty());
+  for (SmTarget old : {SmTarget{70, "", 63}, SmTarget{101, "", 86}}) {
+    try {
+      runPtxas(ptx, old);
+      ADD_FAILURE() << "ptxas accepted " << old.name();
+    } catch (const CompileError& e) {
+      std::string message = e.what();
+      EXPECT_NE(message.find("ptxas"), std::string::npos) << message;
+      EXPECT_NE(message.find(old.name()), std::string::npos) << message;
+    }
+  }
+  EXPECT_THROW(runPtxas(ptx, SmTarget{75, "", 63}, "/nonexistent/ptxas"), CompileError);
+}
+
+}  // namespace
+}  // namespace nanoc::gpu

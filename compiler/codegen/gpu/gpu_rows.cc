@@ -1,0 +1,250 @@
+// Row ops on the GPU, one warp per row with warp-shuffle reductions (no
+// shared memory, no block barrier):
+//   Softmax, LogSoftmax   over `axis` (opset 13: one axis), the tensor viewed
+//                         as [outer, n, inner]; a row is n elements inner apart
+//   LayerNormalization,   rows = X.dims[:axis], a row = X.dims[axis:]; Scale
+//   RMSNormalization      (and B) either a whole row or one element
+// Each lane walks the row's elements lane, lane + 32, ...; the warp combines
+// its lanes' partial max / sum with shfl.sync.bfly (every lane of the warp
+// runs each shuffle: the row loop's condition depends on the warp alone).
+// Computed in f32 (f16 and bf16 widened on load, rounded once on store).
+//
+// Launch: 256 threads (8 warps, 8 rows) per block, ceil(rows / 8) blocks up
+// to 8192 (the row loop covers the rest). Indices are i64.
+#include <llvm/IR/Intrinsics.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "compiler/codegen/cpu/loops.h"
+#include "compiler/codegen/cpu/math_functions.h"
+#include "compiler/codegen/gpu/gpu_ir.h"
+#include "compiler/ir/error.h"
+
+namespace nanoc::gpu {
+namespace {
+
+constexpr uint32_t kBlock = 256, kWarpsPerBlock = kBlock / kWarpSize, kMaxGrid = 8192;
+
+int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t d = begin; d < end; ++d) p *= dims[d];
+  return p;
+}
+
+bool computesInF32(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+// rows x len, each row's element j at row_base(row) + j * step.
+struct RowView {
+  int64_t rows = 0, len = 0, inner = 1;
+};
+
+GpuLaunch rowLaunch(int64_t rows) {
+  GpuLaunch launch;
+  launch.block[0] = kBlock;
+  launch.grid[0] = static_cast<uint32_t>(std::clamp<int64_t>(
+      (rows + kWarpsPerBlock - 1) / kWarpsPerBlock, 1, static_cast<int64_t>(kMaxGrid)));
+  return launch;
+}
+
+llvm::Value* warpReduce(llvm::IRBuilder<>& b, llvm::Value* v, bool max) {
+  for (uint32_t mask = kWarpSize / 2; mask > 0; mask /= 2) {
+    llvm::Value* other = shuffleXorF32(b, v, mask);
+    v = max ? b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, v, other) : b.CreateFAdd(v, other);
+  }
+  return v;
+}
+
+// for each row of this warp: body(row, lane), all i64.
+void emitWarpRows(GpuKernelBuilder& kb, int64_t rows,
+                  const std::function<void(llvm::Value* row, llvm::Value* lane)>& body) {
+  llvm::IRBuilder<>& b = kb.b;
+  llvm::Value* tid = threadIdX(b);
+  llvm::Value* lane = b.CreateZExt(b.CreateAnd(tid, b.getInt32(kWarpSize - 1)), b.getInt64Ty());
+  llvm::Value* warp = b.CreateZExt(b.CreateLShr(tid, b.getInt32(5)), b.getInt64Ty());
+  llvm::Value* block = b.CreateZExt(blockIdX(b), b.getInt64Ty());
+  llvm::Value* first = b.CreateAdd(b.CreateMul(block, b.getInt64(kWarpsPerBlock)), warp);
+  emitStridedLoop(
+      b, first, b.getInt64(rows), b.getInt64(int64_t{kb.launch.grid[0]} * kWarpsPerBlock),
+      [&](llvm::Value* row) { body(row, lane); }, "row");
+}
+
+// The warp's reduction of f(j) over j = lane, lane + 32, ... < len.
+llvm::Value* emitRowReduce(llvm::IRBuilder<>& b, llvm::Value* lane, int64_t len, bool max,
+                           const std::function<llvm::Value*(llvm::Value* j)>& f) {
+  llvm::Type* f32 = b.getFloatTy();
+  llvm::Value* init = llvm::ConstantFP::get(f32, max ? -INFINITY : 0.0);
+  llvm::Value* partial = emitCarriedStridedLoop(
+      b, lane, b.getInt64(len), b.getInt64(kWarpSize), {init},
+      [&](llvm::Value* j, const std::vector<llvm::Value*>& acc) {
+        llvm::Value* v = f(j);
+        return std::vector<llvm::Value*>{
+            max ? b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, acc[0], v)
+                : b.CreateFAdd(acc[0], v)};
+      },
+      "j")[0];
+  return warpReduce(b, partial, max);
+}
+
+// ---- Softmax, LogSoftmax ----
+
+RowView softmaxView(const Node& node) {
+  const TensorType& x = node.inputs[0]->type;
+  int64_t axis = node.i("axis");
+  if (axis < 0 || axis >= static_cast<int64_t>(x.rank()))
+    throw CompileError("node '" + node.name + "' (" + node.op + "): axis out of range");
+  RowView v;
+  v.len = x.dims[axis];
+  v.inner = product(x.dims, axis + 1, x.rank());
+  v.rows = product(x.dims, 0, axis) * v.inner;
+  return v;
+}
+
+GpuLowering makeSoftmaxLowering(bool log) {
+  GpuLowering lowering;
+  lowering.supports = [](const Node& node) {
+    if (node.inputs.size() != 1 || !node.inputs[0] || node.outputs.size() != 1) return false;
+    if (!computesInF32(node.inputs[0]->type.dtype)) return false;
+    softmaxView(node);
+    return true;
+  };
+  lowering.launch = [](const Node& node) { return rowLaunch(softmaxView(node).rows); };
+  lowering.emit = [log](GpuKernelBuilder& kb) {
+    RowView v = softmaxView(kb.node);
+    if (v.rows == 0 || v.len == 0) return;
+    llvm::IRBuilder<>& b = kb.b;
+    DType dtype = kb.node.inputs[0]->type.dtype;
+    llvm::Value* X = kb.input_ptrs[0];
+    llvm::Value* Y = kb.output_ptrs[0];
+    emitWarpRows(kb, v.rows, [&](llvm::Value* row, llvm::Value* lane) {
+      // Row (o, i) starts at o * len * inner + i; its elements are inner apart.
+      llvm::Value* base = v.inner == 1
+                              ? b.CreateMul(row, b.getInt64(v.len))
+                              : b.CreateAdd(b.CreateMul(b.CreateUDiv(row, b.getInt64(v.inner)),
+                                                        b.getInt64(v.len * v.inner)),
+                                            b.CreateURem(row, b.getInt64(v.inner)));
+      auto at = [&](llvm::Value* j) {
+        return v.inner == 1 ? b.CreateAdd(base, j)
+                            : b.CreateAdd(base, b.CreateMul(j, b.getInt64(v.inner)));
+      };
+      auto load = [&](llvm::Value* j) { return cpu::loadCompute(b, dtype, X, at(j)); };
+      llvm::Value* max = emitRowReduce(b, lane, v.len, true, load);
+      llvm::Value* sum = emitRowReduce(b, lane, v.len, false, [&](llvm::Value* j) {
+        return cpu::emitExp(b, b.CreateFSub(load(j), max));
+      });
+      llvm::Value* log_sum = log ? cpu::emitLog(b, sum) : nullptr;
+      emitStridedLoop(
+          b, lane, b.getInt64(v.len), b.getInt64(kWarpSize),
+          [&](llvm::Value* j) {
+            llvm::Value* d = b.CreateFSub(load(j), max);
+            llvm::Value* y = log ? b.CreateFSub(d, log_sum) : b.CreateFDiv(cpu::emitExp(b, d), sum);
+            cpu::storeCompute(b, dtype, y, Y, at(j));
+          },
+          "j");
+    });
+  };
+  return lowering;
+}
+
+// ---- LayerNormalization, RMSNormalization ----
+
+// Scale or B: a whole row (its element k for the row's k) or one element.
+bool rowOperandFits(const Value* operand, int64_t len) {
+  return !operand || operand->type.numel() == len || operand->type.numel() == 1;
+}
+
+RowView normView(const Node& node) {
+  const TensorType& x = node.inputs[0]->type;
+  int64_t axis = node.i("axis");
+  if (axis < 0 || axis >= static_cast<int64_t>(x.rank()))
+    throw CompileError("node '" + node.name + "' (" + node.op + "): axis out of range");
+  RowView v;
+  v.rows = product(x.dims, 0, axis);
+  v.len = product(x.dims, axis, x.rank());
+  return v;
+}
+
+GpuLowering makeNormLowering(bool center) {
+  GpuLowering lowering;
+  lowering.supports = [](const Node& node) {
+    if (node.inputs.size() < 2 || !node.inputs[0] || !node.inputs[1]) return false;
+    DType t = node.inputs[0]->type.dtype;
+    if (!computesInF32(t)) return false;
+    RowView v = normView(node);
+    for (size_t i = 1; i < node.inputs.size(); ++i)
+      if (node.inputs[i] &&
+          (node.inputs[i]->type.dtype != t || !rowOperandFits(node.inputs[i], v.len)))
+        return false;
+    for (size_t o = 1; o < node.outputs.size(); ++o)
+      if (node.outputs[o] &&
+          (node.outputs[o]->type.dtype != DType::F32 || node.outputs[o]->type.numel() != v.rows))
+        return false;
+    return true;
+  };
+  lowering.launch = [](const Node& node) { return rowLaunch(normView(node).rows); };
+  lowering.emit = [center](GpuKernelBuilder& kb) {
+    RowView v = normView(kb.node);
+    if (v.rows == 0) return;
+    llvm::IRBuilder<>& b = kb.b;
+    llvm::Type* f32 = b.getFloatTy();
+    const Node& node = kb.node;
+    DType dtype = node.inputs[0]->type.dtype;
+    llvm::Value* X = kb.input_ptrs[0];
+    llvm::Value* Y = kb.output_ptrs[0];
+    auto operand = [&](size_t i) -> std::pair<llvm::Value*, bool> {  // pointer, whole row
+      if (i >= node.inputs.size() || !node.inputs[i]) return {nullptr, false};
+      return {kb.input_ptrs[i], node.inputs[i]->type.numel() == v.len && v.len != 1};
+    };
+    auto [scale, scale_row] = operand(1);
+    auto [bias, bias_row] = operand(2);
+    llvm::Value* mean_out = node.outputs.size() > 1 ? kb.output_ptrs[1] : nullptr;
+    llvm::Value* inv_std_out = node.outputs.size() > 2 ? kb.output_ptrs[2] : nullptr;
+    const double eps = node.f("epsilon");
+    emitWarpRows(kb, v.rows, [&](llvm::Value* row, llvm::Value* lane) {
+      llvm::Value* base = b.CreateMul(row, b.getInt64(v.len));
+      auto load = [&](llvm::Value* j) {
+        return cpu::loadCompute(b, dtype, X, b.CreateAdd(base, j));
+      };
+      llvm::Value* n = llvm::ConstantFP::get(f32, static_cast<double>(v.len));
+      llvm::Value* mean = llvm::ConstantFP::get(f32, 0.0);
+      if (center) mean = b.CreateFDiv(emitRowReduce(b, lane, v.len, false, load), n);
+      llvm::Value* var = b.CreateFDiv(emitRowReduce(b, lane, v.len, false,
+                                                    [&](llvm::Value* j) {
+                                                      llvm::Value* d = b.CreateFSub(load(j), mean);
+                                                      return b.CreateFMul(d, d);
+                                                    }),
+                                      n);
+      llvm::Value* inv_std =
+          b.CreateFDiv(llvm::ConstantFP::get(f32, 1.0),
+                       b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt,
+                                              b.CreateFAdd(var, llvm::ConstantFP::get(f32, eps))));
+      emitStridedLoop(
+          b, lane, b.getInt64(v.len), b.getInt64(kWarpSize),
+          [&](llvm::Value* j) {
+            llvm::Value* y = b.CreateFMul(b.CreateFSub(load(j), mean), inv_std);
+            y = b.CreateFMul(y, cpu::loadCompute(b, dtype, scale, scale_row ? j : b.getInt64(0)));
+            if (bias)
+              y = b.CreateFAdd(y, cpu::loadCompute(b, dtype, bias, bias_row ? j : b.getInt64(0)));
+            cpu::storeCompute(b, dtype, y, Y, b.CreateAdd(base, j));
+          },
+          "j");
+      if (mean_out || inv_std_out)
+        emitIf(b, b.CreateICmpEQ(lane, b.getInt64(0)), [&] {
+          if (mean_out) cpu::storeF32(b, mean, mean_out, row);
+          if (inv_std_out) cpu::storeF32(b, inv_std, inv_std_out, row);
+        });
+    });
+  };
+  return lowering;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, GpuLowering>> rowGpuLowerings() {
+  return {{"Softmax", makeSoftmaxLowering(false)},
+          {"LogSoftmax", makeSoftmaxLowering(true)},
+          {"LayerNormalization", makeNormLowering(true)},
+          {"RMSNormalization", makeNormLowering(false)}};
+}
+
+}  // namespace nanoc::gpu

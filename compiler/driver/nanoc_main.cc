@@ -63,6 +63,9 @@ options:
                      all inside the program; the rest runs on the profile's
                      host CPU (--host), and nanort loads the CUDA driver at
                      run time
+  --gpu-offload MODE auto (default): products and normalizations run on the
+                     GPU, elementwise ops there only where an operand already
+                     is; all: every op with a GPU kernel runs there
   --host NAME        the host CPU of a GPU target (default: the first GPU
                      profile's, e.g. cortex-a78 for sm_87): host or a CPU
                      profile
@@ -302,6 +305,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   bool fold = true, list_targets = false, memory_check = true, conv_gemm = true, fuse = true,
        winograd = true, nchwc = true, nchwc_always = false;
   std::optional<bool> show_progress;  // --progress / --no-progress; else a terminal decides
+  nanoc::GpuOffload gpu_offload = nanoc::GpuOffload::Auto;
   nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -334,6 +338,12 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
       target = value("--target");
     else if (is("--host"))
       host = value("--host");
+    else if (is("--gpu-offload")) {
+      std::string mode = value("--gpu-offload");
+      if (mode != "auto" && mode != "all")
+        throw nanoc::CompileError("--gpu-offload must be auto or all, not '" + mode + "'");
+      gpu_offload = mode == "all" ? nanoc::GpuOffload::All : nanoc::GpuOffload::Auto;
+    }
     else if (is("--triple"))
       triple = value("--triple");
     else if (is("--cpu"))
@@ -472,7 +482,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   progress->stage("passes");
   nanoc::runPipeline(*graph, pipeline);
   if (!gpu_targets.empty()) {
-    nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering);
+    nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering, gpu_offload);
     nanoc::verifyGraph(*graph);
   }
   if (emit == "ir") {

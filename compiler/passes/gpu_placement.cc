@@ -32,7 +32,8 @@ bool isDeviceValue(const Value* value) {
   return value != nullptr && value->producer != nullptr && isGpuNode(*value->producer);
 }
 
-size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu) {
+size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu,
+                  GpuOffload offload) {
   // 1. Which nodes go to the GPU, in order, so a node sees its operands'
   // places.
   size_t placed = 0;
@@ -43,7 +44,7 @@ size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu) 
     if (isView(*node))
       gpu = isDeviceValue(node->inputs.empty() ? nullptr : node->inputs[0]);
     else if (on_gpu(*node))
-      gpu = !isElementwise(*node) || operand_on_gpu;
+      gpu = offload == GpuOffload::All || !isElementwise(*node) || operand_on_gpu;
     if (gpu) {
       node->attrs[kDeviceAttribute] = std::string(kGpuDevice);
       if (!isView(*node)) ++placed;

@@ -2,12 +2,13 @@
 // and inserts the copies across the host/GPU boundary.
 //
 // A node runs on the GPU when `on_gpu` says it can (its op has a GPU lowering
-// that supports it) and it is worth it: a root (MatMul, Gemm, a
-// normalization, anything not elementwise) always, an elementwise node or a
-// view (Reshape, Identity, BitCast) only when one of its non-constant
-// operands is already on the GPU, so that a host-side chain does not go to
-// the GPU and back for one cheap op. GPU nodes carry the attribute
-// `device = "gpu"`.
+// that supports it) and, by default (GpuOffload::Auto), it is worth it: a
+// root (MatMul, Gemm, a normalization, anything not elementwise) always, an
+// elementwise node or a view (Reshape, Identity, BitCast) only when one of
+// its non-constant operands is already on the GPU, so that a host-side chain
+// does not go to the GPU and back for one cheap op. GpuOffload::All moves
+// every node that can go (nanoc --gpu-offload=all; the tests use it to run
+// every kernel). GPU nodes carry the attribute `device = "gpu"`.
 //
 // Then every value read on the other side from where it is made gets one
 // copy node, placed right before its first reader there: nanoc.ToDevice
@@ -32,7 +33,10 @@ bool isGpuNode(const Node& node);
 // Whether value lives in GPU memory: made by a GPU node.
 bool isDeviceValue(const Value* value);
 
+enum class GpuOffload { Auto, All };
+
 // Returns the number of nodes placed on the GPU (copies not counted).
-size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu);
+size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu,
+                  GpuOffload offload = GpuOffload::Auto);
 
 }  // namespace nanoc

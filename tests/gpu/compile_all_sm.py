@@ -62,7 +62,7 @@ def main() -> int:
         path = os.path.join(d, name + ".onnx")
         onnx.save(models.get_case(name).build(), path)
         cmd = [args.nanoc, path, "--target", ",".join(sms), "--host", "x86-64-v3", "-o", d,
-               "--name", name, "--no-progress"]
+               "--name", name, "--no-progress", "--gpu-offload=all"]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             failures.append(f"{name}: nanoc failed: {r.stderr.strip()}")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """One GPU suite case through the SIMT emulator, against ONNX Runtime.
 
-The case's model (tests/e2e/models.py) runs as nanoc --target sm_XY compiles
-it, its GPU kernels' LLVM IR executed by gpu-simt-run's emulator, on fresh
+The case's model (tests/e2e/models.py) runs as nanoc --target sm_XY
+--gpu-offload=all compiles it (every op with a GPU kernel on the GPU), its GPU kernels' LLVM IR executed by gpu-simt-run's emulator, on fresh
 random inputs; every output must match ONNX Runtime within run_e2e.py's
 tolerance (normwise relative error <= 1e-5 for f32, exact otherwise).
 
@@ -43,7 +43,7 @@ def main() -> int:
     print(f"case {case.name}: seed {seed}")
     feeds = run_e2e.make_inputs(case, m, seed)
     ref = run_e2e.run_reference(path, feeds)
-    cmd = [args.simt, path, "--output-dir", out]
+    cmd = [args.simt, path, "--output-dir", out, "--gpu-offload=all"]
     for k, v in feeds.items():
         f = os.path.join(work, "in_" + run_e2e.file_safe(k) + ".npy")
         np.save(f, v)

@@ -4,7 +4,7 @@
 // (the op table's, which constant folding uses). tests/gpu/run_simt.py
 // compares the outputs with ONNX Runtime.
 //
-//   gpu-simt-run MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR
+//   gpu-simt-run MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR [--gpu-offload=all]
 //
 // The pipeline is nanoc's for a GPU target (nanoc_main.cc): the host's
 // convolutions on patches, no channel-blocked layout, no epilogues folded
@@ -49,6 +49,7 @@ std::string fileSafe(const std::string& name) {
 int run(int argc, char** argv) {
   std::string model, out_dir = ".";
   std::map<std::string, std::string> inputs;
+  nanoc::GpuOffload offload = nanoc::GpuOffload::Auto;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--input" && i + 1 < argc) {
@@ -56,6 +57,8 @@ int run(int argc, char** argv) {
       size_t eq = v.find('=');
       if (eq == std::string::npos) throw nanoc::CompileError("--input needs NAME=FILE.npy");
       inputs[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (arg == "--gpu-offload=all") {
+      offload = nanoc::GpuOffload::All;
     } else if (arg == "--output-dir" && i + 1 < argc) {
       out_dir = argv[++i];
     } else if (model.empty() && arg[0] != '-') {
@@ -77,7 +80,7 @@ int run(int argc, char** argv) {
   pipeline.nchwc_block = 0;
   pipeline.fuse_epilogues = false;
   nanoc::runPipeline(*graph, pipeline);
-  const size_t placed = nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering);
+  const size_t placed = nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering, offload);
   nanoc::verifyGraph(*graph);
 
   llvm::LLVMContext context;

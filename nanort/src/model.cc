@@ -8,6 +8,13 @@
 #include "status.h"
 #include "target_check.h"
 
+// Defined by src/cuda/ (NANORT_WITH_CUDA); weak, so that referring to it
+// here links none of that code (gpu_offload.h). NULL when nothing else in
+// the binary referred to it.
+#if NANORT_WITH_CUDA
+#pragma weak nanort_cuda_offload
+#endif
+
 namespace nanort {
 namespace {
 
@@ -37,6 +44,9 @@ int64_t* FillInfos(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>* t
 
 void FreeModel(nanort_model* model) {
   const nanort_allocator allocator = model->allocator;
+#if NANORT_WITH_CUDA
+  if (model->gpu != nullptr) model->gpu_offload->release_model(model->gpu, allocator);
+#endif
   void* library = model->library;
   void (*close_library)(void*) = model->close_library;
   if (model->owned_program != nullptr) allocator.free(allocator.self, model->owned_program);
@@ -169,8 +179,37 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
   dims = FillInfos(entry->inputs(), model->inputs, dims);
   FillInfos(entry->outputs(), model->outputs, dims);
 
+  if (program->gpu() != nullptr) {
+    // The verifier refused GPU programs in builds without GPU offload.
+#if NANORT_WITH_CUDA
+    const nanort_gpu_offload* offload = &nanort_cuda_offload;
+    if (offload == nullptr) {
+      FreeModel(model);
+      return NANORT_FAIL(status, NANORT_UNAVAILABLE,
+                         "program offloads to an NVIDIA GPU, but this binary does not link "
+                         "nanort's GPU offload: refer to nanort_cuda_offload "
+                         "(NANORT_LINK_CUDA_OFFLOAD() in nanort.h)");
+    }
+    model->gpu_offload = offload;
+    const nanort_status_code code = offload->load(*model, &model->gpu, status);
+    if (code != NANORT_OK) {
+      model->gpu = nullptr;
+      FreeModel(model);
+      return code;
+    }
+#endif
+  }
+
   *out_model = model;
   return SetOk(status);
+}
+
+extern "C" const char* nanort_model_gpu(const nanort_model* model) {
+#if NANORT_WITH_CUDA
+  if (model != nullptr && model->gpu != nullptr) return model->gpu_offload->describe(model->gpu);
+#endif
+  (void)model;
+  return nullptr;
 }
 
 extern "C" void nanort_model_release(nanort_model* model) {
@@ -234,7 +273,10 @@ extern "C" nanort_status_code nanort_model_thunk_info(const nanort_model* model,
   out_info->node = thunk.node() != nullptr ? thunk.node()->c_str() : "";
   out_info->op = thunk.op() != nullptr ? thunk.op()->c_str() : "";
   const nanort::fb::KernelThunk* kernel = thunk.kind_as_KernelThunk();
-  out_info->is_copy = kernel == nullptr;
-  out_info->kernel = kernel != nullptr ? kernel->kernel() : 0;
+  const nanort::fb::GpuLaunchThunk* launch = thunk.kind_as_GpuLaunchThunk();
+  out_info->is_copy = kernel == nullptr && launch == nullptr;
+  out_info->kernel = kernel != nullptr   ? kernel->kernel()
+                     : launch != nullptr ? launch->kernel()
+                                         : 0;
   return NANORT_OK;
 }

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "gpu_offload.h"
 #include "nanort/nanort.h"
 #include "program_generated.h"
 
@@ -44,6 +45,12 @@ struct nanort_model {
   // The session's table sizes, counted by the verifier (ProgramTotals).
   size_t num_slots;
   size_t num_patches;
+
+  // GPU offload (format 1.3 programs with a GPU module): the table of the
+  // CUDA code that loaded `gpu` (the driver, device and chosen image); both
+  // NULL for a CPU-only program.
+  const nanort_gpu_offload* gpu_offload;
+  nanort::GpuModel* gpu;
 
   // Set by nanort_model_load_file: the shared object the def lives in, closed
   // after everything else at release.

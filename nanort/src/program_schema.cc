@@ -20,7 +20,7 @@ constexpr uint8_t kFields[] = {
     // Program
     kU32, kU32, kU32, kString, Field(kTable, kTarget), Field(kVecTable, kBuffer),
     Field(kVecTable, kKernel), Field(kVecTable, kEntry), kU64, kU32, kU64,
-    Field(kVecTable, kTarget),
+    Field(kVecTable, kTarget), Field(kTable, kGpuModule), Field(kTable, kTarget),
     // Target: device, triple, cpu, features, data_layout, sm, ptx_isa
     kU8, kString, kString, kVecString, kString, kU32, kU32,
     // Buffer: kind, index, offset, size, alignment, name
@@ -29,6 +29,10 @@ constexpr uint8_t kFields[] = {
     kU32, kVec4, kU64, kU32,
     // CopyThunk: src, dst, size
     kU32, kU32, kU64,
+    // GpuLaunchThunk: kernel, args, num_outputs
+    kU32, kVec4, kU32,
+    // GpuCopyThunk: src, dst, size
+    kU32, kU32, kU64,
     // Thunk: kind_type, kind, node, op
     kU8, Field(kUnion, kKernelThunk), kString, kString,
     // Tensor: name, dtype, shape, buffer
@@ -36,9 +40,16 @@ constexpr uint8_t kFields[] = {
     // Entry: name, inputs, outputs, thunks
     kString, Field(kVecTable, kTensor), Field(kVecTable, kTensor), Field(kVecTable, kThunk),
     // Kernel: name, device
-    kString, kU8};
+    kString, kU8,
+    // GpuImage: format, sm, variant, ptx_isa, data
+    kU8, kU32, kString, kU32, kVec1,
+    // GpuKernel: name, arg_bytes, num_outputs, grid, block, shared_bytes
+    kString, kVec8, kU32, kVec4, kVec4, kU32,
+    // GpuModule: images, kernels, device_arena_size, device_arena_alignment
+    Field(kVecTable, kGpuImage), Field(kVecTable, kGpuKernel), kU64, kU32};
 // Where each table's row starts in kFields; the last entry is its end.
-constexpr uint8_t kFirstField[kTableCount + 1] = {0, 12, 19, 25, 29, 32, 36, 40, 44, 46};
+constexpr uint8_t kFirstField[kTableCount + 1] = {0,  14, 21, 27, 31, 34, 37, 40,
+                                                  44, 48, 52, 54, 59, 65, 69};
 static_assert(kFirstField[kTableCount] == sizeof(kFields), "rows and fields differ");
 
 // flatbuffers::Verifier's limits: buffers under 2 GiB, at most a million
@@ -152,6 +163,10 @@ class Walker {
         case kVec4:
         case kVec8:
           ok = Vector(target, kind == kVec4 ? 4 : 8, &count, &end);
+          break;
+        case kVec1:
+          // Charged like every other vector (Vector charges only wider ones).
+          ok = Vector(target, 1, &count, &end) && Charge(end - target);
           break;
         case kTable:
           ok = Table(sub, target);

@@ -26,10 +26,15 @@ enum TableId : uint8_t {
   kBuffer,
   kKernelThunk,
   kCopyThunk,
+  kGpuLaunchThunk,  // the union's members stay consecutive (kUnion below)
+  kGpuCopyThunk,
   kThunk,
   kTensor,
   kEntry,
   kKernel,
+  kGpuImage,
+  kGpuKernel,
+  kGpuModule,
   kTableCount
 };
 
@@ -48,8 +53,10 @@ enum FieldKind : uint8_t {
   kTable,      // table
   kVecTable,   // vector of tables
   kUnion,      // union value; its type is the field before it
+  kVec1,       // vector of 1-byte scalars (GpuImage.data)
 };
-constexpr uint8_t kUnionMembers = 2;  // ThunkKind: KernelThunk, CopyThunk
+// ThunkKind: KernelThunk, CopyThunk, GpuLaunchThunk, GpuCopyThunk
+constexpr uint8_t kUnionMembers = 4;
 
 // Table `table`'s field descriptors in field-id order (vtable slot i is at
 // byte 4 + 2 * i), and how many.

@@ -88,13 +88,14 @@ class ByteRangeSet {
   size_t count_ = 0;
 };
 
-// The bytes written so far, per writable memory space: the arena (space 0)
-// and each output tensor (space 1 + output index).
+// The bytes written so far, per writable memory space: the arena (space 0),
+// each output tensor (space 1 + output index) and, with GPU offload, the
+// device arena (the last space).
 class DefinednessTracker {
  public:
   DefinednessTracker(const fb::Program& program, const fb::Entry& entry, nanort_allocator allocator)
       : program_(program), allocator_(allocator) {
-    num_spaces_ = 1 + static_cast<size_t>(SizeOf(entry.outputs()));
+    num_spaces_ = 1 + static_cast<size_t>(SizeOf(entry.outputs())) + (kWithCuda ? 1 : 0);
   }
   ~DefinednessTracker() {
     if (block_ != nullptr) allocator_.free(allocator_.self, block_);
@@ -132,8 +133,8 @@ class DefinednessTracker {
     return NANORT_OK;
   }
 
-  // False for Input and Constant buffers, which live outside the tracked
-  // spaces and are always defined.
+  // False for Input, Constant and DeviceConstant buffers, which live outside
+  // the tracked spaces and are always defined.
   bool SpaceOf(const fb::Buffer& buffer, size_t* space) const {
     if (buffer.kind() == fb::BufferKind::Arena) {
       *space = 0;
@@ -143,6 +144,12 @@ class DefinednessTracker {
       *space = 1 + buffer.index();
       return true;
     }
+#if NANORT_WITH_CUDA
+    if (buffer.kind() == fb::BufferKind::Device) {
+      *space = num_spaces_ - 1;
+      return true;
+    }
+#endif
     return false;
   }
 
@@ -186,7 +193,13 @@ bool IsSignatureOf(const nanort_kernel& entry, const nanort_kernel& first) {
 }
 
 bool IsWritable(fb::BufferKind kind) {
-  return kind == fb::BufferKind::Arena || kind == fb::BufferKind::Output;
+  return kind == fb::BufferKind::Arena || kind == fb::BufferKind::Output ||
+         kind == fb::BufferKind::Device;
+}
+
+// Memory on the GPU (format 1.3), which only GPU thunks touch.
+bool IsOnDevice(fb::BufferKind kind) {
+  return kind == fb::BufferKind::Device || kind == fb::BufferKind::DeviceConstant;
 }
 
 // Input and Output buffers point into the caller's tensors, so every run
@@ -264,6 +277,7 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
   // Whether an arena buffer ends at the arena's end (none need to when it is
   // empty); the checks below keep every one from ending past it.
   bool arena_used = program.arena_size() == 0;
+  bool device_arena_used = program.gpu() == nullptr || program.gpu()->device_arena_size() == 0;
   for (uoffset_t b = 0; b < SizeOf(buffers); ++b) {
     const fb::Buffer& buffer = *buffers->Get(b);
     const char* name = NameOf(buffer.name());
@@ -314,7 +328,33 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
         TensorByteSize(tensor.dtype(), tensor.shape(), &limit);
         break;
       }
+#if NANORT_WITH_CUDA
+      case fb::BufferKind::Device:
+      case fb::BufferKind::DeviceConstant: {
+        const fb::GpuModule* gpu = program.gpu();
+        const bool device = buffer.kind() == fb::BufferKind::Device;
+        NANORT_CHECK_OR_RETURN(gpu != nullptr, status, NANORT_INVALID_PROGRAM,
+                               "buffer %" PRIu32
+                               " ('%s') is in device memory, but the program "
+                               "has no GPU module",
+                               b, name);
+        limit = device ? gpu->device_arena_size() : program.constants_size();
+        space = device ? "device arena" : "constants";
+        device_arena_used |= device && end == limit;
+        NANORT_CHECK_OR_RETURN(
+            buffer.alignment() <= (device ? gpu->device_arena_alignment() : kMaxDeviceAlignment),
+            status, NANORT_INVALID_PROGRAM,
+            "buffer %" PRIu32 " ('%s'): alignment %" PRIu32 " exceeds the %s's", b, name,
+            buffer.alignment(), space);
+        break;
+      }
+#endif
       default:
+        NANORT_CHECK_OR_RETURN(kWithCuda || !IsOnDevice(buffer.kind()), status, NANORT_UNAVAILABLE,
+                               "buffer %" PRIu32
+                               " ('%s') is in GPU memory: this nanort was built "
+                               "without GPU offload (NANORT_WITH_CUDA=OFF)",
+                               b, name);
         return NANORT_FAIL(status, NANORT_INVALID_PROGRAM,
                            "buffer %" PRIu32 " ('%s'): unknown kind %" PRIu32, b, name,
                            static_cast<uint32_t>(buffer.kind()));
@@ -332,8 +372,121 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
   NANORT_CHECK_OR_RETURN(arena_used, status, NANORT_INVALID_PROGRAM,
                          "arena of %llu bytes, more than its buffers need",
                          static_cast<unsigned long long>(program.arena_size()));
+  NANORT_CHECK_OR_RETURN(device_arena_used, status, NANORT_INVALID_PROGRAM,
+                         "device arena of %llu bytes, more than its buffers need",
+                         static_cast<unsigned long long>(program.gpu()->device_arena_size()));
   return NANORT_OK;
 }
+
+#if NANORT_WITH_CUDA
+// A C identifier of 1 to kMaxGpuKernelNameLength characters: what
+// cuModuleGetFunction is asked for.
+bool IsKernelName(const flatbuffers::String* name) {
+  if (name == nullptr || name->size() == 0 || name->size() > kMaxGpuKernelNameLength) return false;
+  for (uoffset_t i = 0; i < name->size(); ++i) {
+    const char c = name->Get(i);
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    if (!letter && !(i != 0 && c >= '0' && c <= '9')) return false;
+  }
+  return true;
+}
+
+// Three dims, each >= 1 and below its limit.
+bool IsLaunchShape(const flatbuffers::Vector<uint32_t>* dims, uint64_t x_limit, uint64_t yz_limit) {
+  if (SizeOf(dims) != 3) return false;
+  const uint32_t x = dims->Get(0), y = dims->Get(1), z = dims->Get(2);
+  return x >= 1 && y >= 1 && z >= 1 && x < x_limit && y < yz_limit && z < yz_limit;
+}
+
+// The GPU module (format 1.3): its images, kernels and device arena.
+nanort_status_code CheckGpuModule(const fb::GpuModule& gpu, nanort_status* status) {
+  const auto* images = gpu.images();
+  NANORT_CHECK_OR_RETURN(SizeOf(images) >= 1 && SizeOf(images) <= kMaxGpuImages, status,
+                         NANORT_INVALID_PROGRAM,
+                         "GPU module has %" PRIu32 " images (1 to %" PRIu32 " expected)",
+                         SizeOf(images), kMaxGpuImages);
+  for (uoffset_t i = 0; i < SizeOf(images); ++i) {
+    const fb::GpuImage& image = *images->Get(i);
+    const auto* data = image.data();
+    const char* variant = NameOf(image.variant());
+    const bool cubin = image.format() == fb::GpuImageFormat::Cubin;
+    NANORT_CHECK_OR_RETURN(cubin || image.format() == fb::GpuImageFormat::Ptx, status,
+                           NANORT_INVALID_PROGRAM, "GPU image %" PRIu32 ": unknown format %" PRIu32,
+                           i, static_cast<uint32_t>(image.format()));
+    // sm_XY as XY and PTX ISA X.Y as XY: sm_20 .. sm_999, PTX 1.0 .. 99.9.
+    NANORT_CHECK_OR_RETURN(
+        image.sm() >= 20 && image.sm() <= 999 && image.ptx_isa() >= 10 && image.ptx_isa() <= 999,
+        status, NANORT_INVALID_PROGRAM,
+        "GPU image %" PRIu32 ": sm %" PRIu32 " or PTX ISA %" PRIu32 " out of range", i, image.sm(),
+        image.ptx_isa());
+    NANORT_CHECK_OR_RETURN(
+        variant[0] == '\0' || ((variant[0] == 'a' || variant[0] == 'f') && variant[1] == '\0'),
+        status, NANORT_INVALID_PROGRAM,
+        "GPU image %" PRIu32 ": variant '%.8s' is not \"\", \"a\" or \"f\"", i, variant);
+    NANORT_CHECK_OR_RETURN(
+        SizeOf(data) >= 4 && SizeOf(data) <= kMaxGpuImageBytes, status, NANORT_INVALID_PROGRAM,
+        "GPU image %" PRIu32 ": %" PRIu32 " bytes (4 to 2^30 expected)", i, SizeOf(data));
+    // A cubin is an ELF file; PTX is text that the driver reads up to a NUL,
+    // so one inside would hide the rest.
+    if (cubin) {
+      NANORT_CHECK_OR_RETURN(BytesEqual(data->Data(),
+                                        "\x7f"
+                                        "ELF",
+                                        4),
+                             status, NANORT_INVALID_PROGRAM,
+                             "GPU image %" PRIu32 ": cubin is not ELF", i);
+    } else {
+      uoffset_t at = 0;
+      while (at < data->size() && data->Get(at) != 0) ++at;
+      NANORT_CHECK_OR_RETURN(at == data->size(), status, NANORT_INVALID_PROGRAM,
+                             "GPU image %" PRIu32 ": PTX holds a NUL at byte %" PRIu32, i, at);
+    }
+  }
+  const auto* kernels = gpu.kernels();
+  for (uoffset_t k = 0; k < SizeOf(kernels); ++k) {
+    const fb::GpuKernel& kernel = *kernels->Get(k);
+    NANORT_CHECK_OR_RETURN(IsKernelName(kernel.name()), status, NANORT_INVALID_PROGRAM,
+                           "GPU kernel %" PRIu32
+                           ": name '%.64s' is not a C identifier of 1 to "
+                           "%" PRIu32 " characters",
+                           k, NameOf(kernel.name()), kMaxGpuKernelNameLength);
+    const char* name = NameOf(kernel.name());
+    const uoffset_t num_args = SizeOf(kernel.arg_bytes());
+    NANORT_CHECK_OR_RETURN(num_args <= kMaxGpuKernelArgs && kernel.num_outputs() <= num_args,
+                           status, NANORT_INVALID_PROGRAM,
+                           "GPU kernel %" PRIu32 " ('%s'): %" PRIu32 " args (at most %" PRIu32
+                           "), %" PRIu32 " of them outputs",
+                           k, name, num_args, kMaxGpuKernelArgs, kernel.num_outputs());
+    const auto* block = kernel.block();
+    NANORT_CHECK_OR_RETURN(IsLaunchShape(block, 1025, 1025) &&
+                               uint64_t{block->Get(0)} * block->Get(1) * block->Get(2) <= 1024,
+                           status, NANORT_INVALID_PROGRAM,
+                           "GPU kernel %" PRIu32
+                           " ('%s'): block is not 3 dims >= 1 of at most "
+                           "1024 threads",
+                           k, name);
+    NANORT_CHECK_OR_RETURN(IsLaunchShape(kernel.grid(), uint64_t{1} << 31, 65536), status,
+                           NANORT_INVALID_PROGRAM,
+                           "GPU kernel %" PRIu32
+                           " ('%s'): grid is not 3 dims >= 1 with x < 2^31 "
+                           "and y, z < 65536",
+                           k, name);
+    NANORT_CHECK_OR_RETURN(
+        kernel.shared_bytes() <= kMaxGpuSharedBytes, status, NANORT_INVALID_PROGRAM,
+        "GPU kernel %" PRIu32 " ('%s'): %" PRIu32 " bytes of shared memory (at most %" PRIu32 ")",
+        k, name, kernel.shared_bytes(), kMaxGpuSharedBytes);
+  }
+  NANORT_CHECK_OR_RETURN(IsPowerOfTwo(gpu.device_arena_alignment()) &&
+                             gpu.device_arena_alignment() <= kMaxDeviceAlignment,
+                         status, NANORT_INVALID_PROGRAM,
+                         "device arena alignment %" PRIu32 " is not a power of two up to %" PRIu32,
+                         gpu.device_arena_alignment(), kMaxDeviceAlignment);
+  NANORT_CHECK_OR_RETURN(gpu.device_arena_size() <= kMaxArenaBytes, status, NANORT_INVALID_PROGRAM,
+                         "device arena of %llu bytes is too large",
+                         static_cast<unsigned long long>(gpu.device_arena_size()));
+  return NANORT_OK;
+}
+#endif
 
 nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_def& def,
                                 size_t* scratch, nanort_status* status) {
@@ -413,6 +566,9 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
                     "bytes the kernel takes",
                     a, b, num_buffers, static_cast<unsigned long long>(signature.arg_bytes[a]));
         const fb::Buffer& buffer = *buffers->Get(b);
+        CHECK_THUNK(!IsOnDevice(buffer.kind()), NANORT_INVALID_PROGRAM,
+                    "arg %" PRIu32 " names buffer %" PRIu32 " ('%s'), which is in GPU memory", a, b,
+                    NameOf(buffer.name()));
         totals->patches += IsInTensor(buffer.kind());
       }
       // Reads happen before writes, so an in-place kernel still needs its
@@ -439,6 +595,10 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
       const fb::Buffer& dst = *buffers->Get(copy->dst());
       totals->slots += 2;
       totals->patches += IsInTensor(src.kind()) + IsInTensor(dst.kind());
+      CHECK_THUNK(!IsOnDevice(src.kind()) && !IsOnDevice(dst.kind()), NANORT_INVALID_PROGRAM,
+                  "copies buffer %" PRIu32 " to buffer %" PRIu32
+                  " on the host, but one is in GPU memory",
+                  copy->src(), copy->dst());
       CHECK_THUNK(copy->size() <= src.size() && copy->size() <= dst.size(), NANORT_INVALID_PROGRAM,
                   "copies %llu bytes between buffers of %llu and %llu bytes",
                   static_cast<unsigned long long>(copy->size()),
@@ -452,7 +612,86 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
                   NameOf(dst.name()));
       CHECK_THUNK(defined.MarkWritten(dst, copy->size()), NANORT_INVALID_PROGRAM,
                   "too many distinct writes");
+#if NANORT_WITH_CUDA
+    } else if (const fb::GpuLaunchThunk* launch = thunk.kind_as_GpuLaunchThunk()) {
+      const fb::GpuModule* gpu = program.gpu();
+      CHECK_THUNK(gpu != nullptr && launch->kernel() < SizeOf(gpu->kernels()),
+                  NANORT_INVALID_PROGRAM,
+                  "GPU kernel %" PRIu32 " out of range (%" PRIu32 " kernels)", launch->kernel(),
+                  gpu != nullptr ? SizeOf(gpu->kernels()) : 0);
+      // The kernel's code takes exactly its arg_bytes: CheckGpuModule bounded
+      // the count and the outputs.
+      const fb::GpuKernel& kernel = *gpu->kernels()->Get(launch->kernel());
+      const auto* args = launch->args();
+      const uoffset_t num_args = SizeOf(args);
+      CHECK_THUNK(
+          num_args == SizeOf(kernel.arg_bytes()) && launch->num_outputs() == kernel.num_outputs(),
+          NANORT_INVALID_PROGRAM,
+          "does not match GPU kernel %" PRIu32 " ('%s'), compiled for %" PRIu32 " args (%" PRIu32
+          " outputs)",
+          launch->kernel(), NameOf(kernel.name()), SizeOf(kernel.arg_bytes()),
+          kernel.num_outputs());
+      const uoffset_t first_output = num_args - launch->num_outputs();
+      for (uoffset_t a = 0; a < num_args; ++a) {
+        const uint32_t b = args->Get(a);
+        const uint64_t bytes = LoadUnaligned<uint64_t>(kernel.arg_bytes()->Data() + 8 * a);
+        CHECK_THUNK(b < num_buffers && IsOnDevice(buffers->Get(b)->kind()) &&
+                        buffers->Get(b)->size() == bytes,
+                    NANORT_INVALID_PROGRAM,
+                    "arg %" PRIu32 " names buffer %" PRIu32 ", not one of the program's %" PRIu32
+                    " buffers in GPU memory of the %llu bytes the kernel takes",
+                    a, b, num_buffers, static_cast<unsigned long long>(bytes));
+        const fb::Buffer& buffer = *buffers->Get(b);
+        if (a < first_output) {
+          CHECK_THUNK(defined.IsDefined(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
+                      "reads buffer %" PRIu32 " ('%s') before anything writes it", b,
+                      NameOf(buffer.name()));
+        }
+      }
+      for (uoffset_t a = first_output; a < num_args; ++a) {
+        const fb::Buffer& buffer = *buffers->Get(args->Get(a));
+        CHECK_THUNK(buffer.kind() == fb::BufferKind::Device, NANORT_INVALID_PROGRAM,
+                    "writes buffer %" PRIu32 " ('%s'), which is not in the device arena",
+                    args->Get(a), NameOf(buffer.name()));
+        CHECK_THUNK(defined.MarkWritten(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
+                    "too many distinct writes");
+      }
+    } else if (const fb::GpuCopyThunk* copy = thunk.kind_as_GpuCopyThunk()) {
+      CHECK_THUNK(
+          program.gpu() != nullptr && copy->src() < num_buffers && copy->dst() < num_buffers,
+          NANORT_INVALID_PROGRAM,
+          "copies buffer %" PRIu32 " to buffer %" PRIu32 " (program has %" PRIu32 " buffers%s)",
+          copy->src(), copy->dst(), num_buffers,
+          program.gpu() == nullptr ? " and no GPU module" : "");
+      const fb::Buffer& src = *buffers->Get(copy->src());
+      const fb::Buffer& dst = *buffers->Get(copy->dst());
+      totals->slots += 2;
+      totals->patches += IsInTensor(src.kind()) + IsInTensor(dst.kind());
+      CHECK_THUNK(copy->size() == src.size() && copy->size() == dst.size(), NANORT_INVALID_PROGRAM,
+                  "copies %llu bytes between buffers of %llu and %llu bytes (GPU copies move "
+                  "whole buffers)",
+                  static_cast<unsigned long long>(copy->size()),
+                  static_cast<unsigned long long>(src.size()),
+                  static_cast<unsigned long long>(dst.size()));
+      CHECK_THUNK(IsOnDevice(src.kind()) || IsOnDevice(dst.kind()), NANORT_INVALID_PROGRAM,
+                  "copies host buffer %" PRIu32 " to host buffer %" PRIu32
+                  ": that is a CopyThunk's work",
+                  copy->src(), copy->dst());
+      CHECK_THUNK(defined.IsDefined(src, copy->size()), NANORT_INVALID_PROGRAM,
+                  "reads buffer %" PRIu32 " ('%s') before anything writes it", copy->src(),
+                  NameOf(src.name()));
+      CHECK_THUNK(IsWritable(dst.kind()), NANORT_INVALID_PROGRAM,
+                  "writes buffer %" PRIu32 " ('%s'), which is an input or constant", copy->dst(),
+                  NameOf(dst.name()));
+      CHECK_THUNK(defined.MarkWritten(dst, copy->size()), NANORT_INVALID_PROGRAM,
+                  "too many distinct writes");
+#endif
     } else {
+      CHECK_THUNK(kWithCuda || (thunk.kind_type() != fb::ThunkKind::GpuLaunchThunk &&
+                                thunk.kind_type() != fb::ThunkKind::GpuCopyThunk),
+                  NANORT_UNAVAILABLE,
+                  "is a GPU thunk: this nanort was built without GPU offload "
+                  "(NANORT_WITH_CUDA=OFF)");
       // The flatbuffers Verifier accepts union members it does not know (for
       // forward compatibility); this runtime cannot execute them.
       return THUNK_FAIL(NANORT_INVALID_PROGRAM, "unknown or missing thunk kind %" PRIu32,
@@ -597,6 +836,16 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
       CheckTensors(program, entry.inputs(), fb::BufferKind::Input, "input", totals, status));
   NANORT_RETURN_IF_ERROR(
       CheckTensors(program, entry.outputs(), fb::BufferKind::Output, "output", totals, status));
+  if (const fb::GpuModule* gpu = program.gpu()) {
+#if NANORT_WITH_CUDA
+    NANORT_RETURN_IF_ERROR(CheckGpuModule(*gpu, status));
+#else
+    (void)gpu;
+    return NANORT_FAIL(status, NANORT_UNAVAILABLE,
+                       "program offloads to an NVIDIA GPU (a format 1.3 GPU module), but this "
+                       "nanort was built without GPU offload (NANORT_WITH_CUDA=OFF)");
+#endif
+  }
   NANORT_RETURN_IF_ERROR(CheckBuffers(program, entry, def, status));
   return CheckThunks(program, entry, def, allocator, totals, status);
 }

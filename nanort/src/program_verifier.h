@@ -18,6 +18,25 @@
 
 namespace nanort {
 
+// Whether this nanort offloads to NVIDIA GPUs (format 1.3's GPU module,
+// device buffers and GPU thunks); without it, a program that has any of them
+// is refused with NANORT_UNAVAILABLE.
+#if defined(NANORT_WITH_CUDA) && NANORT_WITH_CUDA
+constexpr bool kWithCuda = true;
+#else
+constexpr bool kWithCuda = false;
+#endif
+
+// Bounds of a GPU module that no real program comes near, so that a hostile
+// one cannot make load or session creation work or allocate without bound.
+constexpr uint32_t kMaxGpuImages = 64;
+constexpr uint64_t kMaxGpuImageBytes = uint64_t{1} << 30;
+constexpr uint32_t kMaxGpuKernelArgs = 512;  // 8-byte pointers in the driver's 4 KB of params
+constexpr uint32_t kMaxGpuKernelNameLength = 255;
+constexpr uint32_t kMaxGpuSharedBytes = 256 * 1024;
+// Device buffers' alignment: at most what cuMemAlloc guarantees.
+constexpr uint32_t kMaxDeviceAlignment = 256;
+
 // Checks the flatbuffer framing of `bytes` (identifier, format version, then
 // every table, vector and string by flatbuffers' rules: program_schema.h). `bytes` must be aligned
 // to kProgramAlignment. On success *out_program is the verified root table.

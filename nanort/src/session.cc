@@ -11,15 +11,6 @@
 namespace nanort {
 namespace {
 
-// One thunk, resolved. A kernel thunk calls `kernel(&args, 0, count)`; a copy
-// thunk (kernel == NULL) moves `count` bytes from args.buffers[0] to
-// args.buffers[1]. args.buffers points into the session's slot array.
-struct ExecutableThunk {
-  nanort_kernel_fn kernel;
-  nanort_kernel_args args;
-  uint64_t count;
-};
-
 // A slot that holds a pointer into a caller's tensor, rewritten by every run.
 struct TensorPatch {
   uint32_t slot;
@@ -58,6 +49,9 @@ struct nanort_session {
   // the allocator (chunk 0 uses the arena's); NULL when the model has none.
   uint8_t* chunk_scratch;
 #endif
+  // GPU offload's part (model->gpu_offload's), NULL for a CPU-only model:
+  // then run takes the loops above.
+  nanort::GpuSession* gpu;
 };
 
 namespace nanort {
@@ -222,6 +216,28 @@ void RunThunksSplit(const nanort_session& session) {
 }
 #endif
 
+#if NANORT_WITH_CUDA
+// A GPU session's host thunks (GPU offload's run loop calls these), as the
+// plain, observed or split loop would run them.
+void RunHostThunk(const nanort_session& session, size_t t) {
+#if NANORT_WITH_THREADS
+  if (session.run_split != nullptr) {
+    RunThunkSplit(session, session.thunks[t]);
+    return;
+  }
+#endif
+  RunThunk(session.thunks[t]);
+}
+
+void ObserveThunk(const nanort_session& session, size_t t, nanort_thunk_event event) {
+#if NANORT_WITH_THUNK_OBSERVER
+  if (session.observer != nullptr) session.observer(session.observer_data, t, event);
+#else
+  (void)session, (void)t, (void)event;
+#endif
+}
+#endif
+
 }  // namespace
 }  // namespace nanort
 
@@ -311,15 +327,39 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
       exec.args.num_buffers = num_args;
       exec.args.scratch = session->arena + model->scratch_offset;
       exec.count = kernel->task_count();
-    } else {
-      const fb::CopyThunk& copy = *thunk.kind_as_CopyThunk();
-      bind(copy.src());
-      bind(copy.dst());
+    } else if (const fb::CopyThunk* copy = thunk.kind_as_CopyThunk()) {
+      bind(copy->src());
+      bind(copy->dst());
       exec.kernel = nullptr;
       exec.args.num_buffers = 2;
-      exec.count = copy.size();
+      exec.count = copy->size();
+    } else if (const fb::GpuCopyThunk* gpu_copy = thunk.kind_as_GpuCopyThunk()) {
+      // The host side's address, patched per run when it is a tensor; the
+      // GPU offload copies, so the host loop's memmove sees count 0.
+      bind(gpu_copy->src());
+      bind(gpu_copy->dst());
+      exec.kernel = nullptr;
+      exec.args.num_buffers = 2;
+      exec.count = 0;
+    } else {
+      // A GpuLaunchThunk: device addresses only, which the GPU offload holds.
+      exec.kernel = nullptr;
+      exec.args.num_buffers = 0;
+      exec.count = 0;
     }
   }
+
+#if NANORT_WITH_CUDA
+  if (model->gpu != nullptr) {
+    const nanort_status_code code = model->gpu_offload->create_session(
+        *model, session->thunks, allocator, &session->gpu, status);
+    if (code != NANORT_OK) {
+      session->gpu = nullptr;
+      nanort_session_release(session);
+      return code;
+    }
+  }
+#endif
 
   *out_session = session;
   return SetOk(status);
@@ -345,6 +385,11 @@ void nanort::SessionEnableSplit(nanort_session* session, nanort_parallel_for_fn 
 extern "C" void nanort_session_release(nanort_session* session) {
   if (session == nullptr) return;
   const nanort_allocator allocator = session->allocator;
+#if NANORT_WITH_CUDA
+  if (session->gpu != nullptr) {
+    session->model->gpu_offload->release_session(*session->model, session->gpu, allocator);
+  }
+#endif
 #if NANORT_WITH_THREADS
   if (session->own_pool != nullptr) session->destroy_pool(session->own_pool);
   if (session->chunk_scratch != nullptr) allocator.free(allocator.self, session->chunk_scratch);
@@ -398,6 +443,12 @@ extern "C" nanort_status_code nanort_run(nanort_session* session, const nanort_t
     session->slots[patch.slot] =
         data != nullptr ? static_cast<uint8_t*>(data) + patch.offset : nullptr;
   }
+#if NANORT_WITH_CUDA
+  if (session->gpu != nullptr) {
+    return model.gpu_offload->run(model, session->gpu, *session, RunHostThunk, ObserveThunk,
+                                  status);
+  }
+#endif
 #if NANORT_WITH_THREADS
   if (session->run_split != nullptr) {
     session->run_split(*session);

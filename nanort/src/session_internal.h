@@ -11,6 +11,17 @@
 
 namespace nanort {
 
+// One thunk, resolved. A kernel thunk calls `kernel(&args, 0, count)`; a copy
+// thunk (kernel == NULL) moves `count` bytes from args.buffers[0] to
+// args.buffers[1]. args.buffers points into the session's slot array. A
+// GpuCopyThunk has the same two slots (NULL on its device side) and count 0:
+// the GPU offload copies through them; a GpuLaunchThunk has none.
+struct ExecutableThunk {
+  nanort_kernel_fn kernel;
+  nanort_kernel_args args;
+  uint64_t count;
+};
+
 #if NANORT_WITH_THREADS
 // Makes `session`'s runs split each kernel's tasks into num_chunks chunks
 // over parallel_for(pool_user_data, ...). own_pool, when not NULL, is

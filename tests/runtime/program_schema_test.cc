@@ -34,9 +34,11 @@ using schema::TableId;
 
 // The schema's table names, in TableId order.
 constexpr const char* kTableNames[] = {
-    "nanort.fb.Program",     "nanort.fb.Target",    "nanort.fb.Buffer",
-    "nanort.fb.KernelThunk", "nanort.fb.CopyThunk", "nanort.fb.Thunk",
-    "nanort.fb.Tensor",      "nanort.fb.Entry",     "nanort.fb.Kernel",
+    "nanort.fb.Program",      "nanort.fb.Target",    "nanort.fb.Buffer",
+    "nanort.fb.KernelThunk",  "nanort.fb.CopyThunk", "nanort.fb.GpuLaunchThunk",
+    "nanort.fb.GpuCopyThunk", "nanort.fb.Thunk",     "nanort.fb.Tensor",
+    "nanort.fb.Entry",        "nanort.fb.Kernel",    "nanort.fb.GpuImage",
+    "nanort.fb.GpuKernel",    "nanort.fb.GpuModule",
 };
 static_assert(std::size(kTableNames) == schema::kTableCount, "one name per TableId");
 static_assert(schema::kTableCount <= 16, "a table id must fit a descriptor's high nibble");
@@ -139,8 +141,11 @@ class ProgramSchemaDescriptors : public ::testing::Test {
         if (type.element() == reflection::Obj) {
           return ExpectedTable(type.index(), schema::kVecTable, expected, why);
         }
-        if (ScalarBytes(type.element()) == 4 || ScalarBytes(type.element()) == 8) {
-          *expected = Descriptor(ScalarBytes(type.element()) == 4 ? schema::kVec4 : schema::kVec8);
+        if (ScalarBytes(type.element()) != 0) {
+          const int bytes = ScalarBytes(type.element());
+          *expected = Descriptor(bytes == 1   ? schema::kVec1
+                                 : bytes == 4 ? schema::kVec4
+                                              : schema::kVec8);
           return true;
         }
         *why = std::string("is a vector of ") + reflection::EnumNameBaseType(type.element()) +
@@ -411,18 +416,34 @@ NamedProgram EveryFieldProgram() {
       thunk(fb::ThunkKind::KernelThunk,
             fb::CreateKernelThunk(b, 1, b.CreateVector(std::vector<uint32_t>{0, 1}), 4, 1).Union()),
       thunk(fb::ThunkKind::CopyThunk, fb::CreateCopyThunk(b, 0, 1, 16).Union()),
+      thunk(fb::ThunkKind::GpuLaunchThunk,
+            fb::CreateGpuLaunchThunk(b, 0, b.CreateVector(std::vector<uint32_t>{2, 3}), 1).Union()),
+      thunk(fb::ThunkKind::GpuCopyThunk, fb::CreateGpuCopyThunk(b, 0, 2, 16).Union()),
       thunk(fb::ThunkKind::NONE, 0),
       thunk(static_cast<fb::ThunkKind>(9), fb::CreateCopyThunk(b, 1, 0, 8).Union()),
   };
+  const std::vector<uint8_t> cubin = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+  std::vector<flatbuffers::Offset<fb::GpuImage>> images = {
+      fb::CreateGpuImage(b, fb::GpuImageFormat::Cubin, 80, b.CreateString(""), 78,
+                         b.CreateVector(cubin)),
+      fb::CreateGpuImage(b, fb::GpuImageFormat::Ptx, 90, b.CreateString("a"), 80,
+                         b.CreateVector(std::vector<uint8_t>{'.', 'v', 'e', 'r'})),
+  };
+  std::vector<flatbuffers::Offset<fb::GpuKernel>> gpu_kernels = {fb::CreateGpuKernel(
+      b, b.CreateString("add_kernel"), b.CreateVector(std::vector<uint64_t>{16, 16}), 1,
+      b.CreateVector(std::vector<uint32_t>{4, 1, 1}),
+      b.CreateVector(std::vector<uint32_t>{128, 1, 1}), 1024)};
+  const auto gpu =
+      fb::CreateGpuModule(b, b.CreateVector(images), b.CreateVector(gpu_kernels), 4096, 256);
   std::vector<flatbuffers::Offset<fb::Entry>> entries = {fb::CreateEntry(
       b, b.CreateString("main"), b.CreateVector(std::vector{tensor("x", fb::DType::F32, 0)}),
       b.CreateVector(std::vector{tensor("y", fb::DType::I64, 1)}), b.CreateVector(thunks))};
   std::vector<flatbuffers::Offset<fb::Target>> variants = {target(fb::DeviceKind::CudaGpu, "sm_80"),
                                                            target(fb::DeviceKind::Cpu, "generic")};
-  b.Finish(fb::CreateProgram(b, 1, 1, 2, b.CreateString("every_field"),
-                             target(fb::DeviceKind::CudaGpu, "sm_80"), b.CreateVector(buffers),
-                             b.CreateVector(kernels), b.CreateVector(entries), 4096, 128, 64,
-                             b.CreateVector(variants)),
+  b.Finish(fb::CreateProgram(
+               b, 1, 1, 2, b.CreateString("every_field"), target(fb::DeviceKind::CudaGpu, "sm_80"),
+               b.CreateVector(buffers), b.CreateVector(kernels), b.CreateVector(entries), 4096, 128,
+               64, b.CreateVector(variants), gpu, target(fb::DeviceKind::CudaGpu, "sm_80")),
            fb::ProgramIdentifier());
   return {"every field", {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()}, 1, 1};
 }

@@ -56,6 +56,10 @@ std::vector<uint8_t> BuildProgram(const ProgramSpec& spec) {
     flatbuffers::Offset<void> kind;
     if (t.kind == fb::ThunkKind::CopyThunk) {
       kind = fb::CreateCopyThunk(b, t.src, t.dst, t.size).Union();
+    } else if (t.kind == fb::ThunkKind::GpuCopyThunk) {
+      kind = fb::CreateGpuCopyThunk(b, t.src, t.dst, t.size).Union();
+    } else if (t.kind == fb::ThunkKind::GpuLaunchThunk) {
+      kind = fb::CreateGpuLaunchThunk(b, t.kernel, b.CreateVector(t.args), t.num_outputs).Union();
     } else if (t.kind != fb::ThunkKind::NONE) {
       kind = fb::CreateKernelThunk(b, t.kernel, b.CreateVector(t.args), t.task_count, t.num_outputs)
                  .Union();
@@ -80,12 +84,38 @@ std::vector<uint8_t> BuildProgram(const ProgramSpec& spec) {
     }
     variants = b.CreateVector(records);
   }
+  flatbuffers::Offset<fb::GpuModule> gpu;
+  if (spec.gpu.present) {
+    std::vector<flatbuffers::Offset<fb::GpuImage>> images;
+    for (const GpuImageSpec& i : spec.gpu.images) {
+      images.push_back(fb::CreateGpuImage(b, i.format, i.sm, b.CreateString(i.variant), i.ptx_isa,
+                                          b.CreateVector(i.data)));
+    }
+    std::vector<flatbuffers::Offset<fb::GpuKernel>> gpu_kernels;
+    for (const GpuKernelSpec& k : spec.gpu.kernels) {
+      gpu_kernels.push_back(
+          fb::CreateGpuKernel(b, b.CreateString(k.name), b.CreateVector(k.arg_bytes), k.num_outputs,
+                              b.CreateVector(k.grid), b.CreateVector(k.block), k.shared_bytes));
+    }
+    gpu = fb::CreateGpuModule(b, b.CreateVector(images), b.CreateVector(gpu_kernels),
+                              spec.gpu.device_arena_size, spec.gpu.device_arena_alignment);
+  }
   auto program = fb::CreateProgram(
       b, spec.format_major, spec.format_minor, spec.kernel_abi, b.CreateString(spec.model_name),
       target, b.CreateVector(buffers), b.CreateVector(kernels), b.CreateVector(entries),
-      spec.arena_size, spec.arena_alignment, spec.constants_size, variants);
+      spec.arena_size, spec.arena_alignment, spec.constants_size, variants, gpu);
   b.Finish(program, spec.identifier);
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+std::vector<uint8_t> FakeCubin(const std::string& tag) {
+  std::vector<uint8_t> bytes = {0x7f, 'E', 'L', 'F', ':'};
+  bytes.insert(bytes.end(), tag.begin(), tag.end());
+  return bytes;
+}
+
+std::vector<uint8_t> FakePtx(const std::string& tag) {
+  return std::vector<uint8_t>(tag.begin(), tag.end());
 }
 
 void AddF32(const nanort_kernel_args* args, uint64_t task_begin, uint64_t task_end) {
@@ -134,6 +164,36 @@ ProgramSpec ChainSpec() {
   spec.thunks = {add, scale, copy};
   spec.arena_size = 80;  // exactly what t0 and t1 need
   spec.constants_size = sizeof(ChainModel::constants);
+  return spec;
+}
+
+ProgramSpec GpuChainSpec() {
+  using K = fb::BufferKind;
+  ProgramSpec spec = ChainSpec();
+  spec.buffers = {
+      {K::Input, 0, 0, 16, "x"},          {K::Output, 0, 0, 16, "y"},
+      {K::Device, 0, 0, 16, "dx"},        {K::Device, 0, 256, 16, "dt"},
+      {K::Device, 0, 512, 16, "dy"},      {K::DeviceConstant, 0, 0, 16, "w"},
+      {K::DeviceConstant, 0, 64, 4, "s"},
+  };
+  spec.arena_size = 0;
+  ThunkSpec in;
+  in.kind = fb::ThunkKind::GpuCopyThunk, in.src = 0, in.dst = 2, in.size = 16;
+  in.node = "x", in.op = "CopyToDevice";
+  ThunkSpec add;
+  add.kind = fb::ThunkKind::GpuLaunchThunk, add.kernel = 0, add.args = {2, 5, 3};
+  add.node = "add0", add.op = "Add";
+  ThunkSpec scale;
+  scale.kind = fb::ThunkKind::GpuLaunchThunk, scale.kernel = 1, scale.args = {3, 6, 4};
+  scale.node = "mul0", scale.op = "Mul";
+  ThunkSpec out;
+  out.kind = fb::ThunkKind::GpuCopyThunk, out.src = 4, out.dst = 1, out.size = 16;
+  out.node = "y", out.op = "CopyToHost";
+  spec.thunks = {in, add, scale, out};
+  spec.gpu.present = true;
+  spec.gpu.images = {{fb::GpuImageFormat::Cubin, 80, "", 80, FakeCubin("sm_80")}};
+  spec.gpu.kernels = {{"add_f32", {16, 16, 16}}, {"scale_f32", {16, 4, 16}}};
+  spec.gpu.device_arena_size = 528;
   return spec;
 }
 

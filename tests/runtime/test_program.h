@@ -34,12 +34,12 @@ struct TensorSpec {
 
 struct ThunkSpec {
   fb::ThunkKind kind = fb::ThunkKind::KernelThunk;  // any value: written as is
-  // KernelThunk
+  // KernelThunk (and GpuLaunchThunk: kernel, args, num_outputs)
   uint32_t kernel = 0;
   std::vector<uint32_t> args;
   uint64_t task_count = 1;
   uint32_t num_outputs = 1;
-  // CopyThunk
+  // CopyThunk (and GpuCopyThunk)
   uint32_t src = 0;
   uint32_t dst = 0;
   uint64_t size = 0;
@@ -52,6 +52,36 @@ struct VariantSpec {
   std::string cpu;
   std::vector<std::string> features;
 };
+
+// Format 1.3's GPU module (Program.gpu).
+struct GpuImageSpec {
+  fb::GpuImageFormat format = fb::GpuImageFormat::Cubin;
+  uint32_t sm = 80;
+  std::string variant;
+  uint32_t ptx_isa = 80;
+  std::vector<uint8_t> data;
+};
+
+struct GpuKernelSpec {
+  std::string name;
+  std::vector<uint64_t> arg_bytes;
+  uint32_t num_outputs = 1;
+  std::vector<uint32_t> grid = {1, 1, 1};
+  std::vector<uint32_t> block = {128, 1, 1};
+  uint32_t shared_bytes = 0;
+};
+
+struct GpuModuleSpec {
+  bool present = false;  // false: a CPU-only program (no Program.gpu)
+  std::vector<GpuImageSpec> images;
+  std::vector<GpuKernelSpec> kernels;
+  uint64_t device_arena_size = 0;
+  uint32_t device_arena_alignment = 256;
+};
+
+// Recognisable image bytes: a cubin is "\x7fELF" + tag, PTX is the tag.
+std::vector<uint8_t> FakeCubin(const std::string& tag);
+std::vector<uint8_t> FakePtx(const std::string& tag);
 
 struct ProgramSpec {
   uint32_t format_major = NANORT_FORMAT_MAJOR;
@@ -74,6 +104,7 @@ struct ProgramSpec {
   uint64_t constants_size = 0;
   const char* identifier = "NRTP";
   std::vector<VariantSpec> variants;  // empty: a one-variant program (no list)
+  GpuModuleSpec gpu;
 };
 
 // "x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", ... for this build.
@@ -103,6 +134,17 @@ nanort_kernel ChainEntry(nanort_kernel_fn fn, bool scale);
 //            4 t0 (arena @0), 5 t1 (arena @64)
 //   thunks:  add(x, w) -> t0; scale(t0, s) -> t1; copy t1 -> y
 ProgramSpec ChainSpec();
+
+// The chain on the GPU (format 1.3): y[1,4] = (x[1,4] + w) * s, with w and s
+// from the constants blob (as ChainSpec's) uploaded to the device:
+//   buffers: 0 x (input), 1 y (output), 2 dx (device @0), 3 dt (device @256),
+//            4 dy (device @512), 5 w (device constant @0), 6 s (device constant @64)
+//   thunks:  copy x -> dx; gpu add(dx, w) -> dt; gpu scale(dt, s) -> dy;
+//            copy dy -> y
+//   GPU module: kernels add_f32 {16,16,16} and scale_f32 {16,4,16}, one image
+//   (an sm_80 cubin, FakeCubin("sm_80")), a device arena of 528 bytes.
+// Its CPU kernel table is ChainModel's (bound, unused).
+ProgramSpec GpuChainSpec();
 
 // Everything a nanort_model_def points at, kept alive together.
 struct ChainModel {

@@ -209,6 +209,45 @@ nanort_status_code nanort_model_output_info(const nanort_model* model, size_t in
  * that this CPU supports, chosen at load. Owned by the model. */
 const char* nanort_model_cpu(const nanort_model* model);
 
+/* GPU offload (format 1.3, nanoc --target sm_XY): what this model runs its
+ * GPU thunks with, chosen at load, e.g. "sm_80 cubin on NVIDIA compute
+ * capability 8.6" or "PTX 8.0 for sm_80, JIT-compiled for NVIDIA compute
+ * capability 12.0"; NULL for a CPU-only model. Owned by the model.
+ *
+ * Loading a program with a GPU module loads the CUDA driver (dlopen of
+ * libcuda.so.1, or of the path in the environment variable
+ * NANORT_CUDA_DRIVER; nanort never links libcuda or cudart), takes device 0
+ * and picks one of the program's images for its compute capability: a cubin
+ * of variant "a" for exactly that capability, else a cubin of the same major
+ * version and the highest minor not above the device's, else the PTX for the
+ * highest SM not above it whose PTX ISA the driver can JIT. Refused:
+ *   NANORT_UNSUPPORTED_TARGET  no image runs on this device (the message
+ *                              names the device's compute capability and
+ *                              every image in the program);
+ *   NANORT_UNAVAILABLE         no driver, the toolkit's stub library, no
+ *                              device, a driver older than CUDA 12.0 or too
+ *                              old for every image that would fit, or a
+ *                              nanort built without NANORT_WITH_CUDA.
+ * Sessions of such a model hold the GPU's primary context, the image's
+ * module, one device allocation (the device arena and the constants the
+ * kernels read, uploaded once), a stream, and each run of consecutive GPU
+ * kernel launches captured once as a CUDA graph; a run copies inputs in,
+ * launches each graph once, copies outputs out and synchronizes once (and
+ * before any host thunk that follows GPU work). */
+const char* nanort_model_gpu(const nanort_model* model);
+
+/* The CUDA offload code's entry table, in builds with NANORT_WITH_CUDA (the
+ * default on Linux). nanort refers to it weakly, so a statically linked
+ * program carries the CUDA code only when something refers to this symbol:
+ * nanoc's objects for GPU targets do; a program that loads GPU models some
+ * other way (e.g. nanort_model_load_file) writes NANORT_LINK_CUDA_OFFLOAD();
+ * once at file scope. Without it, loading a GPU program returns
+ * NANORT_UNAVAILABLE saying so. */
+struct nanort_gpu_offload;
+extern const struct nanort_gpu_offload nanort_cuda_offload;
+#define NANORT_LINK_CUDA_OFFLOAD() \
+  __attribute__((used)) static const void* const nanort_link_cuda_offload_ = &nanort_cuda_offload
+
 /* Arena bytes and alignment a session needs (both also in NAME.h): the
  * program's buffers, then one worker's scratch (nanort_kernel_args). */
 uint64_t nanort_model_arena_size(const nanort_model* model);
@@ -219,8 +258,10 @@ uint32_t nanort_model_arena_alignment(const nanort_model* model);
 typedef struct nanort_thunk_info {
   const char* node; /* the model node it computes; "" if unnamed; owned by the model */
   const char* op;   /* that node's operator, e.g. "Conv"; "" if unnamed; owned by the model */
-  int is_copy;      /* 1: a byte copy; 0: a call of compiled kernel `kernel` */
-  uint32_t kernel;  /* kernel index in the program (variant 0's numbering); 0 for a copy */
+  int is_copy;      /* 1: a byte copy (on the host, or between host and GPU memory);
+                       0: a call of compiled kernel `kernel` or a GPU kernel launch */
+  uint32_t kernel;  /* kernel index in the program (variant 0's numbering; for a GPU
+                       launch, in the program's GPU module); 0 for a copy */
 } nanort_thunk_info;
 
 size_t nanort_model_thunk_count(const nanort_model* model);

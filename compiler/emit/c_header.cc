@@ -128,6 +128,10 @@ std::string emitCHeader(const std::string& name, const Graph& graph, const Arena
   os << "#ifndef " << up << "_H_\n#define " << up << "_H_\n\n#include <nanort/nanort.h>\n\n";
   os << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   os << "extern const nanort_model_def " << name << "_model;\n\n";
+  if (plan.device_arena_size != 0)
+    os << "/* The model offloads to an NVIDIA GPU: a program that includes this header\n"
+       << " * links nanort's CUDA offload (it loads the driver at run time). */\n"
+       << "#ifndef NANORT_NO_CUDA_OFFLOAD\nNANORT_LINK_CUDA_OFFLOAD();\n#endif\n\n";
   os << "#ifdef __cplusplus\n}\n#endif\n\n";
   os << "/* Bytes of arena a session needs, and its alignment. */\n";
   os << "#define " << up << "_ARENA_SIZE " << plan.sessionArenaSize() << "u\n";

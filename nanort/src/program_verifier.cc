@@ -10,6 +10,7 @@
 #include "bytes.h"
 #include "program_schema.h"
 #include "status.h"
+#include "target_check.h"
 
 namespace nanort {
 namespace {
@@ -504,11 +505,10 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
                          SizeOf(kernels), variants, def.num_kernels);
   for (uoffset_t k = 0; k < SizeOf(kernels); ++k) {
     const fb::Kernel& kernel = *kernels->Get(k);
+    // The object's kernel table holds CPU kernels only; a GPU program's
+    // kernels are in its GPU module (format 1.3).
     NANORT_CHECK_OR_RETURN(kernel.device() == fb::DeviceKind::Cpu, status,
-                           NANORT_UNSUPPORTED_TARGET,
-                           "kernel %" PRIu32
-                           " ('%s') is a GPU kernel: GPU programs are not supported by "
-                           "this build",
+                           NANORT_UNSUPPORTED_TARGET, "kernel %" PRIu32 " ('%s') is a GPU kernel",
                            k, NameOf(kernel.name()));
     // Every variant compiles the same node, so one signature serves all
     // (nanort.h: the entries share one arg_bytes array): CheckThunks matches
@@ -840,16 +840,20 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
       CheckTensors(program, entry.inputs(), fb::BufferKind::Input, "input", totals, status));
   NANORT_RETURN_IF_ERROR(
       CheckTensors(program, entry.outputs(), fb::BufferKind::Output, "output", totals, status));
-  if (const fb::GpuModule* gpu = program.gpu()) {
 #if NANORT_WITH_CUDA
+  if (const fb::GpuModule* gpu = program.gpu()) {
     NANORT_RETURN_IF_ERROR(CheckGpuModule(*gpu, status));
-#else
-    (void)gpu;
-    return NANORT_FAIL(status, NANORT_UNAVAILABLE,
-                       "program offloads to an NVIDIA GPU (a format 1.3 GPU module), but this "
-                       "nanort was built without GPU offload (NANORT_WITH_CUDA=OFF)");
-#endif
   }
+#else
+  // This build's reader skipped the GPU module (program_schema.h) but
+  // verified gpu_target, which every program with a GPU part carries and
+  // whose CudaGpu device CheckTargetRunsHere refuses as UNAVAILABLE (its
+  // message is the bare-metal core's one text about GPUs). A GPU module
+  // without it is never read, and its thunks are unknown kinds.
+  if (const fb::Target* gpu = program.gpu_target()) {
+    NANORT_RETURN_IF_ERROR(CheckTargetRunsHere(gpu, status));
+  }
+#endif
   NANORT_RETURN_IF_ERROR(CheckBuffers(program, entry, def, status));
   return CheckThunks(program, entry, def, allocator, totals, status);
 }

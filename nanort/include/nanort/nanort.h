@@ -379,7 +379,13 @@ typedef enum nanort_thunk_event {
 typedef void (*nanort_thunk_observer)(void* user_data, size_t thunk_index,
                                       nanort_thunk_event event);
 
-/* Sets the observer of `session`'s later runs, or with observer NULL removes
+/* In a session of a GPU model (nanort_model_gpu), host thunks and GPU copies
+ * are observed as above; the launches of one captured CUDA graph get their
+ * BEGIN events before the graph is launched and their END events after, and
+ * the launch is asynchronous: the GPU's time shows up in the next thunk that
+ * waits for it (a host thunk, or the run's end).
+ *
+ * Sets the observer of `session`'s later runs, or with observer NULL removes
  * it; a session starts with none. Without an observer a run is unchanged.
  * Returns NANORT_UNAVAILABLE in builds without observers
  * (NANORT_WITH_THUNK_OBSERVER=OFF, the default for NANORT_PLATFORM=none,

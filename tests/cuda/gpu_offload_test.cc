@@ -18,6 +18,8 @@
 #include "test_program.h"
 
 // This binary loads GPU programs from its own defs: it links the offload.
+// (Twice, as two models' headers would: each use names its own reference.)
+NANORT_LINK_CUDA_OFFLOAD();
 NANORT_LINK_CUDA_OFFLOAD();
 
 namespace nanort::test {

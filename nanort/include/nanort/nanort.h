@@ -245,8 +245,13 @@ const char* nanort_model_gpu(const nanort_model* model);
  * NANORT_UNAVAILABLE saying so. */
 struct nanort_gpu_offload;
 extern const struct nanort_gpu_offload nanort_cuda_offload;
-#define NANORT_LINK_CUDA_OFFLOAD() \
-  __attribute__((used)) static const void* const nanort_link_cuda_offload_ = &nanort_cuda_offload
+/* A file-scope reference to it; each use names its own (so that several
+ * models' headers may expand it in one file). */
+#define NANORT_LINK_CUDA_OFFLOAD() NANORT_LINK_CUDA_OFFLOAD_AT_(__COUNTER__)
+#define NANORT_LINK_CUDA_OFFLOAD_AT_(n) \
+  NANORT_LINK_CUDA_OFFLOAD_NAMED_(nanort_link_cuda_offload_, n)
+#define NANORT_LINK_CUDA_OFFLOAD_NAMED_(prefix, n) \
+  __attribute__((used)) static const void* const prefix##n = &nanort_cuda_offload
 
 /* Arena bytes and alignment a session needs (both also in NAME.h): the
  * program's buffers, then one worker's scratch (nanort_kernel_args). */

@@ -277,6 +277,31 @@ TEST_F(GpuOffload, AnAllGpuRunIsCopiesOneGraphLaunchAndOneSynchronize) {
   }
 }
 
+// A device-to-device copy between two launches splits them into two graphs.
+TEST_F(GpuOffload, ACopyBetweenLaunchesMakesTwoGraphs) {
+  using K = fb::BufferKind;
+  ProgramSpec spec = GpuChainSpec();
+  spec.buffers.push_back({K::Device, 0, 768, 16, "dt2"});
+  spec.gpu.device_arena_size = 784;
+  ThunkSpec copy;
+  copy.kind = fb::ThunkKind::GpuCopyThunk, copy.src = 3, copy.dst = 7, copy.size = 16;
+  spec.thunks[2].args = {7, 6, 4};
+  spec.thunks.insert(spec.thunks.begin() + 2, copy);
+  Session s(spec);
+  ASSERT_EQ(s.create_, NANORT_OK) << s.status_.message;
+  EXPECT_EQ(Count("cuStreamBeginCapture"), 2);
+  EXPECT_EQ(Count("cuGraphInstantiateWithFlags"), 2);
+  ClearLog();
+  const float x[4] = {1, 2, 3, 4};
+  float y[4] = {};
+  ASSERT_EQ(s.Run(x, y), NANORT_OK) << s.status_.message;
+  const std::vector<std::string> expected = {
+      "cuCtxPushCurrent", "cuMemcpyHtoDAsync 16", "cuGraphLaunch",       "cuMemcpyDtoDAsync 16",
+      "cuGraphLaunch",    "cuMemcpyDtoHAsync 16", "cuStreamSynchronize", "cuCtxPopCurrent",
+  };
+  EXPECT_EQ(Log(), expected);
+}
+
 // x -> device -> y: the fake's device memory is host memory, so the bytes
 // arrive only if nanort copied from the caller's input and into its output.
 TEST_F(GpuOffload, HostToDeviceToHostCopiesRoundTripTheBytes) {

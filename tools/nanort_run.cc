@@ -20,6 +20,12 @@
 #include "nanort/nanort.h"
 #include "npy.h"
 
+// GPU models (nanoc --target sm_XY) loaded from shared objects run through
+// the GPU offload, which a binary links only when it refers to it.
+#if NANORT_RUN_WITH_CUDA
+NANORT_LINK_CUDA_OFFLOAD();
+#endif
+
 namespace {
 
 using nanort::tools::NpyArray;
@@ -609,6 +615,7 @@ int Run(const Options& opt) {
 
   // Which CPU's kernels ran: an artifact may carry several (nanoc --target a,b).
   std::printf("target cpu=%s\n", nanort_model_cpu(model.get()));
+  if (const char* gpu = nanort_model_gpu(model.get())) std::printf("target gpu=%s\n", gpu);
   for (size_t i = 0; i < num_outputs; ++i) {
     const nanort_tensor_info& info = output_info[i];
     const size_t elem = nanort_dtype_size(info.dtype);

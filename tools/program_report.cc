@@ -192,6 +192,37 @@ void TensorsText(std::string* out, const char* role,
   }
 }
 
+// "host to device", "device to host", "device to device", or "?" when a
+// buffer index is out of range (the report shows unverified programs too).
+std::string GpuCopyDirection(const fb::Program* p, const fb::GpuCopyThunk* c) {
+  const auto on_device = [&](uint32_t b, bool* device) {
+    if (b >= Size(p->buffers())) return false;
+    const fb::BufferKind kind = p->buffers()->Get(b)->kind();
+    *device = kind == fb::BufferKind::Device || kind == fb::BufferKind::DeviceConstant;
+    return true;
+  };
+  bool src = false, dst = false;
+  if (!on_device(c->src(), &src) || !on_device(c->dst(), &dst)) return "?";
+  return std::string(src ? "device" : "host") + " to " + (dst ? "device" : "host");
+}
+
+const fb::GpuKernel* GpuKernelAt(const fb::Program* p, uint32_t k) {
+  const fb::GpuModule* gpu = p->gpu();
+  return gpu != nullptr && k < Size(gpu->kernels()) ? gpu->kernels()->Get(k) : nullptr;
+}
+
+// "cubin sm_90a" or "ptx sm_80".
+std::string GpuImageLabel(const fb::GpuImage* image) {
+  const bool cubin = image->format() == fb::GpuImageFormat::Cubin;
+  const bool known = cubin || image->format() == fb::GpuImageFormat::Ptx;
+  return std::string(known ? (cubin ? "cubin" : "ptx") : "unknown-format") + " sm_" +
+         std::to_string(image->sm()) + std::string(Str(image->variant()));
+}
+
+std::string PtxIsaText(uint32_t isa) {
+  return std::to_string(isa / 10) + "." + std::to_string(isa % 10);
+}
+
 }  // namespace
 
 std::string ProgramReportText(const std::string& path, const ProgramImage& image,
@@ -257,6 +288,14 @@ std::string ProgramReportText(const std::string& path, const ProgramImage& image
       } else if (const fb::CopyThunk* c = th->kind_as_CopyThunk()) {
         Appendf(out, "copy src %u dst %u size %llu\n", c->src(), c->dst(),
                 static_cast<unsigned long long>(c->size()));
+      } else if (const fb::GpuLaunchThunk* g = th->kind_as_GpuLaunchThunk()) {
+        const fb::GpuKernel* k = GpuKernelAt(p, g->kernel());
+        Appendf(out, "gpu launch kernel %u (%s) args [%s] outputs %u\n", g->kernel(),
+                k != nullptr ? Quoted(Str(k->name())).c_str() : "out of range",
+                JoinNumbers(g->args()).c_str(), g->num_outputs());
+      } else if (const fb::GpuCopyThunk* c = th->kind_as_GpuCopyThunk()) {
+        Appendf(out, "gpu copy src %u dst %u size %llu (%s)\n", c->src(), c->dst(),
+                static_cast<unsigned long long>(c->size()), GpuCopyDirection(p, c).c_str());
       } else {
         Appendf(out, "unknown thunk kind %u\n", static_cast<unsigned>(th->kind_type()));
       }
@@ -307,6 +346,30 @@ std::string ProgramReportText(const std::string& path, const ProgramImage& image
               Quoted(VariantKernelName(p, v, i)).c_str(), DeviceName(k->device()).c_str());
     }
   }
+
+  // Format 1.3: the GPU module nanort picks an image of at load.
+  if (const fb::GpuModule* gpu = p->gpu()) {
+    if (const fb::Target* t = p->gpu_target()) {
+      Appendf(out, "gpu target: %s sm_%u, ptx isa %s\n", DeviceName(t->device()).c_str(), t->sm(),
+              PtxIsaText(t->ptx_isa()).c_str());
+    }
+    Appendf(out, "gpu device arena: %llu bytes, alignment %u\n",
+            static_cast<unsigned long long>(gpu->device_arena_size()),
+            gpu->device_arena_alignment());
+    Appendf(out, "gpu images: %u\n", Size(gpu->images()));
+    for (flatbuffers::uoffset_t i = 0; i < Size(gpu->images()); ++i) {
+      const fb::GpuImage* image = gpu->images()->Get(i);
+      Appendf(out, "  %u: %s, ptx isa %s, %u bytes\n", i, GpuImageLabel(image).c_str(),
+              PtxIsaText(image->ptx_isa()).c_str(), Size(image->data()));
+    }
+    Appendf(out, "gpu kernels: %u\n", Size(gpu->kernels()));
+    for (flatbuffers::uoffset_t i = 0; i < Size(gpu->kernels()); ++i) {
+      const fb::GpuKernel* k = gpu->kernels()->Get(i);
+      Appendf(out, "  %u: %s arg bytes [%s] outputs %u grid [%s] block [%s] shared %u\n", i,
+              Quoted(Str(k->name())).c_str(), JoinNumbers(k->arg_bytes()).c_str(), k->num_outputs(),
+              JoinNumbers(k->grid()).c_str(), JoinNumbers(k->block()).c_str(), k->shared_bytes());
+    }
+  }
   return text;
 }
 
@@ -337,6 +400,15 @@ std::string JsonThunk(const fb::Program* p, const fb::Thunk* th) {
   } else if (const fb::CopyThunk* c = th->kind_as_CopyThunk()) {
     out += ", \"kind\": \"copy\", \"src\": " + U(c->src()) + ", \"dst\": " + U(c->dst()) +
            ", \"size\": " + U(c->size());
+  } else if (const fb::GpuLaunchThunk* g = th->kind_as_GpuLaunchThunk()) {
+    const fb::GpuKernel* k = GpuKernelAt(p, g->kernel());
+    out += ", \"kind\": \"gpu_launch\", \"kernel\": " + U(g->kernel()) +
+           ", \"kernel_name\": " + (k != nullptr ? JsonString(Str(k->name())) : "null") +
+           ", \"args\": [" + JoinNumbers(g->args(), ", ") +
+           "], \"num_outputs\": " + U(g->num_outputs());
+  } else if (const fb::GpuCopyThunk* c = th->kind_as_GpuCopyThunk()) {
+    out += ", \"kind\": \"gpu_copy\", \"src\": " + U(c->src()) + ", \"dst\": " + U(c->dst()) +
+           ", \"size\": " + U(c->size()) + ", \"direction\": " + JsonString(GpuCopyDirection(p, c));
   } else {
     out += ", \"kind\": \"unknown\", \"kind_type\": " + U(static_cast<unsigned>(th->kind_type()));
   }
@@ -436,7 +508,37 @@ std::string ProgramReportJson(const std::string& path, const ProgramImage& image
              ", \"device\": " + JsonString(DeviceName(k->device())) + "}";
     }
   }
-  out += "]\n}\n";
+  out += "],\n";
+  // Format 1.3's GPU module (null for a CPU-only program).
+  if (const fb::GpuModule* gpu = p->gpu()) {
+    out += "  \"gpu_target\": " + (p->gpu_target() ? targetJson(p->gpu_target()) : "null") +
+           ",\n  \"gpu\": {\"device_arena_size\": " + U(gpu->device_arena_size()) +
+           ", \"device_arena_alignment\": " + U(gpu->device_arena_alignment()) +
+           ",\n    \"images\": [";
+    for (flatbuffers::uoffset_t i = 0; i < Size(gpu->images()); ++i) {
+      const fb::GpuImage* image = gpu->images()->Get(i);
+      const bool cubin = image->format() == fb::GpuImageFormat::Cubin;
+      out += std::string(i > 0 ? "," : "") + "\n      {\"format\": " +
+             JsonString(cubin                                        ? "cubin"
+                        : image->format() == fb::GpuImageFormat::Ptx ? "ptx"
+                                                                     : "?") +
+             ", \"sm\": " + U(image->sm()) + ", \"variant\": " + JsonString(Str(image->variant())) +
+             ", \"ptx_isa\": " + U(image->ptx_isa()) + ", \"bytes\": " + U(Size(image->data())) +
+             "}";
+    }
+    out += "],\n    \"kernels\": [";
+    for (flatbuffers::uoffset_t i = 0; i < Size(gpu->kernels()); ++i) {
+      const fb::GpuKernel* k = gpu->kernels()->Get(i);
+      out += std::string(i > 0 ? "," : "") + "\n      {\"name\": " + JsonString(Str(k->name())) +
+             ", \"arg_bytes\": [" + JoinNumbers(k->arg_bytes(), ", ") +
+             "], \"num_outputs\": " + U(k->num_outputs()) + ", \"grid\": [" +
+             JoinNumbers(k->grid(), ", ") + "], \"block\": [" + JoinNumbers(k->block(), ", ") +
+             "], \"shared_bytes\": " + U(k->shared_bytes()) + "}";
+    }
+    out += "]}\n}\n";
+  } else {
+    out += "  \"gpu\": null\n}\n";
+  }
   return out;
 }
 

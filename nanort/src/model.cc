@@ -273,10 +273,13 @@ extern "C" nanort_status_code nanort_model_thunk_info(const nanort_model* model,
   out_info->node = thunk.node() != nullptr ? thunk.node()->c_str() : "";
   out_info->op = thunk.op() != nullptr ? thunk.op()->c_str() : "";
   const nanort::fb::KernelThunk* kernel = thunk.kind_as_KernelThunk();
-  const nanort::fb::GpuLaunchThunk* launch = thunk.kind_as_GpuLaunchThunk();
-  out_info->is_copy = kernel == nullptr && launch == nullptr;
-  out_info->kernel = kernel != nullptr   ? kernel->kernel()
-                     : launch != nullptr ? launch->kernel()
-                                         : 0;
+  out_info->is_copy = kernel == nullptr;
+  out_info->kernel = kernel != nullptr ? kernel->kernel() : 0;
+#if NANORT_WITH_CUDA
+  if (const nanort::fb::GpuLaunchThunk* launch = thunk.kind_as_GpuLaunchThunk()) {
+    out_info->is_copy = 0;
+    out_info->kernel = launch->kernel();
+  }
+#endif
   return NANORT_OK;
 }

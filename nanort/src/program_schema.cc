@@ -16,40 +16,108 @@ constexpr uint8_t Field(FieldKind kind, TableId table) {
 // added to the schema must be added here (the reflection test fails until it
 // is); an older runtime skips fields past the end of its row, as flatbuffers'
 // generated code does.
+// clang-format off: one row per table, and the GPU rows only with GPU offload.
 constexpr uint8_t kFields[] = {
     // Program
-    kU32, kU32, kU32, kString, Field(kTable, kTarget), Field(kVecTable, kBuffer),
-    Field(kVecTable, kKernel), Field(kVecTable, kEntry), kU64, kU32, kU64,
-    Field(kVecTable, kTarget), Field(kTable, kGpuModule), Field(kTable, kTarget),
+    kU32,
+    kU32,
+    kU32,
+    kString,
+    Field(kTable, kTarget),
+    Field(kVecTable, kBuffer),
+    Field(kVecTable, kKernel),
+    Field(kVecTable, kEntry),
+    kU64,
+    kU32,
+    kU64,
+    Field(kVecTable, kTarget),
+#if NANORT_SCHEMA_GPU
+    Field(kTable, kGpuModule),
+#else
+    kU8,  // gpu: present or not, never read (program_verifier.cc)
+#endif
+    Field(kTable, kTarget),
     // Target: device, triple, cpu, features, data_layout, sm, ptx_isa
-    kU8, kString, kString, kVecString, kString, kU32, kU32,
+    kU8,
+    kString,
+    kString,
+    kVecString,
+    kString,
+    kU32,
+    kU32,
     // Buffer: kind, index, offset, size, alignment, name
-    kU8, kU32, kU64, kU64, kU32, kString,
+    kU8,
+    kU32,
+    kU64,
+    kU64,
+    kU32,
+    kString,
     // KernelThunk: kernel, args, task_count, num_outputs
-    kU32, kVec4, kU64, kU32,
+    kU32,
+    kVec4,
+    kU64,
+    kU32,
     // CopyThunk: src, dst, size
-    kU32, kU32, kU64,
+    kU32,
+    kU32,
+    kU64,
+#if NANORT_SCHEMA_GPU
     // GpuLaunchThunk: kernel, args, num_outputs
-    kU32, kVec4, kU32,
+    kU32,
+    kVec4,
+    kU32,
     // GpuCopyThunk: src, dst, size
-    kU32, kU32, kU64,
+    kU32,
+    kU32,
+    kU64,
+#endif
     // Thunk: kind_type, kind, node, op
-    kU8, Field(kUnion, kKernelThunk), kString, kString,
+    kU8,
+    Field(kUnion, kKernelThunk),
+    kString,
+    kString,
     // Tensor: name, dtype, shape, buffer
-    kString, kU8, kVec8, kU32,
+    kString,
+    kU8,
+    kVec8,
+    kU32,
     // Entry: name, inputs, outputs, thunks
-    kString, Field(kVecTable, kTensor), Field(kVecTable, kTensor), Field(kVecTable, kThunk),
+    kString,
+    Field(kVecTable, kTensor),
+    Field(kVecTable, kTensor),
+    Field(kVecTable, kThunk),
     // Kernel: name, device
-    kString, kU8,
+    kString,
+    kU8,
+#if NANORT_SCHEMA_GPU
     // GpuImage: format, sm, variant, ptx_isa, data
-    kU8, kU32, kString, kU32, kVec1,
+    kU8,
+    kU32,
+    kString,
+    kU32,
+    kVec1,
     // GpuKernel: name, arg_bytes, num_outputs, grid, block, shared_bytes
-    kString, kVec8, kU32, kVec4, kVec4, kU32,
+    kString,
+    kVec8,
+    kU32,
+    kVec4,
+    kVec4,
+    kU32,
     // GpuModule: images, kernels, device_arena_size, device_arena_alignment
-    Field(kVecTable, kGpuImage), Field(kVecTable, kGpuKernel), kU64, kU32};
+    Field(kVecTable, kGpuImage),
+    Field(kVecTable, kGpuKernel),
+    kU64,
+    kU32,
+#endif
+};
 // Where each table's row starts in kFields; the last entry is its end.
+#if NANORT_SCHEMA_GPU
 constexpr uint8_t kFirstField[kTableCount + 1] = {0,  14, 21, 27, 31, 34, 37, 40,
                                                   44, 48, 52, 54, 59, 65, 69};
+#else
+constexpr uint8_t kFirstField[kTableCount + 1] = {0, 14, 21, 27, 31, 34, 38, 42, 46, 48};
+#endif
+// clang-format on
 static_assert(kFirstField[kTableCount] == sizeof(kFields), "rows and fields differ");
 
 // flatbuffers::Verifier's limits: buffers under 2 GiB, at most a million
@@ -164,10 +232,12 @@ class Walker {
         case kVec8:
           ok = Vector(target, kind == kVec4 ? 4 : 8, &count, &end);
           break;
+#if NANORT_SCHEMA_GPU
         case kVec1:
           // Charged like every other vector (Vector charges only wider ones).
           ok = Vector(target, 1, &count, &end) && Charge(end - target);
           break;
+#endif
         case kTable:
           ok = Table(sub, target);
           break;

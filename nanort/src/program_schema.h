@@ -19,22 +19,37 @@
 
 namespace nanort::schema {
 
-// The tables of program.fbs.
+// The tables of program.fbs. Format 1.3's GPU tables (and Program's gpu and
+// gpu_target fields, and the GPU thunk kinds) only in builds with GPU offload
+// (NANORT_WITH_CUDA): without it nanort reads programs as a format 1.2
+// runtime does, skipping those fields as flatbuffers' generated code skips
+// fields newer than its schema, and refuses a program with a GPU module by
+// its vtable entry alone (program_verifier.cc). The bare-metal core keeps
+// its bytes.
+#if defined(NANORT_WITH_CUDA) && NANORT_WITH_CUDA
+#define NANORT_SCHEMA_GPU 1
+#else
+#define NANORT_SCHEMA_GPU 0
+#endif
 enum TableId : uint8_t {
   kProgram,
   kTarget,
   kBuffer,
   kKernelThunk,
   kCopyThunk,
+#if NANORT_SCHEMA_GPU
   kGpuLaunchThunk,  // the union's members stay consecutive (kUnion below)
   kGpuCopyThunk,
+#endif
   kThunk,
   kTensor,
   kEntry,
   kKernel,
+#if NANORT_SCHEMA_GPU
   kGpuImage,
   kGpuKernel,
   kGpuModule,
+#endif
   kTableCount
 };
 
@@ -55,8 +70,8 @@ enum FieldKind : uint8_t {
   kUnion,      // union value; its type is the field before it
   kVec1,       // vector of 1-byte scalars (GpuImage.data)
 };
-// ThunkKind: KernelThunk, CopyThunk, GpuLaunchThunk, GpuCopyThunk
-constexpr uint8_t kUnionMembers = 4;
+// ThunkKind: KernelThunk, CopyThunk (, GpuLaunchThunk, GpuCopyThunk)
+constexpr uint8_t kUnionMembers = NANORT_SCHEMA_GPU ? 4 : 2;
 
 // Table `table`'s field descriptors in field-id order (vtable slot i is at
 // byte 4 + 2 * i), and how many.

@@ -10,6 +10,7 @@
 #include "bytes.h"
 #include "program_schema.h"
 #include "status.h"
+#include "target_check.h"
 
 namespace nanort {
 namespace {
@@ -194,13 +195,15 @@ bool IsSignatureOf(const nanort_kernel& entry, const nanort_kernel& first) {
 
 bool IsWritable(fb::BufferKind kind) {
   return kind == fb::BufferKind::Arena || kind == fb::BufferKind::Output ||
-         kind == fb::BufferKind::Device;
+         (kWithCuda && kind == fb::BufferKind::Device);
 }
 
+#if NANORT_WITH_CUDA
 // Memory on the GPU (format 1.3), which only GPU thunks touch.
 bool IsOnDevice(fb::BufferKind kind) {
   return kind == fb::BufferKind::Device || kind == fb::BufferKind::DeviceConstant;
 }
+#endif
 
 // Input and Output buffers point into the caller's tensors, so every run
 // patches their slots.
@@ -277,7 +280,9 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
   // Whether an arena buffer ends at the arena's end (none need to when it is
   // empty); the checks below keep every one from ending past it.
   bool arena_used = program.arena_size() == 0;
+#if NANORT_WITH_CUDA
   bool device_arena_used = program.gpu() == nullptr || program.gpu()->device_arena_size() == 0;
+#endif
   for (uoffset_t b = 0; b < SizeOf(buffers); ++b) {
     const fb::Buffer& buffer = *buffers->Get(b);
     const char* name = NameOf(buffer.name());
@@ -350,11 +355,9 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
       }
 #endif
       default:
-        NANORT_CHECK_OR_RETURN(kWithCuda || !IsOnDevice(buffer.kind()), status, NANORT_UNAVAILABLE,
-                               "buffer %" PRIu32
-                               " ('%s') is in GPU memory: this nanort was built "
-                               "without GPU offload (NANORT_WITH_CUDA=OFF)",
-                               b, name);
+        // Without NANORT_WITH_CUDA, Device and DeviceConstant buffers too: a
+        // program with a GPU module was refused as UNAVAILABLE already, and
+        // device memory without one is no valid program.
         return NANORT_FAIL(status, NANORT_INVALID_PROGRAM,
                            "buffer %" PRIu32 " ('%s'): unknown kind %" PRIu32, b, name,
                            static_cast<uint32_t>(buffer.kind()));
@@ -372,9 +375,11 @@ nanort_status_code CheckBuffers(const fb::Program& program, const fb::Entry& ent
   NANORT_CHECK_OR_RETURN(arena_used, status, NANORT_INVALID_PROGRAM,
                          "arena of %llu bytes, more than its buffers need",
                          static_cast<unsigned long long>(program.arena_size()));
+#if NANORT_WITH_CUDA
   NANORT_CHECK_OR_RETURN(device_arena_used, status, NANORT_INVALID_PROGRAM,
                          "device arena of %llu bytes, more than its buffers need",
                          static_cast<unsigned long long>(program.gpu()->device_arena_size()));
+#endif
   return NANORT_OK;
 }
 
@@ -500,11 +505,10 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
                          SizeOf(kernels), variants, def.num_kernels);
   for (uoffset_t k = 0; k < SizeOf(kernels); ++k) {
     const fb::Kernel& kernel = *kernels->Get(k);
+    // The object's kernel table holds CPU kernels only; a GPU program's
+    // kernels are in its GPU module (format 1.3).
     NANORT_CHECK_OR_RETURN(kernel.device() == fb::DeviceKind::Cpu, status,
-                           NANORT_UNSUPPORTED_TARGET,
-                           "kernel %" PRIu32
-                           " ('%s') is a GPU kernel: GPU programs are not supported by "
-                           "this build",
+                           NANORT_UNSUPPORTED_TARGET, "kernel %" PRIu32 " ('%s') is a GPU kernel",
                            k, NameOf(kernel.name()));
     // Every variant compiles the same node, so one signature serves all
     // (nanort.h: the entries share one arg_bytes array): CheckThunks matches
@@ -566,9 +570,11 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
                     "bytes the kernel takes",
                     a, b, num_buffers, static_cast<unsigned long long>(signature.arg_bytes[a]));
         const fb::Buffer& buffer = *buffers->Get(b);
+#if NANORT_WITH_CUDA
         CHECK_THUNK(!IsOnDevice(buffer.kind()), NANORT_INVALID_PROGRAM,
                     "arg %" PRIu32 " names buffer %" PRIu32 " ('%s'), which is in GPU memory", a, b,
                     NameOf(buffer.name()));
+#endif
         totals->patches += IsInTensor(buffer.kind());
       }
       // Reads happen before writes, so an in-place kernel still needs its
@@ -595,10 +601,12 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
       const fb::Buffer& dst = *buffers->Get(copy->dst());
       totals->slots += 2;
       totals->patches += IsInTensor(src.kind()) + IsInTensor(dst.kind());
+#if NANORT_WITH_CUDA
       CHECK_THUNK(!IsOnDevice(src.kind()) && !IsOnDevice(dst.kind()), NANORT_INVALID_PROGRAM,
                   "copies buffer %" PRIu32 " to buffer %" PRIu32
                   " on the host, but one is in GPU memory",
                   copy->src(), copy->dst());
+#endif
       CHECK_THUNK(copy->size() <= src.size() && copy->size() <= dst.size(), NANORT_INVALID_PROGRAM,
                   "copies %llu bytes between buffers of %llu and %llu bytes",
                   static_cast<unsigned long long>(copy->size()),
@@ -687,13 +695,9 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
                   "too many distinct writes");
 #endif
     } else {
-      CHECK_THUNK(kWithCuda || (thunk.kind_type() != fb::ThunkKind::GpuLaunchThunk &&
-                                thunk.kind_type() != fb::ThunkKind::GpuCopyThunk),
-                  NANORT_UNAVAILABLE,
-                  "is a GPU thunk: this nanort was built without GPU offload "
-                  "(NANORT_WITH_CUDA=OFF)");
       // The flatbuffers Verifier accepts union members it does not know (for
-      // forward compatibility); this runtime cannot execute them.
+      // forward compatibility); this runtime cannot execute them. Without
+      // NANORT_WITH_CUDA, GPU thunks too (their module was refused already).
       return THUNK_FAIL(NANORT_INVALID_PROGRAM, "unknown or missing thunk kind %" PRIu32,
                         static_cast<uint32_t>(thunk.kind_type()));
     }
@@ -836,16 +840,20 @@ nanort_status_code VerifyProgramInvariants(const fb::Program& program, const nan
       CheckTensors(program, entry.inputs(), fb::BufferKind::Input, "input", totals, status));
   NANORT_RETURN_IF_ERROR(
       CheckTensors(program, entry.outputs(), fb::BufferKind::Output, "output", totals, status));
-  if (const fb::GpuModule* gpu = program.gpu()) {
 #if NANORT_WITH_CUDA
+  if (const fb::GpuModule* gpu = program.gpu()) {
     NANORT_RETURN_IF_ERROR(CheckGpuModule(*gpu, status));
-#else
-    (void)gpu;
-    return NANORT_FAIL(status, NANORT_UNAVAILABLE,
-                       "program offloads to an NVIDIA GPU (a format 1.3 GPU module), but this "
-                       "nanort was built without GPU offload (NANORT_WITH_CUDA=OFF)");
-#endif
   }
+#else
+  // This build's reader skipped the GPU module (program_schema.h) but
+  // verified gpu_target, which every program with a GPU part carries and
+  // whose CudaGpu device CheckTargetRunsHere refuses as UNAVAILABLE (its
+  // message is the bare-metal core's one text about GPUs). A GPU module
+  // without it is never read, and its thunks are unknown kinds.
+  if (const fb::Target* gpu = program.gpu_target()) {
+    NANORT_RETURN_IF_ERROR(CheckTargetRunsHere(gpu, status));
+  }
+#endif
   NANORT_RETURN_IF_ERROR(CheckBuffers(program, entry, def, status));
   return CheckThunks(program, entry, def, allocator, totals, status);
 }

@@ -327,6 +327,7 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
       exec.args.num_buffers = num_args;
       exec.args.scratch = session->arena + model->scratch_offset;
       exec.count = kernel->task_count();
+#if NANORT_WITH_CUDA
     } else if (const fb::CopyThunk* copy = thunk.kind_as_CopyThunk()) {
       bind(copy->src());
       bind(copy->dst());
@@ -347,6 +348,16 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
       exec.args.num_buffers = 0;
       exec.count = 0;
     }
+#else
+    } else {
+      const fb::CopyThunk& copy = *thunk.kind_as_CopyThunk();
+      bind(copy.src());
+      bind(copy.dst());
+      exec.kernel = nullptr;
+      exec.args.num_buffers = 2;
+      exec.count = copy.size();
+    }
+#endif
   }
 
 #if NANORT_WITH_CUDA

@@ -5,6 +5,7 @@
 
 #include "bytes.h"
 #include "cpu_features.h"
+#include "program_verifier.h"
 #include "status.h"
 
 namespace nanort {
@@ -40,8 +41,13 @@ bool Append(char* out, size_t cap, size_t* used, const char* text, size_t length
 nanort_status_code CheckTargetRunsHere(const fb::Target* target, nanort_status* status) {
   NANORT_CHECK_OR_RETURN(target != nullptr, status, NANORT_INVALID_PROGRAM,
                          "program has no target record");
+  // Without GPU offload this also refuses a format 1.3 program's GPU part
+  // (program_verifier.cc passes its gpu_target): UNAVAILABLE, as a facility
+  // this build lacks. With it, only a program whose host target is a GPU
+  // gets here, which no runtime can run.
   NANORT_CHECK_OR_RETURN(
-      target->device() != fb::DeviceKind::CudaGpu, status, NANORT_UNSUPPORTED_TARGET,
+      target->device() != fb::DeviceKind::CudaGpu, status,
+      kWithCuda ? NANORT_UNSUPPORTED_TARGET : NANORT_UNAVAILABLE,
       "GPU programs are not supported by this build (program is for sm_%" PRIu32 ")", target->sm());
   NANORT_CHECK_OR_RETURN(target->device() == fb::DeviceKind::Cpu, status, NANORT_UNSUPPORTED_TARGET,
                          "program is for unknown device kind %" PRIu32,

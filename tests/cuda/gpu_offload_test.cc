@@ -18,6 +18,8 @@
 #include "test_program.h"
 
 // This binary loads GPU programs from its own defs: it links the offload.
+// (Twice, as two models' headers would: each use names its own reference.)
+NANORT_LINK_CUDA_OFFLOAD();
 NANORT_LINK_CUDA_OFFLOAD();
 
 namespace nanort::test {
@@ -275,6 +277,31 @@ TEST_F(GpuOffload, AnAllGpuRunIsCopiesOneGraphLaunchAndOneSynchronize) {
   }
 }
 
+// A device-to-device copy between two launches splits them into two graphs.
+TEST_F(GpuOffload, ACopyBetweenLaunchesMakesTwoGraphs) {
+  using K = fb::BufferKind;
+  ProgramSpec spec = GpuChainSpec();
+  spec.buffers.push_back({K::Device, 0, 768, 16, "dt2"});
+  spec.gpu.device_arena_size = 784;
+  ThunkSpec copy;
+  copy.kind = fb::ThunkKind::GpuCopyThunk, copy.src = 3, copy.dst = 7, copy.size = 16;
+  spec.thunks[2].args = {7, 6, 4};
+  spec.thunks.insert(spec.thunks.begin() + 2, copy);
+  Session s(spec);
+  ASSERT_EQ(s.create_, NANORT_OK) << s.status_.message;
+  EXPECT_EQ(Count("cuStreamBeginCapture"), 2);
+  EXPECT_EQ(Count("cuGraphInstantiateWithFlags"), 2);
+  ClearLog();
+  const float x[4] = {1, 2, 3, 4};
+  float y[4] = {};
+  ASSERT_EQ(s.Run(x, y), NANORT_OK) << s.status_.message;
+  const std::vector<std::string> expected = {
+      "cuCtxPushCurrent", "cuMemcpyHtoDAsync 16", "cuGraphLaunch",       "cuMemcpyDtoDAsync 16",
+      "cuGraphLaunch",    "cuMemcpyDtoHAsync 16", "cuStreamSynchronize", "cuCtxPopCurrent",
+  };
+  EXPECT_EQ(Log(), expected);
+}
+
 // x -> device -> y: the fake's device memory is host memory, so the bytes
 // arrive only if nanort copied from the caller's input and into its output.
 TEST_F(GpuOffload, HostToDeviceToHostCopiesRoundTripTheBytes) {
@@ -426,6 +453,76 @@ TEST_F(GpuOffload, PtxIsaOfEachDriverVersion) {
     EXPECT_EQ(loaded.code, NANORT_UNAVAILABLE) << version;
     EXPECT_NE(loaded.message.find(expected), std::string::npos) << loaded.message;
   }
+}
+
+// Every single-byte change of the GPU chain's program either is refused
+// cleanly or loads, creates a session and runs on the fake driver (whose
+// device memory is host memory, so a copy or address outside what the
+// verifier allowed lands outside an allocation, which ASan reports in
+// cuda.asan.*). The GPU parts (images, kernel signatures, launch shapes,
+// device slices) are in the damaged bytes too.
+TEST_F(GpuOffload, EveryByteChangeOfTheGpuChainFailsCleanlyOrRunsSafely) {
+  setenv("FAKE_CUDA_LOG", "", 1);  // millions of lines otherwise
+  ProgramSpec spec = GpuChainSpec();
+  spec.gpu.images.push_back({fb::GpuImageFormat::Ptx, 75, "", 70, FakePtx("ptx70:sm_75")});
+  ChainModel chain(spec);
+  const std::vector<uint8_t> full = chain.program;
+  int loaded = 0, ran = 0, refused = 0;
+  for (size_t at = 0; at < full.size(); ++at) {
+    for (uint8_t mask : {0xff, 0x01, 0x80}) {
+      std::vector<uint8_t> damaged = full;
+      damaged[at] ^= mask;
+      chain.def.program = damaged.data();
+      chain.def.program_size = damaged.size();
+      nanort_model* model = nullptr;
+      nanort_status status;
+      const nanort_status_code code =
+          nanort_model_load(&chain.def, nanort_allocator_system(), &model, &status);
+      if (code != NANORT_OK) {
+        ++refused;
+        ASSERT_TRUE(code == NANORT_INVALID_PROGRAM || code == NANORT_UNSUPPORTED_VERSION ||
+                    code == NANORT_UNSUPPORTED_TARGET || code == NANORT_UNAVAILABLE)
+            << "byte " << at << " ^ " << int{mask} << ": " << status.message;
+        ASSERT_EQ(model, nullptr);
+        continue;
+      }
+      ++loaded;
+      nanort_session* session = nullptr;
+      if (nanort_session_create(model, nullptr, 0, nanort_allocator_system(), &session, &status) ==
+          NANORT_OK) {
+        // The entry may have been damaged into other shapes: run what it
+        // says it takes, from buffers of exactly those sizes.
+        std::vector<std::vector<uint8_t>> data;
+        std::vector<nanort_tensor> tensors;
+        const size_t inputs = nanort_model_input_count(model);
+        const size_t count = inputs + nanort_model_output_count(model);
+        for (size_t i = 0; i < count; ++i) {
+          nanort_tensor_info info;
+          if (i < inputs) {
+            nanort_model_input_info(model, i, &info);
+          } else {
+            nanort_model_output_info(model, i - inputs, &info);
+          }
+          data.emplace_back(info.size_bytes + 64);
+          tensors.push_back({nullptr, info.dtype, info.rank, info.dims});
+        }
+        for (size_t i = 0; i < count; ++i) {
+          uint8_t* p = data[i].data();
+          tensors[i].data = p + (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
+        }
+        if (count <= 8 && nanort_run(session, tensors.data(), inputs, tensors.data() + inputs,
+                                     count - inputs, &status) == NANORT_OK) {
+          ++ran;
+        }
+        nanort_session_release(session);
+      }
+      nanort_model_release(model);
+    }
+  }
+  // Both outcomes occur: names, tags and padding can change freely.
+  EXPECT_GT(ran, 0);
+  EXPECT_GT(refused, 0);
+  printf("%d loaded (%d ran), %d refused\n", loaded, ran, refused);
 }
 
 }  // namespace

@@ -19,9 +19,12 @@ std::unique_ptr<uint8_t[]> CopyExact(const uint8_t* data, size_t size) {
   return copy;
 }
 
+// UNAVAILABLE too: a damaged byte can make a program seem to offload to a
+// GPU (a format 1.3 GPU module), which this binary does not link (or, in a
+// build without NANORT_WITH_CUDA, cannot run).
 bool IsCleanRefusal(nanort_status_code code) {
   return code == NANORT_INVALID_PROGRAM || code == NANORT_UNSUPPORTED_VERSION ||
-         code == NANORT_UNSUPPORTED_TARGET;
+         code == NANORT_UNSUPPORTED_TARGET || code == NANORT_UNAVAILABLE;
 }
 
 // Runs a model that loaded, its arena and tensors each ending at a guard page

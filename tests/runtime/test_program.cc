@@ -85,6 +85,13 @@ std::vector<uint8_t> BuildProgram(const ProgramSpec& spec) {
     variants = b.CreateVector(records);
   }
   flatbuffers::Offset<fb::GpuModule> gpu;
+  flatbuffers::Offset<fb::Target> gpu_target;
+  if (spec.gpu.present && spec.gpu.target_sm != 0) {
+    const std::string sm = "sm_" + std::to_string(spec.gpu.target_sm);
+    gpu_target =
+        fb::CreateTarget(b, fb::DeviceKind::CudaGpu, b.CreateString("nvptx64-nvidia-cuda"),
+                         b.CreateString(sm), 0, b.CreateString(""), spec.gpu.target_sm, 80);
+  }
   if (spec.gpu.present) {
     std::vector<flatbuffers::Offset<fb::GpuImage>> images;
     for (const GpuImageSpec& i : spec.gpu.images) {
@@ -103,7 +110,7 @@ std::vector<uint8_t> BuildProgram(const ProgramSpec& spec) {
   auto program = fb::CreateProgram(
       b, spec.format_major, spec.format_minor, spec.kernel_abi, b.CreateString(spec.model_name),
       target, b.CreateVector(buffers), b.CreateVector(kernels), b.CreateVector(entries),
-      spec.arena_size, spec.arena_alignment, spec.constants_size, variants, gpu);
+      spec.arena_size, spec.arena_alignment, spec.constants_size, variants, gpu, gpu_target);
   b.Finish(program, spec.identifier);
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }

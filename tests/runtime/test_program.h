@@ -77,6 +77,9 @@ struct GpuModuleSpec {
   std::vector<GpuKernelSpec> kernels;
   uint64_t device_arena_size = 0;
   uint32_t device_arena_alignment = 256;
+  // Program.gpu_target (device CudaGpu, sm_`target_sm`, PTX ISA 8.0), as
+  // nanoc writes it; absent when target_sm is 0.
+  uint32_t target_sm = 80;
 };
 
 // Recognisable image bytes: a cubin is "\x7fELF" + tag, PTX is the tag.

@@ -245,8 +245,13 @@ const char* nanort_model_gpu(const nanort_model* model);
  * NANORT_UNAVAILABLE saying so. */
 struct nanort_gpu_offload;
 extern const struct nanort_gpu_offload nanort_cuda_offload;
-#define NANORT_LINK_CUDA_OFFLOAD() \
-  __attribute__((used)) static const void* const nanort_link_cuda_offload_ = &nanort_cuda_offload
+/* A file-scope reference to it; each use names its own (so that several
+ * models' headers may expand it in one file). */
+#define NANORT_LINK_CUDA_OFFLOAD() NANORT_LINK_CUDA_OFFLOAD_AT_(__COUNTER__)
+#define NANORT_LINK_CUDA_OFFLOAD_AT_(n) \
+  NANORT_LINK_CUDA_OFFLOAD_NAMED_(nanort_link_cuda_offload_, n)
+#define NANORT_LINK_CUDA_OFFLOAD_NAMED_(prefix, n) \
+  __attribute__((used)) static const void* const prefix##n = &nanort_cuda_offload
 
 /* Arena bytes and alignment a session needs (both also in NAME.h): the
  * program's buffers, then one worker's scratch (nanort_kernel_args). */
@@ -379,7 +384,13 @@ typedef enum nanort_thunk_event {
 typedef void (*nanort_thunk_observer)(void* user_data, size_t thunk_index,
                                       nanort_thunk_event event);
 
-/* Sets the observer of `session`'s later runs, or with observer NULL removes
+/* In a session of a GPU model (nanort_model_gpu), host thunks and GPU copies
+ * are observed as above; the launches of one captured CUDA graph get their
+ * BEGIN events before the graph is launched and their END events after, and
+ * the launch is asynchronous: the GPU's time shows up in the next thunk that
+ * waits for it (a host thunk, or the run's end).
+ *
+ * Sets the observer of `session`'s later runs, or with observer NULL removes
  * it; a session starts with none. Without an observer a run is unchanged.
  * Returns NANORT_UNAVAILABLE in builds without observers
  * (NANORT_WITH_THUNK_OBSERVER=OFF, the default for NANORT_PLATFORM=none,

@@ -59,5 +59,6 @@ llvm::IntegerType* indexType(llvm::IRBuilder<>& b, int64_t count);
 std::vector<std::pair<std::string, GpuLowering>> elementwiseGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> rowGpuLowerings();
+std::vector<std::pair<std::string, GpuLowering>> poolGpuLowerings();
 
 }  // namespace nanoc::gpu

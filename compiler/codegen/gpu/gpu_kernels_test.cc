@@ -143,6 +143,7 @@ class GpuKernels : public ::testing::TestWithParam<std::string> {
 TEST_P(GpuKernels, Elementwise) { run(elementwiseCases(), "elementwise"); }
 TEST_P(GpuKernels, MatMulGemm) { run(linalgCases(), "matmul/gemm"); }
 TEST_P(GpuKernels, SoftmaxNorm) { run(rowCases(), "rows"); }
+TEST_P(GpuKernels, Pool) { run(testing::poolCases(), "pools"); }
 
 INSTANTIATE_TEST_SUITE_P(Sm, GpuKernels, ::testing::ValuesIn(gpuProfileNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) {

@@ -88,6 +88,7 @@ void expectCasesMatchReference(const std::vector<KernelCase>& cases, uint64_t se
 TEST(GpuSimt, Elementwise) { expectCasesMatchReference(testing::elementwiseCases(), 1); }
 TEST(GpuSimt, MatMulGemm) { expectCasesMatchReference(testing::linalgCases(), 2); }
 TEST(GpuSimt, SoftmaxNorm) { expectCasesMatchReference(testing::rowCases(), 3); }
+TEST(GpuSimt, Pool) { expectCasesMatchReference(testing::poolCases(), 4); }
 
 // The emulator fails what would hang a GPU: a barrier that half the block
 // skips, a shuffle that half a warp skips; and runs the same kernel with

@@ -148,4 +148,45 @@ inline std::vector<KernelCase> rowCases() {
   return cases;
 }
 
+inline Attrs poolAttrs(Ints kernel, Ints pads, Ints strides, Ints dilations, int64_t ceil_mode) {
+  return {{"kernel_shape", std::move(kernel)},
+          {"pads", std::move(pads)},
+          {"strides", std::move(strides)},
+          {"dilations", std::move(dilations)},
+          {"ceil_mode", ceil_mode}};
+}
+
+// Pooling: one and three spatial dims with pads, strides, dilations and
+// ceil_mode (as the CPU lowering's tests), the usual 2-D 3 x 3 / 2 ones, and
+// the global pools.
+inline std::vector<KernelCase> poolCases() {
+  std::vector<KernelCase> cases;
+  for (int64_t ceil_mode : {0, 1}) {
+    Attrs one = poolAttrs({3}, {1, 2}, {2}, {2}, ceil_mode);
+    Attrs three = poolAttrs({2, 3, 2}, {1, 1, 0, 0, 2, 1}, {2, 2, 1}, {1, 1, 2}, ceil_mode);
+    std::string ceil = " ceil " + std::to_string(ceil_mode);
+    addCase(cases, "MaxPool/1-D" + ceil, "MaxPool", {f32({2, 3, 19})}, one);
+    addCase(cases, "MaxPool/3-D" + ceil, "MaxPool", {f32({1, 2, 6, 7, 8})}, three);
+    for (int64_t include_pad : {0, 1}) {
+      one["count_include_pad"] = include_pad;
+      three["count_include_pad"] = include_pad;
+      std::string pad = ceil + " pad " + std::to_string(include_pad);
+      addCase(cases, "AveragePool/1-D" + pad, "AveragePool", {f32({2, 3, 19})}, one);
+      addCase(cases, "AveragePool/3-D" + pad, "AveragePool", {f32({1, 2, 6, 7, 8})}, three);
+    }
+  }
+  addCase(cases, "MaxPool/3x3 s2 p1", "MaxPool", {f32({2, 8, 33, 33})},
+          poolAttrs({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 0));
+  addCase(cases, "MaxPool/dilated, empty windows", "MaxPool", {f32({1, 2, 12, 12})},
+          poolAttrs({3, 3}, {2, 2, 2, 2}, {1, 1}, {2, 2}, 0));
+  Attrs avg = poolAttrs({2, 2}, {0, 0, 0, 0}, {2, 2}, {1, 1}, 1);
+  avg["count_include_pad"] = int64_t{0};
+  addCase(cases, "AveragePool/2x2 s2 ceil", "AveragePool", {f32({1, 4, 17, 33})}, avg);
+  addCase(cases, "GlobalAveragePool/7x7", "GlobalAveragePool", {f32({2, 64, 7, 7})}, {});
+  addCase(cases, "GlobalAveragePool/1-D", "GlobalAveragePool", {f32({3, 5, 100})}, {});
+  addCase(cases, "GlobalMaxPool/7x7", "GlobalMaxPool", {f32({2, 64, 7, 7})}, {});
+  addCase(cases, "GlobalMaxPool/3-D", "GlobalMaxPool", {f32({1, 3, 4, 5, 6})}, {});
+  return cases;
+}
+
 }  // namespace nanoc::gpu::testing

@@ -33,7 +33,8 @@ using testing::KernelCase;
 
 std::vector<KernelCase> allCases() {
   std::vector<KernelCase> cases;
-  for (auto* group : {&testing::elementwiseCases, &testing::linalgCases, &testing::rowCases})
+  for (auto* group :
+       {&testing::elementwiseCases, &testing::linalgCases, &testing::rowCases, &testing::poolCases})
     for (KernelCase& c : (*group)()) cases.push_back(std::move(c));
   return cases;
 }

@@ -172,6 +172,11 @@ TEST(GpuTarget, ProfilesAndTargetMachines) {
   // Below the SM's lowest PTX ISA: refused (LLVM itself would abort).
   EXPECT_THROW(createGpuTargetMachine(SmTarget{90, "a", 78}), CompileError);
   EXPECT_THROW(createGpuTargetMachine(SmTarget{120, "", 80}), CompileError);
+  EXPECT_EQ(minimumPtxIsa(SmTarget{75, "", 0}), 63u);
+  EXPECT_EQ(minimumPtxIsa(SmTarget{90, "a", 0}), 80u);
+  // Every profile asks for at least its SM's lowest PTX ISA.
+  for (const cpu::TargetProfile& p : profiles)
+    EXPECT_GE(p.ptx_isa, minimumPtxIsa(smTargetOf(p))) << p.name;
   EXPECT_THROW(createGpuTargetMachine(SmTarget{42, "", 78}), CompileError);
 }
 

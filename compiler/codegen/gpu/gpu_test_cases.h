@@ -117,6 +117,25 @@ inline std::vector<KernelCase> linalgCases() {
               {f32(a), f32(b), f32({65})},
               {{"alpha", 0.5}, {"beta", 2.0}, {"transA", ta}, {"transB", tb}});
     }
+  // The 128 x 128 tiles: every transposition, partial tiles on every side.
+  for (int64_t ta : {0, 1})
+    for (int64_t tb : {0, 1}) {
+      std::vector<int64_t> a = ta ? std::vector<int64_t>{37, 130} : std::vector<int64_t>{130, 37};
+      std::vector<int64_t> b = tb ? std::vector<int64_t>{257, 37} : std::vector<int64_t>{37, 257};
+      addCase(cases, "Gemm/large trans " + std::to_string(ta) + std::to_string(tb), "Gemm",
+              {f32(a), f32(b), f32({130, 1})},
+              {{"alpha", 1.5}, {"beta", -1.0}, {"transA", ta}, {"transB", tb}});
+    }
+  addCase(cases, "MatMul/large batched", "MatMul", {f32({2, 129, 33}), f32({2, 33, 140})}, {});
+  addCase(cases, "MatMul/large residual", "MatMul",
+          {f32({256, 64}), f32({64, 128}), f32({128}), f32({256, 128})},
+          {{"fused_activation", std::string("LeakyRelu")}, {"fused_alpha", 0.1}});
+  for (const char* act : {"Clip", "Sigmoid", "HardSigmoid", "HardSwish", "SiLU"}) {
+    Attrs a = {{"fused_activation", std::string(act)}};
+    if (std::string(act) == "Clip") a["fused_alpha"] = -0.5, a["fused_beta"] = 0.5;
+    if (std::string(act) == "HardSigmoid") a["fused_alpha"] = 0.2, a["fused_beta"] = 0.5;
+    addCase(cases, std::string("MatMul/") + act, "MatMul", {f32({9, 20}), f32({20, 7})}, a);
+  }
   addCase(cases, "Gemm/C column", "Gemm", {f32({9, 4}), f32({4, 6}), f32({9, 1})},
           {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
   addCase(cases, "Gemm/no C", "Gemm", {f32({9, 4}), f32({4, 6})},

@@ -1,7 +1,10 @@
-// MatMul (numpy semantics: 1-D operands promoted, batch dims broadcast) and
-// Gemm (transA, transB, alpha, beta, C broadcast to [M, N]) in exact f32 on
-// the GPU: a shared-memory tiled SIMT GEMM, with the fused bias (MatMul's
-// input 2) and epilogue (ops/epilogue.h: act(y + residual)) in its store.
+// MatMul (numpy semantics: 1-D operands promoted, batch dims broadcast),
+// Gemm (transA, transB, alpha, beta, C broadcast to [M, N]) and Conv (NCHW,
+// any spatial rank, groups; an implicit GEMM per group: W's rows times the
+// input gathered im2col-style while staging, never materialized) in exact
+// f32 on the GPU: a shared-memory tiled SIMT GEMM, with the fused bias
+// (MatMul's and Conv's input 2) and epilogue (ops/epilogue.h:
+// act(y + residual)) in its store.
 //
 // Launch: 256 threads (16 x 16) per tile of Y, grid (ceil(N / tn),
 // ceil(M / tm), batches), the tile 128 x 128 (K steps of 8, each thread 8 x 8
@@ -17,6 +20,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -25,6 +29,7 @@
 #include "compiler/codegen/gpu/gpu_ir.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/broadcast.h"
+#include "compiler/ops/conv.h"
 #include "compiler/ops/epilogue.h"
 #include "compiler/ops/gemm.h"
 
@@ -62,6 +67,10 @@ struct GemmPlan {
   int bias_input = -1;  // MatMul's fused bias, bias[n]
   EpilogueSpec epilogue;
   int residual_input = -1;
+  // Conv as an implicit GEMM per group g (the batch index z): A is W's rows
+  // of the group ([M / G, C / G * taps]), B the gathered input (k = (ci, tap),
+  // n = (image, output position)), Y [N, M, out...]; bias[g * M/G + m].
+  std::optional<ConvShape> conv;
 };
 
 GemmPlan matmulPlan(const Node& node) {
@@ -132,8 +141,33 @@ GemmPlan gemmPlan(const Node& node) {
   return p;
 }
 
+GemmPlan convPlan(const Node& node) {
+  ConvShape s = convShape(node);
+  for (const Value* v : node.inputs)
+    if (v && v->type.dtype != DType::F32)
+      throw CompileError("node '" + node.name + "' (Conv): the GPU lowering takes f32");
+  GemmPlan p;
+  const int64_t taps = product(s.kernel, 0, s.rank());
+  p.M = s.mPerGroup();
+  p.K = s.cPerGroup() * taps;
+  p.N = s.n * product(s.out, 0, s.rank());
+  p.a_sm = p.K;
+  p.a_sk = 1;
+  p.b_sk = 0;  // gathered
+  p.b_sn = 1;  // consecutive threads take consecutive output positions
+  p.batch_dims = {s.group};
+  p.a_batch_strides = {p.M * p.K};
+  p.b_batch_strides = {0};
+  p.batches = s.group;
+  if (s.has_bias) p.bias_input = 2;
+  p.conv = s;
+  return p;
+}
+
 GemmPlan planOf(const Node& node) {
-  GemmPlan p = node.op == "Gemm" ? gemmPlan(node) : matmulPlan(node);
+  GemmPlan p = node.op == "Gemm"   ? gemmPlan(node)
+               : node.op == "Conv" ? convPlan(node)
+                                   : matmulPlan(node);
   p.epilogue = epilogueSpec(node);
   if (p.epilogue.residual) p.residual_input = static_cast<int>(kResidualInput);
   return p;
@@ -172,8 +206,9 @@ void emitGemm(GpuKernelBuilder& kb) {
   llvm::Type* f32 = b.getFloatTy();
   auto c64 = [&](int64_t v) { return b.getInt64(v); };
   auto c32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
-  llvm::Value* A = kb.input_ptrs[0];
-  llvm::Value* B = kb.input_ptrs[1];
+  // Conv: A is W (input 1), B gathers from X (input 0).
+  llvm::Value* A = kb.input_ptrs[p.conv ? 1 : 0];
+  llvm::Value* B = kb.input_ptrs[p.conv ? 0 : 1];
   llvm::Value* Y = kb.output_ptrs[0];
 
   const Tile t = tileFor(p);
@@ -237,6 +272,42 @@ void emitGemm(GpuKernelBuilder& kb) {
     return std::make_pair(b.CreateURem(e, c32(fast)), b.CreateUDiv(e, c32(fast)));
   };
 
+  // Conv's B: element (k, n) of the im2col matrix, gathered from X (0 in
+  // the padding and outside the matrix).
+  llvm::Value* group = p.conv ? b.CreateZExt(blockIdZ(b), b.getInt64Ty()) : nullptr;
+  auto stageConvB = [&](llvm::Value* k, llvm::Value* n, llvm::Value* k_local,
+                        llvm::Value* n_local) {
+    const ConvShape& cs = *p.conv;
+    const size_t rank = cs.rank();
+    const int64_t taps = product(cs.kernel, 0, rank), outs = product(cs.out, 0, rank);
+    const int64_t in_plane = product(cs.in, 0, rank);
+    std::vector<int64_t> in_stride = convStridesOf(cs.in);
+    llvm::Value* inside = b.CreateAnd(b.CreateICmpULT(k, c64(p.K)), b.CreateICmpULT(n, c64(p.N)));
+    llvm::Value* ci = b.CreateUDiv(k, c64(taps));
+    llvm::Value* tap = b.CreateURem(k, c64(taps));
+    llvm::Value* image = b.CreateUDiv(n, c64(outs));
+    llvm::Value* pos = b.CreateURem(n, c64(outs));
+    llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(cs.cPerGroup())), ci);
+    llvm::Value* offset =
+        b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(cs.c)), channel), c64(in_plane));
+    for (size_t d = rank; d-- > 0;) {
+      llvm::Value* o = b.CreateURem(pos, c64(cs.out[d]));
+      pos = b.CreateUDiv(pos, c64(cs.out[d]));
+      llvm::Value* t_d = b.CreateURem(tap, c64(cs.kernel[d]));
+      tap = b.CreateUDiv(tap, c64(cs.kernel[d]));
+      llvm::Value* q = b.CreateAdd(b.CreateSub(b.CreateMul(o, c64(cs.strides[d])), c64(cs.pads[d])),
+                                   b.CreateMul(t_d, c64(cs.dilations[d])));
+      inside = b.CreateAnd(
+          inside, b.CreateAnd(b.CreateICmpSGE(q, c64(0)), b.CreateICmpSLT(q, c64(cs.in[d]))));
+      offset = b.CreateAdd(offset, b.CreateMul(q, c64(in_stride[d])));
+    }
+    offset = b.CreateSelect(inside, offset, c64(0));
+    llvm::Value* v = cpu::loadF32(b, B, offset);
+    v = b.CreateSelect(inside, v, llvm::ConstantFP::get(f32, 0.0));
+    llvm::Value* at = b.CreateAdd(b.CreateMul(k_local, c32(t.pitchB())), n_local);
+    b.CreateStore(v, sharedAt(bs, at));
+  };
+
   std::vector<llvm::Value*> init(rm * rn, llvm::ConstantFP::get(f32, 0.0));
   int64_t k_steps = ceilDiv(p.K, t.bk);
   std::vector<llvm::Value*> acc = emitCarriedStridedLoop(
@@ -261,9 +332,13 @@ void emitGemm(GpuKernelBuilder& kb) {
             std::tie(n_local, k_local) = split(e, t.tn);
           else
             std::tie(k_local, n_local) = split(e, t.bk);
-          stage(B, b_base, b.CreateZExt(n_local, b.getInt64Ty()), p.b_sn, p.N,
-                b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty())), p.b_sk, col0, bs,
-                t.pitchB(), k_local, n_local);
+          llvm::Value* gk = b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty()));
+          if (p.conv)
+            stageConvB(gk, b.CreateAdd(col0, b.CreateZExt(n_local, b.getInt64Ty())), k_local,
+                       n_local);
+          else
+            stage(B, b_base, b.CreateZExt(n_local, b.getInt64Ty()), p.b_sn, p.N, gk, p.b_sk, col0,
+                  bs, t.pitchB(), k_local, n_local);
         }
         barrier(b);
         std::vector<llvm::Value*> out = in;
@@ -308,8 +383,21 @@ void emitGemm(GpuKernelBuilder& kb) {
                   b, C, b.CreateAdd(b.CreateMul(gm, c64(p.c_sm)), b.CreateMul(gn, c64(p.c_sn))));
               v = b.CreateFAdd(v, b.CreateFMul(llvm::ConstantFP::get(f32, p.beta), c));
             }
-            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, gn));
-            llvm::Value* at = b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn));
+            llvm::Value* at;
+            if (p.conv) {
+              // Y[image, g * M/G + m, position]; the bias per output channel.
+              const ConvShape& cs = *p.conv;
+              const int64_t outs = product(cs.out, 0, cs.rank());
+              llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.M)), gm);
+              if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, channel));
+              llvm::Value* image = b.CreateUDiv(gn, c64(outs));
+              at = b.CreateAdd(
+                  b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(cs.m)), channel), c64(outs)),
+                  b.CreateURem(gn, c64(outs)));
+            } else {
+              if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, gn));
+              at = b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn));
+            }
             if (residual) v = b.CreateFAdd(v, cpu::loadF32(b, residual, at));
             v = cpu::emitActivation(b, p.epilogue, v);
             cpu::storeF32(b, v, Y, at);
@@ -330,7 +418,8 @@ GpuLowering makeGemmLowering() {
 }  // namespace
 
 std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings() {
-  return {{"MatMul", makeGemmLowering()}, {"Gemm", makeGemmLowering()}};
+  return {
+      {"MatMul", makeGemmLowering()}, {"Gemm", makeGemmLowering()}, {"Conv", makeGemmLowering()}};
 }
 
 }  // namespace nanoc::gpu

@@ -136,6 +136,35 @@ inline std::vector<KernelCase> linalgCases() {
     if (std::string(act) == "HardSigmoid") a["fused_alpha"] = 0.2, a["fused_beta"] = 0.5;
     addCase(cases, std::string("MatMul/") + act, "MatMul", {f32({9, 20}), f32({20, 7})}, a);
   }
+  // Conv as an implicit GEMM: 1, 2 and 3 spatial dims, pads, strides,
+  // dilations, groups (depthwise too), bias, the epilogue.
+  auto conv = [](int64_t group, Ints kernel, Ints pads, Ints strides, Ints dilations) {
+    return Attrs{{"group", group},
+                 {"kernel_shape", std::move(kernel)},
+                 {"pads", std::move(pads)},
+                 {"strides", std::move(strides)},
+                 {"dilations", std::move(dilations)}};
+  };
+  addCase(cases, "Conv/1-D", "Conv", {f32({2, 3, 17}), f32({4, 3, 3}), f32({4})},
+          conv(1, {3}, {1, 2}, {2}, {1}));
+  addCase(cases, "Conv/1-D groups dilated", "Conv", {f32({1, 4, 15}), f32({6, 2, 4})},
+          conv(2, {4}, {0, 0}, {1}, {2}));
+  addCase(cases, "Conv/3x3 p1", "Conv", {f32({2, 8, 14, 14}), f32({16, 8, 3, 3}), f32({16})},
+          conv(1, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}));
+  addCase(cases, "Conv/7x7 s2 p3", "Conv", {f32({1, 3, 32, 32}), f32({130, 3, 7, 7})},
+          conv(1, {7, 7}, {3, 3, 3, 3}, {2, 2}, {1, 1}));
+  addCase(cases, "Conv/1x1 large", "Conv", {f32({2, 64, 12, 12}), f32({128, 64, 1, 1})},
+          conv(1, {1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}));
+  addCase(cases, "Conv/depthwise", "Conv", {f32({1, 16, 9, 9}), f32({16, 1, 3, 3}), f32({16})},
+          conv(16, {3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}));
+  addCase(cases, "Conv/3-D", "Conv", {f32({1, 2, 5, 6, 7}), f32({3, 2, 2, 3, 3}), f32({3})},
+          conv(1, {2, 3, 3}, {1, 0, 1, 0, 1, 1}, {2, 1, 2}, {1, 2, 1}));
+  {
+    Attrs a = conv(1, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1});
+    a["fused_activation"] = std::string("Relu");
+    addCase(cases, "Conv/bias residual relu", "Conv",
+            {f32({1, 8, 10, 10}), f32({8, 8, 3, 3}), f32({8}), f32({1, 8, 10, 10})}, a);
+  }
   addCase(cases, "Gemm/C column", "Gemm", {f32({9, 4}), f32({4, 6}), f32({9, 1})},
           {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
   addCase(cases, "Gemm/no C", "Gemm", {f32({9, 4}), f32({4, 6})},

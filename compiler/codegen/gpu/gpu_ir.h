@@ -60,5 +60,6 @@ std::vector<std::pair<std::string, GpuLowering>> elementwiseGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> rowGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> poolGpuLowerings();
+std::vector<std::pair<std::string, GpuLowering>> reduceGpuLowerings();
 
 }  // namespace nanoc::gpu

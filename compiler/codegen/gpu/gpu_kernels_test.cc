@@ -144,6 +144,7 @@ TEST_P(GpuKernels, Elementwise) { run(elementwiseCases(), "elementwise"); }
 TEST_P(GpuKernels, MatMulGemm) { run(linalgCases(), "matmul/gemm"); }
 TEST_P(GpuKernels, SoftmaxNorm) { run(rowCases(), "rows"); }
 TEST_P(GpuKernels, Pool) { run(testing::poolCases(), "pools"); }
+TEST_P(GpuKernels, Reduce) { run(testing::reduceCases(), "reductions"); }
 
 INSTANTIATE_TEST_SUITE_P(Sm, GpuKernels, ::testing::ValuesIn(gpuProfileNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
@@ -230,8 +231,10 @@ TEST(GpuTarget, WhatHasNoGpuLowering) {
   llvm::LLVMContext ctx;
   auto module = createGpuModule("m", ctx);
   EXPECT_THROW(emitGpuKernel(*ln->node, *module, "ln"), CompileError);
-  // A reduction has none yet.
-  EXPECT_EQ(findGpuLowering("ReduceSum"), nullptr);
+  // A reduction of f16 stays on the CPU.
+  auto sum = makeSingleNodeGraph("ReduceSum", {TensorType{DType::F16, {4, 5}}},
+                                 {{"axes", Ints{1}}, {"keepdims", int64_t{1}}});
+  EXPECT_FALSE(hasGpuLowering(*sum->node));
   EXPECT_EQ(findGpuLowering("Hardmax"), nullptr);
 }
 

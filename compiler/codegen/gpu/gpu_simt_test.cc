@@ -59,7 +59,7 @@ void expectCasesMatchReference(const std::vector<KernelCase>& cases, uint64_t se
         continue;
       }
       inputs.emplace_back(v->type.bytes());
-      cpu::testing::fillRandom(inputs.back(), v->type, rng, node.op == "Pow" ? 0.5f : -3.0f, 3.0f);
+      cpu::testing::fillRandom(inputs.back(), v->type, rng, cases[i].lo, cases[i].hi);
       ref_in.push_back(inputs.back().data());
       buffers.push_back(inputs.back().data());
     }
@@ -89,6 +89,7 @@ TEST(GpuSimt, Elementwise) { expectCasesMatchReference(testing::elementwiseCases
 TEST(GpuSimt, MatMulGemm) { expectCasesMatchReference(testing::linalgCases(), 2); }
 TEST(GpuSimt, SoftmaxNorm) { expectCasesMatchReference(testing::rowCases(), 3); }
 TEST(GpuSimt, Pool) { expectCasesMatchReference(testing::poolCases(), 4); }
+TEST(GpuSimt, Reduce) { expectCasesMatchReference(testing::reduceCases(), 5); }
 
 // The emulator fails what would hang a GPU: a barrier that half the block
 // skips, a shuffle that half a warp skips; and runs the same kernel with

@@ -25,11 +25,14 @@ inline TensorType f32(std::vector<int64_t> dims) { return TensorType{DType::F32,
 struct KernelCase {
   std::string label;
   std::unique_ptr<SingleNodeGraph> graph;
+  // The inputs' random range for numerics (Pow's base: [0.5, 3]).
+  float lo = -3.0f, hi = 3.0f;
 };
 
 inline void addCase(std::vector<KernelCase>& cases, const std::string& label, const std::string& op,
                     const std::vector<std::optional<TensorType>>& inputs, const Attrs& attrs) {
   cases.push_back({label, makeSingleNodeGraphWithAbsent(op, inputs, attrs)});
+  if (op == "Pow") cases.back().lo = 0.5f;
 }
 
 // Every row of the elementwise table on every dtype it accepts (as the CPU
@@ -234,6 +237,41 @@ inline std::vector<KernelCase> poolCases() {
   addCase(cases, "GlobalAveragePool/1-D", "GlobalAveragePool", {f32({3, 5, 100})}, {});
   addCase(cases, "GlobalMaxPool/7x7", "GlobalMaxPool", {f32({2, 64, 7, 7})}, {});
   addCase(cases, "GlobalMaxPool/3-D", "GlobalMaxPool", {f32({1, 3, 4, 5, 6})}, {});
+  return cases;
+}
+
+// Every Reduce* kind over every structure of the CPU lowering's tests
+// (contiguous rows, strips, reduced runs between kept ones, size-1 dims,
+// everything, nothing, an empty reduced set), in ranges each is defined on.
+inline std::vector<KernelCase> reduceCases() {
+  const char* const ops[] = {"ReduceSum",       "ReduceMean",     "ReduceMax", "ReduceMin",
+                             "ReduceProd",      "ReduceL1",       "ReduceL2",  "ReduceLogSum",
+                             "ReduceLogSumExp", "ReduceSumSquare"};
+  struct Shape {
+    Ints dims, axes;
+  };
+  const Shape shapes[] = {
+      {{37}, {0}},          {{5, 300}, {1}},        {{300, 5}, {0}},        {{3, 5, 600}, {1}},
+      {{4, 7, 33}, {0, 2}}, {{3, 5, 7, 9}, {1, 3}}, {{3, 5, 7, 9}, {0, 2}}, {{3, 5, 7, 9}, {1, 2}},
+      {{6, 1, 8}, {1}},     {{6, 1, 8}, {0, 1}},    {{2, 3, 4}, {0, 1, 2}}, {{2, 3, 4}, {}},
+      {{2, 0, 4}, {1}},
+  };
+  std::vector<KernelCase> cases;
+  int64_t n = 0;
+  for (const char* op : ops)
+    for (const Shape& shape : shapes) {
+      std::string label = std::string(op) + "/" + std::to_string(n);
+      addCase(cases, label, op, {f32(shape.dims)}, {{"axes", shape.axes}, {"keepdims", n++ % 2}});
+      if (std::string(op) == "ReduceLogSum") cases.back().lo = 0.1f, cases.back().hi = 2.0f;
+      if (std::string(op) == "ReduceProd") cases.back().lo = 0.7f, cases.back().hi = 1.3f;
+    }
+  addCase(cases, "ReduceSum/long rows", "ReduceSum", {f32({2, 40000})},
+          {{"axes", Ints{1}}, {"keepdims", int64_t{1}}});
+  addCase(cases, "ReduceLogSumExp/wide", "ReduceLogSumExp", {f32({17, 1100})},
+          {{"axes", Ints{1}}, {"keepdims", int64_t{1}}});
+  cases.back().lo = -50.0f, cases.back().hi = 50.0f;
+  addCase(cases, "ReduceMax/columns", "ReduceMax", {f32({64, 3000})},
+          {{"axes", Ints{0}}, {"keepdims", int64_t{0}}});
   return cases;
 }
 

@@ -33,8 +33,8 @@ using testing::KernelCase;
 
 std::vector<KernelCase> allCases() {
   std::vector<KernelCase> cases;
-  for (auto* group :
-       {&testing::elementwiseCases, &testing::linalgCases, &testing::rowCases, &testing::poolCases})
+  for (auto* group : {&testing::elementwiseCases, &testing::linalgCases, &testing::rowCases,
+                      &testing::poolCases, &testing::reduceCases})
     for (KernelCase& c : (*group)()) cases.push_back(std::move(c));
   return cases;
 }
@@ -105,8 +105,7 @@ int make(const std::string& dir, const std::string& sm_name) {
       std::string file = "-";
       if (!perf) {
         ins.emplace_back(v->type.bytes());
-        float lo = node.op == "Pow" ? 0.5f : -3.0f;
-        cpu::testing::fillRandom(ins.back(), v->type, rng, lo, 3.0f);
+        cpu::testing::fillRandom(ins.back(), v->type, rng, cases[i].lo, cases[i].hi);
         file = symbol + "_in" + std::to_string(x) + ".bin";
         writeFile(dir + "/" + file, ins.back().data(), v->type.bytes());
         ref_in.push_back(ins.back().data());

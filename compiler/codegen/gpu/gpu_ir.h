@@ -61,5 +61,6 @@ std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> rowGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> poolGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> reduceGpuLowerings();
+std::vector<std::pair<std::string, GpuLowering>> transposeGpuLowerings();
 
 }  // namespace nanoc::gpu

@@ -15,7 +15,7 @@ const std::map<std::string, GpuLowering, std::less<>>& lowerings() {
   static const std::map<std::string, GpuLowering, std::less<>> table = [] {
     std::map<std::string, GpuLowering, std::less<>> t;
     for (auto* group : {&elementwiseGpuLowerings, &matmulGpuLowerings, &rowGpuLowerings,
-                        &poolGpuLowerings, &reduceGpuLowerings})
+                        &poolGpuLowerings, &reduceGpuLowerings, &transposeGpuLowerings})
       for (auto& [name, lowering] : (*group)()) t.emplace(name, std::move(lowering));
     return t;
   }();

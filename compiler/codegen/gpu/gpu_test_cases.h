@@ -270,6 +270,15 @@ inline std::vector<KernelCase> reduceCases() {
   addCase(cases, "ReduceLogSumExp/wide", "ReduceLogSumExp", {f32({17, 1100})},
           {{"axes", Ints{1}}, {"keepdims", int64_t{1}}});
   cases.back().lo = -50.0f, cases.back().hi = 50.0f;
+  // Transpose rides along (an index map too): every dtype width, merged
+  // runs, size-1 dims.
+  for (DType d : {DType::F32, DType::F16, DType::I64, DType::Bool, DType::U8, DType::F64})
+    addCase(cases, "Transpose/" + std::string(dtypeName(d)), "Transpose",
+            {TensorType{d, {2, 3, 4, 5}}}, {{"perm", Ints{0, 2, 3, 1}}});
+  addCase(cases, "Transpose/2-D", "Transpose", {f32({33, 65})}, {{"perm", Ints{1, 0}}});
+  addCase(cases, "Transpose/ones", "Transpose", {f32({1, 7, 1, 9, 4})},
+          {{"perm", Ints{4, 2, 1, 0, 3}}});
+  addCase(cases, "Transpose/identity", "Transpose", {f32({3, 4})}, {{"perm", Ints{0, 1}}});
   addCase(cases, "ReduceMax/columns", "ReduceMax", {f32({64, 3000})},
           {{"axes", Ints{0}}, {"keepdims", int64_t{0}}});
   return cases;

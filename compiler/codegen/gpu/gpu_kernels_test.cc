@@ -262,3 +262,26 @@ TEST(GpuPtxas, RefusesUnknownSm) {
 
 }  // namespace
 }  // namespace nanoc::gpu
+
+namespace nanoc::gpu {
+namespace {
+
+// The same kernels give the same PTX and the same cubin (DESIGN.md:
+// byte-identical artifacts for the same model and flags).
+TEST(GpuTarget, PtxAndCubinAreDeterministic) {
+  auto build = [] {
+    llvm::LLVMContext ctx;
+    auto module = createGpuModule("m", ctx);
+    std::vector<KernelCase> cases = linalgCases();
+    for (size_t i = 0; i < cases.size(); ++i)
+      emitGpuKernel(*cases[i].graph->node, *module, "k" + std::to_string(i));
+    return emitPtx(*module, SmTarget{90, "", 78});
+  };
+  std::string a = build(), b = build();
+  EXPECT_EQ(a, b);
+  if (ptxasPath().empty()) GTEST_SKIP() << "no ptxas found (CUDA toolkit, or NANOC_PTXAS)";
+  EXPECT_EQ(runPtxas(a, SmTarget{90, "", 78}), runPtxas(b, SmTarget{90, "", 78}));
+}
+
+}  // namespace
+}  // namespace nanoc::gpu

@@ -88,6 +88,11 @@ inline std::vector<KernelCase> elementwiseCases() {
   addCase(cases, "Mul/2^31 elements", "Mul", {f32({int64_t{1} << 31}), f32({})}, {});
   addCase(cases, "Sub/2^31 broadcast", "Sub",
           {f32({int64_t{1} << 16, 1, 1}), f32({1 << 8, 1 << 7})}, {});
+  // Empty outputs, three-way broadcasting, a scalar result.
+  addCase(cases, "Add/empty", "Add", {f32({0, 5}), f32({5})}, {});
+  addCase(cases, "Where/three shapes", "Where",
+          {TensorType{DType::Bool, {3, 1, 5}}, f32({4, 1}), f32({1, 4, 5})}, {});
+  addCase(cases, "Mul/scalars", "Mul", {f32({}), f32({})}, {});
   // Fused chains: GELU's Div, Erf, Add, Mul, Mul and a broadcast one.
   addCase(cases, "Elementwise/gelu", "nanoc.Elementwise", {f32({3, 37}), f32({}), f32({})},
           {{"ops", std::string("Div,Erf,Add,Mul,Mul")},
@@ -172,6 +177,8 @@ inline std::vector<KernelCase> linalgCases() {
           {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
   addCase(cases, "Gemm/no C", "Gemm", {f32({9, 4}), f32({4, 6})},
           {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
+  addCase(cases, "MatMul/M=0", "MatMul", {f32({0, 7}), f32({7, 5})}, {});
+  addCase(cases, "MatMul/N=0", "MatMul", {f32({3, 7}), f32({7, 0})}, {});
   addCase(cases, "Gemm/K=0", "Gemm", {f32({9, 0}), f32({0, 6}), f32({})},
           {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
   return cases;
@@ -185,6 +192,8 @@ inline std::vector<KernelCase> rowCases() {
     addCase(cases, std::string(op) + "/f16", op, {TensorType{DType::F16, {3, 33}}},
             {{"axis", int64_t{1}}});
   }
+  addCase(cases, "Softmax/no rows", "Softmax", {f32({0, 10})}, {{"axis", int64_t{1}}});
+  addCase(cases, "Softmax/one element rows", "Softmax", {f32({5, 1})}, {{"axis", int64_t{1}}});
   addCase(cases, "LayerNormalization/row", "LayerNormalization",
           {f32({6, 768}), f32({768}), f32({768})}, {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
   addCase(cases, "LayerNormalization/two dims", "LayerNormalization",
@@ -278,6 +287,7 @@ inline std::vector<KernelCase> reduceCases() {
   addCase(cases, "Transpose/2-D", "Transpose", {f32({33, 65})}, {{"perm", Ints{1, 0}}});
   addCase(cases, "Transpose/ones", "Transpose", {f32({1, 7, 1, 9, 4})},
           {{"perm", Ints{4, 2, 1, 0, 3}}});
+  addCase(cases, "Transpose/empty", "Transpose", {f32({0, 3})}, {{"perm", Ints{1, 0}}});
   addCase(cases, "Transpose/identity", "Transpose", {f32({3, 4})}, {{"perm", Ints{0, 1}}});
   addCase(cases, "ReduceMax/columns", "ReduceMax", {f32({64, 3000})},
           {{"axes", Ints{0}}, {"keepdims", int64_t{0}}});

@@ -1,37 +1,57 @@
-// MatMul (numpy semantics: 1-D operands promoted, batch dims broadcast) and
-// Gemm (transA, transB, alpha, beta, C broadcast to [M, N]) in exact f32 on
-// the GPU: a shared-memory tiled SIMT GEMM, with the fused bias (MatMul's
-// input 2) and epilogue (ops/epilogue.h: act(y + residual)) in its store.
+// MatMul (numpy semantics: 1-D operands promoted, batch dims broadcast),
+// Gemm (transA, transB, alpha, beta, C broadcast to [M, N]) and Conv (NCHW,
+// any spatial rank, groups; an implicit GEMM per group: W's rows times the
+// input gathered im2col-style while staging, never materialized) in exact
+// f32 on the GPU: a shared-memory tiled SIMT GEMM, with the fused bias
+// (MatMul's and Conv's input 2) and epilogue (ops/epilogue.h:
+// act(y + residual)) in its store.
 //
-// Launch: 256 threads (16 x 16) per 64 x 64 tile of Y, grid (ceil(N / 64),
-// ceil(M / 64), batches). Per step of 16 along K, the block stages A's 64 x 16
-// and B's 16 x 64 slices into shared memory (each thread 4 elements of each,
-// bounds-checked, zeros outside), all threads meet at a barrier, each thread
-// accumulates its 4 x 4 outputs (rows ty + 16 i, columns tx + 16 j) with fma,
-// and all meet again before the next step overwrites the slices. Barriers are
-// never inside a branch: every thread runs every K step. The store is
-// bounds-checked, so any M, N, K (K = 0 gives zeros plus C).
+// Launch: 256 threads (16 x 16) per tile of Y, grid (ceil(N / tn),
+// ceil(M / tm), batches), the tile 128 x 128 (K steps of 8, each thread 8 x 8
+// outputs) where M and N are both at least 128, else 64 x 64 (K steps of 16,
+// 4 x 4 per thread). Per K step the block stages A's tm x bk and B's bk x tn
+// slices into shared memory (each thread 4 elements of each, bounds-checked,
+// zeros outside), all threads meet at a barrier, each thread accumulates its
+// register tile (rows ty * rm + i, columns tx * rn + j, read as float4s) with
+// fma, and all meet again before the next step overwrites the slices.
+// Barriers are never inside a branch: every thread runs every K step. The
+// store is bounds-checked, so any M, N, K (K = 0 gives zeros plus C).
 #include <llvm/IR/Intrinsics.h>
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 #include "compiler/codegen/cpu/epilogue.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/gpu/gpu_ir.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/broadcast.h"
+#include "compiler/ops/conv.h"
 #include "compiler/ops/epilogue.h"
 #include "compiler/ops/gemm.h"
 
 namespace nanoc::gpu {
 namespace {
 
-constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16, kThreads = 256;
-// Shared rows of 65 floats: the staging stores, 16 rows apart in a warp, fall
-// in different banks.
-constexpr int64_t kPitch = kTileM + 1;
+constexpr int64_t kThreads = 256;  // 16 x 16
 constexpr int64_t kMaxGridYZ = 65535;
+
+// The block's tile of Y (tm x tn), its K step (bk), and each thread's
+// register tile (rm x rn = tm / 16 x tn / 16): rows ty * rm + i, columns
+// tx * rn + j, read from shared memory as float4s. The staged slices are
+// [bk][tm] and [bk][tn] with rows `pitch` floats apart (a multiple of 4, for
+// aligned float4 reads, plus 4 so that the staging stores spread over banks).
+struct Tile {
+  int64_t tm, tn, bk;
+  int64_t rm() const { return tm / 16; }
+  int64_t rn() const { return tn / 16; }
+  int64_t pitchA() const { return tm + 4; }
+  int64_t pitchB() const { return tn + 4; }
+};
+constexpr Tile kSmallTile{64, 64, 16}, kLargeTile{128, 128, 8};
 
 // One product Y[z] (M x N) = op(A[z]) (M x K) * op(B[z]) (K x N) per batch z,
 // with A's element (m, k) at a_base(z) + m * a_sm + k * a_sk and B's (k, n)
@@ -47,6 +67,10 @@ struct GemmPlan {
   int bias_input = -1;  // MatMul's fused bias, bias[n]
   EpilogueSpec epilogue;
   int residual_input = -1;
+  // Conv as an implicit GEMM per group g (the batch index z): A is W's rows
+  // of the group ([M / G, C / G * taps]), B the gathered input (k = (ci, tap),
+  // n = (image, output position)), Y [N, M, out...]; bias[g * M/G + m].
+  std::optional<ConvShape> conv;
 };
 
 GemmPlan matmulPlan(const Node& node) {
@@ -117,8 +141,33 @@ GemmPlan gemmPlan(const Node& node) {
   return p;
 }
 
+GemmPlan convPlan(const Node& node) {
+  ConvShape s = convShape(node);
+  for (const Value* v : node.inputs)
+    if (v && v->type.dtype != DType::F32)
+      throw CompileError("node '" + node.name + "' (Conv): the GPU lowering takes f32");
+  GemmPlan p;
+  const int64_t taps = product(s.kernel, 0, s.rank());
+  p.M = s.mPerGroup();
+  p.K = s.cPerGroup() * taps;
+  p.N = s.n * product(s.out, 0, s.rank());
+  p.a_sm = p.K;
+  p.a_sk = 1;
+  p.b_sk = 0;  // gathered
+  p.b_sn = 1;  // consecutive threads take consecutive output positions
+  p.batch_dims = {s.group};
+  p.a_batch_strides = {p.M * p.K};
+  p.b_batch_strides = {0};
+  p.batches = s.group;
+  if (s.has_bias) p.bias_input = 2;
+  p.conv = s;
+  return p;
+}
+
 GemmPlan planOf(const Node& node) {
-  GemmPlan p = node.op == "Gemm" ? gemmPlan(node) : matmulPlan(node);
+  GemmPlan p = node.op == "Gemm"   ? gemmPlan(node)
+               : node.op == "Conv" ? convPlan(node)
+                                   : matmulPlan(node);
   p.epilogue = epilogueSpec(node);
   if (p.epilogue.residual) p.residual_input = static_cast<int>(kResidualInput);
   return p;
@@ -126,20 +175,26 @@ GemmPlan planOf(const Node& node) {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// 128 x 128 tiles where both sides fill them (fewer shared-memory reads per
+// multiply-add), else 64 x 64 (more blocks for a small product).
+Tile tileFor(const GemmPlan& p) { return p.M >= 128 && p.N >= 128 ? kLargeTile : kSmallTile; }
+
 bool supportsGemm(const Node& node) {
   GemmPlan p = planOf(node);
   if (p.epilogue.residual && (node.inputs.size() <= kResidualInput || !node.inputs[kResidualInput]))
     return false;
-  return ceilDiv(p.M, kTileM) <= kMaxGridYZ && p.batches <= kMaxGridYZ &&
-         ceilDiv(p.N, kTileN) <= std::numeric_limits<int32_t>::max();
+  Tile t = tileFor(p);
+  return ceilDiv(p.M, t.tm) <= kMaxGridYZ && p.batches <= kMaxGridYZ &&
+         ceilDiv(p.N, t.tn) <= std::numeric_limits<int32_t>::max();
 }
 
 GpuLaunch gemmLaunch(const Node& node) {
   GemmPlan p = planOf(node);
+  Tile t = tileFor(p);
   GpuLaunch launch;
   launch.block[0] = kThreads;
-  launch.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.N, kTileN)));
-  launch.grid[1] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.M, kTileM)));
+  launch.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.N, t.tn)));
+  launch.grid[1] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.M, t.tm)));
   launch.grid[2] = static_cast<uint32_t>(std::max<int64_t>(1, p.batches));
   return launch;
 }
@@ -151,21 +206,30 @@ void emitGemm(GpuKernelBuilder& kb) {
   llvm::Type* f32 = b.getFloatTy();
   auto c64 = [&](int64_t v) { return b.getInt64(v); };
   auto c32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
-  llvm::Value* A = kb.input_ptrs[0];
-  llvm::Value* B = kb.input_ptrs[1];
+  // Conv: A is W (input 1), B gathers from X (input 0).
+  llvm::Value* A = kb.input_ptrs[p.conv ? 1 : 0];
+  llvm::Value* B = kb.input_ptrs[p.conv ? 0 : 1];
   llvm::Value* Y = kb.output_ptrs[0];
 
-  llvm::GlobalVariable* as = sharedF32Array(kb.module, kb.fn, "a_tile", kTileK * kPitch);
-  llvm::GlobalVariable* bs = sharedF32Array(kb.module, kb.fn, "b_tile", kTileK * kPitch);
+  const Tile t = tileFor(p);
+  const int64_t rm = t.rm(), rn = t.rn();
+  llvm::GlobalVariable* as = sharedF32Array(kb.module, kb.fn, "a_tile", t.bk * t.pitchA());
+  llvm::GlobalVariable* bs = sharedF32Array(kb.module, kb.fn, "b_tile", t.bk * t.pitchB());
   auto sharedAt = [&](llvm::GlobalVariable* tile, llvm::Value* index) {
     return b.CreateInBoundsGEP(f32, tile, index);
+  };
+  llvm::Type* f32x4 = llvm::FixedVectorType::get(f32, 4);
+  // Four floats of a slice at a multiple of 4: one aligned 16-byte read.
+  auto read4 = [&](llvm::GlobalVariable* tile, llvm::Value* index, llvm::Value** out) {
+    llvm::Value* v = b.CreateAlignedLoad(f32x4, sharedAt(tile, index), llvm::Align(16));
+    for (int64_t e = 0; e < 4; ++e) out[e] = b.CreateExtractElement(v, e);
   };
 
   llvm::Value* tid = threadIdX(b);
   llvm::Value* tx = b.CreateAnd(tid, c32(15), "tx");
   llvm::Value* ty = b.CreateLShr(tid, c32(4), "ty");
-  llvm::Value* row0 = b.CreateMul(b.CreateZExt(blockIdY(b), b.getInt64Ty()), c64(kTileM), "row0");
-  llvm::Value* col0 = b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), c64(kTileN), "col0");
+  llvm::Value* row0 = b.CreateMul(b.CreateZExt(blockIdY(b), b.getInt64Ty()), c64(t.tm), "row0");
+  llvm::Value* col0 = b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), c64(t.tn), "col0");
 
   // This batch's matrices.
   llvm::Value* a_base = c64(0);
@@ -183,14 +247,15 @@ void emitGemm(GpuKernelBuilder& kb) {
     }
   }
 
-  // Stages one element of a slice: element (r, k) of a rows x 16 slice of A
-  // (or the 16 x cols slice of B, (k, r)), 0 outside the matrix.
+  // Stages element (r, k) of A's tm x bk slice (or (k, r) of B's bk x tn
+  // one) into tile[k_local * pitch + r_local], 0 outside the matrix.
   auto stage = [&](llvm::Value* ptr, llvm::Value* base, llvm::Value* r, int64_t r_stride,
-                   int64_t r_limit, llvm::Value* k, int64_t k_stride, llvm::Value* inside_k,
-                   llvm::Value* r0, llvm::GlobalVariable* tile, llvm::Value* k_local,
+                   int64_t r_limit, llvm::Value* k, int64_t k_stride, llvm::Value* r0,
+                   llvm::GlobalVariable* tile, int64_t pitch, llvm::Value* k_local,
                    llvm::Value* r_local) {
     llvm::Value* gr = b.CreateAdd(r0, r);
-    llvm::Value* inside = b.CreateAnd(b.CreateICmpULT(gr, c64(r_limit)), inside_k);
+    llvm::Value* inside =
+        b.CreateAnd(b.CreateICmpULT(gr, c64(r_limit)), b.CreateICmpULT(k, c64(p.K)));
     llvm::Value* offset = b.CreateAdd(
         base, b.CreateAdd(b.CreateMul(gr, c64(r_stride)), b.CreateMul(k, c64(k_stride))));
     // Outside the matrix: read element 0 of the batch (always there when a
@@ -198,57 +263,97 @@ void emitGemm(GpuKernelBuilder& kb) {
     offset = b.CreateSelect(inside, offset, base);
     llvm::Value* v = cpu::loadF32(b, ptr, offset);
     v = b.CreateSelect(inside, v, llvm::ConstantFP::get(f32, 0.0));
-    llvm::Value* at = b.CreateAdd(b.CreateMul(k_local, c32(kPitch)), r_local);
+    llvm::Value* at = b.CreateAdd(b.CreateMul(k_local, c32(pitch)), r_local);
     b.CreateStore(v, sharedAt(tile, at));
   };
+  // Element e of a slice with `fast` elements along its contiguous side:
+  // consecutive threads take consecutive addresses of the matrix.
+  auto split = [&](llvm::Value* e, int64_t fast) {
+    return std::make_pair(b.CreateURem(e, c32(fast)), b.CreateUDiv(e, c32(fast)));
+  };
 
-  std::vector<llvm::Value*> init(16, llvm::ConstantFP::get(f32, 0.0));
-  int64_t k_steps = ceilDiv(p.K, kTileK);
+  // Conv's B: element (k, n) of the im2col matrix, gathered from X (0 in
+  // the padding and outside the matrix).
+  llvm::Value* group = p.conv ? b.CreateZExt(blockIdZ(b), b.getInt64Ty()) : nullptr;
+  auto stageConvB = [&](llvm::Value* k, llvm::Value* n, llvm::Value* k_local,
+                        llvm::Value* n_local) {
+    const ConvShape& cs = *p.conv;
+    const size_t rank = cs.rank();
+    const int64_t taps = product(cs.kernel, 0, rank), outs = product(cs.out, 0, rank);
+    const int64_t in_plane = product(cs.in, 0, rank);
+    std::vector<int64_t> in_stride = convStridesOf(cs.in);
+    llvm::Value* inside = b.CreateAnd(b.CreateICmpULT(k, c64(p.K)), b.CreateICmpULT(n, c64(p.N)));
+    llvm::Value* ci = b.CreateUDiv(k, c64(taps));
+    llvm::Value* tap = b.CreateURem(k, c64(taps));
+    llvm::Value* image = b.CreateUDiv(n, c64(outs));
+    llvm::Value* pos = b.CreateURem(n, c64(outs));
+    llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(cs.cPerGroup())), ci);
+    llvm::Value* offset =
+        b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(cs.c)), channel), c64(in_plane));
+    for (size_t d = rank; d-- > 0;) {
+      llvm::Value* o = b.CreateURem(pos, c64(cs.out[d]));
+      pos = b.CreateUDiv(pos, c64(cs.out[d]));
+      llvm::Value* t_d = b.CreateURem(tap, c64(cs.kernel[d]));
+      tap = b.CreateUDiv(tap, c64(cs.kernel[d]));
+      llvm::Value* q = b.CreateAdd(b.CreateSub(b.CreateMul(o, c64(cs.strides[d])), c64(cs.pads[d])),
+                                   b.CreateMul(t_d, c64(cs.dilations[d])));
+      inside = b.CreateAnd(
+          inside, b.CreateAnd(b.CreateICmpSGE(q, c64(0)), b.CreateICmpSLT(q, c64(cs.in[d]))));
+      offset = b.CreateAdd(offset, b.CreateMul(q, c64(in_stride[d])));
+    }
+    offset = b.CreateSelect(inside, offset, c64(0));
+    llvm::Value* v = cpu::loadF32(b, B, offset);
+    v = b.CreateSelect(inside, v, llvm::ConstantFP::get(f32, 0.0));
+    llvm::Value* at = b.CreateAdd(b.CreateMul(k_local, c32(t.pitchB())), n_local);
+    b.CreateStore(v, sharedAt(bs, at));
+  };
+
+  std::vector<llvm::Value*> init(rm * rn, llvm::ConstantFP::get(f32, 0.0));
+  int64_t k_steps = ceilDiv(p.K, t.bk);
   std::vector<llvm::Value*> acc = emitCarriedStridedLoop(
       b, c64(0), c64(k_steps), c64(1), init,
       [&](llvm::Value* step, const std::vector<llvm::Value*>& in) {
-        llvm::Value* k0 = b.CreateMul(step, c64(kTileK), "k0");
-        for (int64_t r = 0; r < (kTileM * kTileK) / kThreads; ++r) {
+        llvm::Value* k0 = b.CreateMul(step, c64(t.bk), "k0");
+        for (int64_t r = 0; r < (t.tm * t.bk) / kThreads; ++r) {
           llvm::Value* e = b.CreateAdd(tid, c32(r * kThreads));
-          // A's slice: 64 rows (m) x 16 (k); consecutive threads take
-          // consecutive addresses of whichever of m, k is contiguous.
           llvm::Value *m_local, *k_local;
-          if (p.a_sk == 1) {
-            k_local = b.CreateAnd(e, c32(kTileK - 1));
-            m_local = b.CreateLShr(e, c32(4));
-          } else {
-            m_local = b.CreateAnd(e, c32(kTileM - 1));
-            k_local = b.CreateLShr(e, c32(6));
-          }
+          if (p.a_sk == 1)
+            std::tie(k_local, m_local) = split(e, t.bk);
+          else
+            std::tie(m_local, k_local) = split(e, t.tm);
+          stage(A, a_base, b.CreateZExt(m_local, b.getInt64Ty()), p.a_sm, p.M,
+                b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty())), p.a_sk, row0, as,
+                t.pitchA(), k_local, m_local);
+        }
+        for (int64_t r = 0; r < (t.tn * t.bk) / kThreads; ++r) {
+          llvm::Value* e = b.CreateAdd(tid, c32(r * kThreads));
+          llvm::Value *n_local, *k_local;
+          if (p.b_sn == 1)
+            std::tie(n_local, k_local) = split(e, t.tn);
+          else
+            std::tie(k_local, n_local) = split(e, t.bk);
           llvm::Value* gk = b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty()));
-          stage(A, a_base, b.CreateZExt(m_local, b.getInt64Ty()), p.a_sm, p.M, gk, p.a_sk,
-                b.CreateICmpULT(gk, c64(p.K)), row0, as, k_local, m_local);
-          // B's slice: 16 (k) x 64 columns (n).
-          llvm::Value *n_local, *kb_local;
-          if (p.b_sn == 1) {
-            n_local = b.CreateAnd(e, c32(kTileN - 1));
-            kb_local = b.CreateLShr(e, c32(6));
-          } else {
-            kb_local = b.CreateAnd(e, c32(kTileK - 1));
-            n_local = b.CreateLShr(e, c32(4));
-          }
-          llvm::Value* gkb = b.CreateAdd(k0, b.CreateZExt(kb_local, b.getInt64Ty()));
-          stage(B, b_base, b.CreateZExt(n_local, b.getInt64Ty()), p.b_sn, p.N, gkb, p.b_sk,
-                b.CreateICmpULT(gkb, c64(p.K)), col0, bs, kb_local, n_local);
+          if (p.conv)
+            stageConvB(gk, b.CreateAdd(col0, b.CreateZExt(n_local, b.getInt64Ty())), k_local,
+                       n_local);
+          else
+            stage(B, b_base, b.CreateZExt(n_local, b.getInt64Ty()), p.b_sn, p.N, gk, p.b_sk, col0,
+                  bs, t.pitchB(), k_local, n_local);
         }
         barrier(b);
         std::vector<llvm::Value*> out = in;
-        for (int64_t kk = 0; kk < kTileK; ++kk) {
-          llvm::Value* av[4];
-          llvm::Value* bv[4];
-          for (int64_t i = 0; i < 4; ++i) {
-            av[i] = b.CreateLoad(f32, sharedAt(as, b.CreateAdd(ty, c32(kk * kPitch + 16 * i))));
-            bv[i] = b.CreateLoad(f32, sharedAt(bs, b.CreateAdd(tx, c32(kk * kPitch + 16 * i))));
-          }
-          for (int64_t i = 0; i < 4; ++i)
-            for (int64_t j = 0; j < 4; ++j)
-              out[i * 4 + j] =
-                  b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {av[i], bv[j], out[i * 4 + j]});
+        llvm::Value* a_row = b.CreateMul(ty, c32(rm));
+        llvm::Value* b_col = b.CreateMul(tx, c32(rn));
+        for (int64_t kk = 0; kk < t.bk; ++kk) {
+          std::vector<llvm::Value*> av(rm), bv(rn);
+          for (int64_t i = 0; i < rm; i += 4)
+            read4(as, b.CreateAdd(a_row, c32(kk * t.pitchA() + i)), &av[i]);
+          for (int64_t j = 0; j < rn; j += 4)
+            read4(bs, b.CreateAdd(b_col, c32(kk * t.pitchB() + j)), &bv[j]);
+          for (int64_t i = 0; i < rm; ++i)
+            for (int64_t j = 0; j < rn; ++j)
+              out[i * rn + j] =
+                  b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {av[i], bv[j], out[i * rn + j]});
         }
         barrier(b);
         return out;
@@ -260,25 +365,39 @@ void emitGemm(GpuKernelBuilder& kb) {
   llvm::Value* C = p.c_input >= 0 ? kb.input_ptrs[p.c_input] : nullptr;
   llvm::Value* bias = p.bias_input >= 0 ? kb.input_ptrs[p.bias_input] : nullptr;
   llvm::Value* residual = p.residual_input >= 0 ? kb.input_ptrs[p.residual_input] : nullptr;
-  for (int64_t i = 0; i < 4; ++i) {
-    llvm::Value* gm = b.CreateAdd(row0, b.CreateZExt(b.CreateAdd(ty, c32(16 * i)), b.getInt64Ty()));
-    for (int64_t j = 0; j < 4; ++j) {
-      llvm::Value* gn =
-          b.CreateAdd(col0, b.CreateZExt(b.CreateAdd(tx, c32(16 * j)), b.getInt64Ty()));
+  for (int64_t i = 0; i < rm; ++i) {
+    llvm::Value* gm = b.CreateAdd(
+        row0, b.CreateZExt(b.CreateAdd(b.CreateMul(ty, c32(rm)), c32(i)), b.getInt64Ty()));
+    for (int64_t j = 0; j < rn; ++j) {
+      llvm::Value* gn = b.CreateAdd(
+          col0, b.CreateZExt(b.CreateAdd(b.CreateMul(tx, c32(rn)), c32(j)), b.getInt64Ty()));
       llvm::Value* inside =
           b.CreateAnd(b.CreateICmpULT(gm, c64(p.M)), b.CreateICmpULT(gn, c64(p.N)));
       emitIf(
           b, inside,
           [&] {
-            llvm::Value* v = acc[i * 4 + j];
+            llvm::Value* v = acc[i * rn + j];
             if (p.alpha != 1.0) v = b.CreateFMul(llvm::ConstantFP::get(f32, p.alpha), v);
             if (C) {
               llvm::Value* c = cpu::loadF32(
                   b, C, b.CreateAdd(b.CreateMul(gm, c64(p.c_sm)), b.CreateMul(gn, c64(p.c_sn))));
               v = b.CreateFAdd(v, b.CreateFMul(llvm::ConstantFP::get(f32, p.beta), c));
             }
-            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, gn));
-            llvm::Value* at = b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn));
+            llvm::Value* at;
+            if (p.conv) {
+              // Y[image, g * M/G + m, position]; the bias per output channel.
+              const ConvShape& cs = *p.conv;
+              const int64_t outs = product(cs.out, 0, cs.rank());
+              llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.M)), gm);
+              if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, channel));
+              llvm::Value* image = b.CreateUDiv(gn, c64(outs));
+              at = b.CreateAdd(
+                  b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(cs.m)), channel), c64(outs)),
+                  b.CreateURem(gn, c64(outs)));
+            } else {
+              if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, gn));
+              at = b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn));
+            }
             if (residual) v = b.CreateFAdd(v, cpu::loadF32(b, residual, at));
             v = cpu::emitActivation(b, p.epilogue, v);
             cpu::storeF32(b, v, Y, at);
@@ -299,7 +418,8 @@ GpuLowering makeGemmLowering() {
 }  // namespace
 
 std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings() {
-  return {{"MatMul", makeGemmLowering()}, {"Gemm", makeGemmLowering()}};
+  return {
+      {"MatMul", makeGemmLowering()}, {"Gemm", makeGemmLowering()}, {"Conv", makeGemmLowering()}};
 }
 
 }  // namespace nanoc::gpu

@@ -59,5 +59,8 @@ llvm::IntegerType* indexType(llvm::IRBuilder<>& b, int64_t count);
 std::vector<std::pair<std::string, GpuLowering>> elementwiseGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> rowGpuLowerings();
+std::vector<std::pair<std::string, GpuLowering>> poolGpuLowerings();
+std::vector<std::pair<std::string, GpuLowering>> reduceGpuLowerings();
+std::vector<std::pair<std::string, GpuLowering>> transposeGpuLowerings();
 
 }  // namespace nanoc::gpu

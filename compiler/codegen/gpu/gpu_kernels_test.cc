@@ -22,6 +22,7 @@
 #include "compiler/codegen/cpu/kernel_test_util.h"
 #include "compiler/codegen/cpu/target_profiles.h"
 #include "compiler/codegen/gpu/gpu_lowering.h"
+#include "compiler/codegen/gpu/gpu_test_cases.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/elementwise_table.h"
 
@@ -34,11 +35,12 @@ namespace {
 
 using cpu::testing::makeSingleNodeGraph;
 using cpu::testing::makeSingleNodeGraphWithAbsent;
-using cpu::testing::SingleNodeGraph;
-using Attrs = std::map<std::string, Attr>;
-using Ints = std::vector<int64_t>;
-
-TensorType f32(std::vector<int64_t> dims) { return TensorType{DType::F32, std::move(dims)}; }
+using testing::elementwiseCases;
+using testing::f32;
+using testing::Ints;
+using testing::KernelCase;
+using testing::linalgCases;
+using testing::rowCases;
 
 std::vector<cpu::TargetProfile> gpuProfiles() {
   std::vector<cpu::TargetProfile> out;
@@ -57,132 +59,6 @@ cpu::TargetProfile profileNamed(const std::string& name) {
   for (cpu::TargetProfile& p : gpuProfiles())
     if (p.name == name) return p;
   throw CompileError("no GPU profile " + name);
-}
-
-struct KernelCase {
-  std::string label;
-  std::unique_ptr<SingleNodeGraph> graph;
-};
-
-void addCase(std::vector<KernelCase>& cases, const std::string& label, const std::string& op,
-             const std::vector<std::optional<TensorType>>& inputs, const Attrs& attrs) {
-  cases.push_back({label, makeSingleNodeGraphWithAbsent(op, inputs, attrs)});
-}
-
-// Every row of the elementwise table on every dtype it accepts (as the CPU
-// lowering's test: a matrix, a row and a scalar, three broadcast patterns),
-// and fused chains.
-std::vector<KernelCase> elementwiseCases() {
-  const std::vector<DType> dtypes = {
-      DType::F32, DType::F64, DType::F16,    DType::BF16,     DType::I8,
-      DType::I16, DType::I32, DType::I64,    DType::U8,       DType::U16,
-      DType::U32, DType::U64, DType::Bool,   DType::I4,       DType::U4,
-      DType::I2,  DType::U2,  DType::F4E2M1, DType::F8E4M3FN, DType::F8E5M2FNUZ};
-  const std::map<std::string, Attrs> attrs = {
-      {"Elu", {{"alpha", 0.7}}},
-      {"Celu", {{"alpha", 1.3}}},
-      {"Selu", {{"alpha", 1.6732632}, {"gamma", 1.050701}}},
-      {"LeakyRelu", {{"alpha", 0.01}}},
-      {"ThresholdedRelu", {{"alpha", 0.5}}},
-      {"HardSigmoid", {{"alpha", 0.2}, {"beta", 0.5}}},
-      {"Swish", {{"alpha", 0.7}}},
-      {"Shrink", {{"lambd", 0.5}, {"bias", 0.25}}},
-      {"Gelu", {{"approximate_tanh", int64_t{0}}}},
-      {"IsInf", {{"detect_negative", int64_t{1}}, {"detect_positive", int64_t{0}}}},
-      {"Mod", {{"fmod", int64_t{0}}}},
-      {"BitShift", {{"direction", std::string("LEFT")}}},
-  };
-  std::vector<KernelCase> cases;
-  for (const ElementwiseOp& op : elementwiseOps()) {
-    for (DType dtype : dtypes) {
-      std::vector<std::optional<TensorType>> inputs;
-      for (int i = 0; i < op.min_inputs; ++i) {
-        std::vector<int64_t> dims = i == 0   ? std::vector<int64_t>{4, 19}
-                                    : i == 1 ? std::vector<int64_t>{19}
-                                             : std::vector<int64_t>{};
-        DType d = (i == 0 && op.mixed_operand0) ? DType::Bool : dtype;
-        inputs.push_back(TensorType{d, dims});
-      }
-      Attrs a;
-      if (auto it = attrs.find(std::string(op.name)); it != attrs.end()) a = it->second;
-      if (op.name == "Cast") {
-        a["to"] = int64_t{static_cast<int64_t>(DType::I32)};
-        a["saturate"] = int64_t{1};
-      }
-      std::string label = std::string(op.name) + "/" + std::string(dtypeName(dtype));
-      try {
-        addCase(cases, label, std::string(op.name), inputs, a);
-      } catch (const CompileError&) {
-        continue;  // a dtype this row does not accept
-      }
-    }
-  }
-  // Broadcasting over rank 4, and large shapes (i32 and i64 indexing).
-  addCase(cases, "Add/rank4", "Add", {f32({2, 1, 4, 1}), f32({1, 3, 1, 5})}, {});
-  addCase(cases, "Mul/2^31 elements", "Mul", {f32({int64_t{1} << 31}), f32({})}, {});
-  addCase(cases, "Sub/2^31 broadcast", "Sub",
-          {f32({int64_t{1} << 16, 1, 1}), f32({1 << 8, 1 << 7})}, {});
-  // Fused chains: GELU's Div, Erf, Add, Mul, Mul and a broadcast one.
-  addCase(cases, "Elementwise/gelu", "nanoc.Elementwise", {f32({3, 37}), f32({}), f32({})},
-          {{"ops", std::string("Div,Erf,Add,Mul,Mul")},
-           {"arity", Ints{2, 1, 2, 2, 2}},
-           {"operands", Ints{0, 1, -1, -2, 2, 0, -3, -4, 2}}});
-  addCase(cases, "Elementwise/broadcast", "nanoc.Elementwise", {f32({4, 1, 9}), f32({5, 1})},
-          {{"ops", std::string("Add,Tanh")}, {"arity", Ints{2, 1}}, {"operands", Ints{0, 1, -1}}});
-  return cases;
-}
-
-std::vector<KernelCase> linalgCases() {
-  std::vector<KernelCase> cases;
-  addCase(cases, "MatMul/2d", "MatMul", {f32({5, 7}), f32({7, 13})}, {});
-  addCase(cases, "MatMul/big", "MatMul", {f32({300, 200}), f32({200, 129})}, {});
-  addCase(cases, "MatMul/batched", "MatMul", {f32({3, 5, 20}), f32({3, 20, 19})}, {});
-  addCase(cases, "MatMul/broadcast batch", "MatMul", {f32({2, 1, 5, 20}), f32({4, 20, 19})}, {});
-  addCase(cases, "MatMul/B 2-D", "MatMul", {f32({2, 7, 20}), f32({20, 19})}, {});
-  addCase(cases, "MatMul/1-D A", "MatMul", {f32({20}), f32({3, 20, 19})}, {});
-  addCase(cases, "MatMul/1-D B", "MatMul", {f32({3, 5, 20}), f32({20})}, {});
-  addCase(cases, "MatMul/bias relu", "MatMul", {f32({2, 7, 20}), f32({20, 19}), f32({19})},
-          {{"fused_activation", std::string("Relu")}});
-  addCase(cases, "MatMul/residual", "MatMul",
-          {f32({3, 5, 20}), f32({3, 20, 19}), std::nullopt, f32({3, 5, 19})},
-          {{"fused_activation", std::string("Tanh")}});
-  for (int64_t ta : {0, 1})
-    for (int64_t tb : {0, 1}) {
-      std::vector<int64_t> a = ta ? std::vector<int64_t>{70, 33} : std::vector<int64_t>{33, 70};
-      std::vector<int64_t> b = tb ? std::vector<int64_t>{65, 70} : std::vector<int64_t>{70, 65};
-      addCase(cases, "Gemm/trans " + std::to_string(ta) + std::to_string(tb), "Gemm",
-              {f32(a), f32(b), f32({65})},
-              {{"alpha", 0.5}, {"beta", 2.0}, {"transA", ta}, {"transB", tb}});
-    }
-  addCase(cases, "Gemm/C column", "Gemm", {f32({9, 4}), f32({4, 6}), f32({9, 1})},
-          {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
-  addCase(cases, "Gemm/no C", "Gemm", {f32({9, 4}), f32({4, 6})},
-          {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
-  addCase(cases, "Gemm/K=0", "Gemm", {f32({9, 0}), f32({0, 6}), f32({})},
-          {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
-  return cases;
-}
-
-std::vector<KernelCase> rowCases() {
-  std::vector<KernelCase> cases;
-  for (const char* op : {"Softmax", "LogSoftmax"}) {
-    addCase(cases, std::string(op) + "/last", op, {f32({4, 1000})}, {{"axis", int64_t{1}}});
-    addCase(cases, std::string(op) + "/middle", op, {f32({2, 7, 5})}, {{"axis", int64_t{1}}});
-    addCase(cases, std::string(op) + "/f16", op, {TensorType{DType::F16, {3, 33}}},
-            {{"axis", int64_t{1}}});
-  }
-  addCase(cases, "LayerNormalization/row", "LayerNormalization",
-          {f32({6, 768}), f32({768}), f32({768})}, {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
-  addCase(cases, "LayerNormalization/two dims", "LayerNormalization",
-          {f32({2, 3, 4, 5}), f32({4, 5}), std::nullopt},
-          {{"axis", int64_t{2}}, {"epsilon", 1e-5}});
-  addCase(cases, "LayerNormalization/bf16", "LayerNormalization",
-          {TensorType{DType::BF16, {5, 64}}, TensorType{DType::BF16, {64}},
-           TensorType{DType::BF16, {1}}},
-          {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
-  addCase(cases, "RMSNormalization/row", "RMSNormalization", {f32({6, 512}), f32({512})},
-          {{"axis", int64_t{1}}, {"epsilon", 1e-6}});
-  return cases;
 }
 
 // Emits `cases` into one module for `profile`'s SM, assembles it and checks
@@ -267,6 +143,8 @@ class GpuKernels : public ::testing::TestWithParam<std::string> {
 TEST_P(GpuKernels, Elementwise) { run(elementwiseCases(), "elementwise"); }
 TEST_P(GpuKernels, MatMulGemm) { run(linalgCases(), "matmul/gemm"); }
 TEST_P(GpuKernels, SoftmaxNorm) { run(rowCases(), "rows"); }
+TEST_P(GpuKernels, Pool) { run(testing::poolCases(), "pools"); }
+TEST_P(GpuKernels, Reduce) { run(testing::reduceCases(), "reductions"); }
 
 INSTANTIATE_TEST_SUITE_P(Sm, GpuKernels, ::testing::ValuesIn(gpuProfileNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
@@ -295,6 +173,11 @@ TEST(GpuTarget, ProfilesAndTargetMachines) {
   // Below the SM's lowest PTX ISA: refused (LLVM itself would abort).
   EXPECT_THROW(createGpuTargetMachine(SmTarget{90, "a", 78}), CompileError);
   EXPECT_THROW(createGpuTargetMachine(SmTarget{120, "", 80}), CompileError);
+  EXPECT_EQ(minimumPtxIsa(SmTarget{75, "", 0}), 63u);
+  EXPECT_EQ(minimumPtxIsa(SmTarget{90, "a", 0}), 80u);
+  // Every profile asks for at least its SM's lowest PTX ISA.
+  for (const cpu::TargetProfile& p : profiles)
+    EXPECT_GE(p.ptx_isa, minimumPtxIsa(smTargetOf(p))) << p.name;
   EXPECT_THROW(createGpuTargetMachine(SmTarget{42, "", 78}), CompileError);
 }
 
@@ -336,20 +219,22 @@ TEST(GpuTarget, PtxShape) {
 }
 
 TEST(GpuTarget, WhatHasNoGpuLowering) {
-  EXPECT_EQ(findGpuLowering("Conv"), nullptr);
+  EXPECT_EQ(findGpuLowering("ConvTranspose"), nullptr);
   EXPECT_NE(findGpuLowering("Add"), nullptr);
   EXPECT_NE(findGpuLowering("nanoc.Elementwise"), nullptr);
-  auto conv = makeSingleNodeGraph("Conv", {f32({1, 3, 8, 8}), f32({4, 3, 3, 3})},
-                                  {{"group", int64_t{1}},
-                                   {"strides", Ints{1, 1}},
-                                   {"pads", Ints{0, 0, 0, 0}},
-                                   {"dilations", Ints{1, 1}},
-                                   {"kernel_shape", Ints{3, 3}}});
-  EXPECT_FALSE(hasGpuLowering(*conv->node));
+  // A LayerNormalization whose Scale broadcasts partly over the row: not on
+  // the GPU (the CPU runs it).
+  auto ln = makeSingleNodeGraphWithAbsent("LayerNormalization",
+                                          {f32({2, 3, 4}), f32({3, 1}), std::nullopt},
+                                          {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
+  EXPECT_FALSE(hasGpuLowering(*ln->node));
   llvm::LLVMContext ctx;
   auto module = createGpuModule("m", ctx);
-  EXPECT_THROW(emitGpuKernel(*conv->node, *module, "conv"), CompileError);
-  // Softmax of f64 is not a thing the op takes; a bool Hardmax has no lowering.
+  EXPECT_THROW(emitGpuKernel(*ln->node, *module, "ln"), CompileError);
+  // A reduction of f16 stays on the CPU.
+  auto sum = makeSingleNodeGraph("ReduceSum", {TensorType{DType::F16, {4, 5}}},
+                                 {{"axes", Ints{1}}, {"keepdims", int64_t{1}}});
+  EXPECT_FALSE(hasGpuLowering(*sum->node));
   EXPECT_EQ(findGpuLowering("Hardmax"), nullptr);
 }
 
@@ -373,6 +258,29 @@ TEST(GpuPtxas, RefusesUnknownSm) {
     }
   }
   EXPECT_THROW(runPtxas(ptx, SmTarget{75, "", 63}, "/nonexistent/ptxas"), CompileError);
+}
+
+}  // namespace
+}  // namespace nanoc::gpu
+
+namespace nanoc::gpu {
+namespace {
+
+// The same kernels give the same PTX and the same cubin (DESIGN.md:
+// byte-identical artifacts for the same model and flags).
+TEST(GpuTarget, PtxAndCubinAreDeterministic) {
+  auto build = [] {
+    llvm::LLVMContext ctx;
+    auto module = createGpuModule("m", ctx);
+    std::vector<KernelCase> cases = linalgCases();
+    for (size_t i = 0; i < cases.size(); ++i)
+      emitGpuKernel(*cases[i].graph->node, *module, "k" + std::to_string(i));
+    return emitPtx(*module, SmTarget{90, "", 78});
+  };
+  std::string a = build(), b = build();
+  EXPECT_EQ(a, b);
+  if (ptxasPath().empty()) GTEST_SKIP() << "no ptxas found (CUDA toolkit, or NANOC_PTXAS)";
+  EXPECT_EQ(runPtxas(a, SmTarget{90, "", 78}), runPtxas(b, SmTarget{90, "", 78}));
 }
 
 }  // namespace

@@ -78,6 +78,12 @@ struct SmTarget {
   std::string name() const;  // "sm_90a"
 };
 
+// The lowest PTX ISA version LLVM's NVPTX backend takes for `target`'s SM
+// and variant (63 for sm_75, 70 for sm_80, 78 for sm_90, 80 for sm_90a, 86
+// for sm_100, 87 for sm_120, ...); 0 for an SM this table does not know.
+// createGpuTargetMachine refuses a lower ptx_isa (LLVM would abort on it).
+uint32_t minimumPtxIsa(const SmTarget& target);
+
 // The SM target of a GPU profile (targets/gpu/NAME.json: its sm, ptx_isa, and
 // the variant after the digits of its name). Throws CompileError for a CPU
 // profile.

@@ -4,6 +4,8 @@
 //                         as [outer, n, inner]; a row is n elements inner apart
 //   LayerNormalization,   rows = X.dims[:axis], a row = X.dims[axis:]; Scale
 //   RMSNormalization      (and B) either a whole row or one element
+//   GlobalAveragePool,    f32 [N, C, spatial...], a row per (n, c) plane
+//   GlobalMaxPool
 // Each lane walks the row's elements lane, lane + 32, ...; the warp combines
 // its lanes' partial max / sum with shfl.sync.bfly (every lane of the warp
 // runs each shuffle: the row loop's condition depends on the warp alone).
@@ -14,6 +16,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "compiler/codegen/cpu/loops.h"
@@ -70,10 +73,12 @@ void emitWarpRows(GpuKernelBuilder& kb, int64_t rows,
 }
 
 // The warp's reduction of f(j) over j = lane, lane + 32, ... < len.
+// max starts at -inf, or at `max_init`.
 llvm::Value* emitRowReduce(llvm::IRBuilder<>& b, llvm::Value* lane, int64_t len, bool max,
-                           const std::function<llvm::Value*(llvm::Value* j)>& f) {
+                           const std::function<llvm::Value*(llvm::Value* j)>& f,
+                           double max_init = -INFINITY) {
   llvm::Type* f32 = b.getFloatTy();
-  llvm::Value* init = llvm::ConstantFP::get(f32, max ? -INFINITY : 0.0);
+  llvm::Value* init = llvm::ConstantFP::get(f32, max ? max_init : 0.0);
   llvm::Value* partial = emitCarriedStridedLoop(
       b, lane, b.getInt64(len), b.getInt64(kWarpSize), {init},
       [&](llvm::Value* j, const std::vector<llvm::Value*>& acc) {
@@ -238,13 +243,56 @@ GpuLowering makeNormLowering(bool center) {
   return lowering;
 }
 
+// ---- GlobalAveragePool, GlobalMaxPool ----
+
+// [N, C, spatial...]: a row per (n, c) plane, f32.
+RowView planeView(const Node& node) {
+  const TensorType& x = node.inputs[0]->type;
+  if (x.rank() < 3 || x.dtype != DType::F32)
+    throw CompileError("node '" + node.name + "' (" + node.op + "): X must be f32 [N, C, ...]");
+  RowView v;
+  v.rows = x.dims[0] * x.dims[1];
+  v.len = product(x.dims, 2, x.rank());
+  return v;
+}
+
+GpuLowering makeGlobalPoolLowering(bool max) {
+  GpuLowering lowering;
+  lowering.supports = [](const Node& node) {
+    if (node.inputs.size() != 1 || !node.inputs[0] || node.outputs.size() != 1) return false;
+    planeView(node);
+    return true;
+  };
+  lowering.launch = [](const Node& node) { return rowLaunch(planeView(node).rows); };
+  lowering.emit = [max](GpuKernelBuilder& kb) {
+    RowView v = planeView(kb.node);
+    if (v.rows == 0) return;
+    llvm::IRBuilder<>& b = kb.b;
+    llvm::Value* X = kb.input_ptrs[0];
+    llvm::Value* Y = kb.output_ptrs[0];
+    emitWarpRows(kb, v.rows, [&](llvm::Value* row, llvm::Value* lane) {
+      llvm::Value* base = b.CreateMul(row, b.getInt64(v.len));
+      auto load = [&](llvm::Value* j) { return cpu::loadF32(b, X, b.CreateAdd(base, j)); };
+      // The mean of an empty plane is 0; its maximum the lowest float.
+      llvm::Value* r = emitRowReduce(b, lane, v.len, max, load, -FLT_MAX);
+      if (!max)
+        r = v.len ? b.CreateFDiv(r, llvm::ConstantFP::get(b.getFloatTy(), double(v.len)))
+                  : llvm::ConstantFP::get(b.getFloatTy(), 0.0);
+      emitIf(b, b.CreateICmpEQ(lane, b.getInt64(0)), [&] { cpu::storeF32(b, r, Y, row); });
+    });
+  };
+  return lowering;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, GpuLowering>> rowGpuLowerings() {
   return {{"Softmax", makeSoftmaxLowering(false)},
           {"LogSoftmax", makeSoftmaxLowering(true)},
           {"LayerNormalization", makeNormLowering(true)},
-          {"RMSNormalization", makeNormLowering(false)}};
+          {"RMSNormalization", makeNormLowering(false)},
+          {"GlobalAveragePool", makeGlobalPoolLowering(false)},
+          {"GlobalMaxPool", makeGlobalPoolLowering(true)}};
 }
 
 }  // namespace nanoc::gpu

@@ -85,9 +85,11 @@ std::string readFile(const std::string& path) {
   return (*buffer)->getBuffer().str();
 }
 
+}  // namespace
+
 // The lowest PTX ISA that LLVM's NVPTX backend accepts for an SM (it aborts
 // below it, so refuse first); 0 where this table does not know the SM.
-uint32_t minPtxIsa(const SmTarget& t) {
+uint32_t minimumPtxIsa(const SmTarget& t) {
   static const std::map<uint32_t, uint32_t> base = {{75, 63},  {80, 70},  {86, 71},  {87, 74},
                                                     {89, 78},  {90, 78},  {100, 86}, {101, 86},
                                                     {103, 88}, {110, 90}, {120, 87}, {121, 88}};
@@ -98,8 +100,6 @@ uint32_t minPtxIsa(const SmTarget& t) {
   if (t.variant == "f") v = std::max<uint32_t>(v, 88);
   return v;
 }
-
-}  // namespace
 
 std::string SmTarget::name() const { return "sm_" + std::to_string(sm) + variant; }
 
@@ -144,11 +144,11 @@ std::unique_ptr<llvm::TargetMachine> createGpuTargetMachine(const SmTarget& targ
     throw CompileError("LLVM's NVPTX target does not know PTX ISA " +
                        std::to_string(target.ptx_isa / 10) + "." +
                        std::to_string(target.ptx_isa % 10) + " (" + features + ")");
-  if (target.ptx_isa && target.ptx_isa < minPtxIsa(target))
-    throw CompileError(cpu + " needs PTX ISA " + std::to_string(minPtxIsa(target) / 10) + "." +
-                       std::to_string(minPtxIsa(target) % 10) + " or later, the target asks for " +
-                       std::to_string(target.ptx_isa / 10) + "." +
-                       std::to_string(target.ptx_isa % 10));
+  if (target.ptx_isa && target.ptx_isa < minimumPtxIsa(target))
+    throw CompileError(cpu + " needs PTX ISA " + std::to_string(minimumPtxIsa(target) / 10) + "." +
+                       std::to_string(minimumPtxIsa(target) % 10) +
+                       " or later, the target asks for " + std::to_string(target.ptx_isa / 10) +
+                       "." + std::to_string(target.ptx_isa % 10));
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> tm(
       nvptx.createTargetMachine(triple, cpu, features, options, std::nullopt, std::nullopt,

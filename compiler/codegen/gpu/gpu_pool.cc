@@ -1,0 +1,128 @@
+// MaxPool and AveragePool (f32, NCHW and any number of spatial dims, with
+// ops/pool.h's geometry: kernel, strides, dilations, pads, ceil_mode,
+// count_include_pad) on the GPU: one thread per output element in a
+// grid-stride loop, each walking its window's taps. Padding never wins a max
+// (a window without input taps gives the lowest float, as the reference);
+// NaN never wins either. The average divides by the taps inside the input
+// (count_include_pad 0) or inside the padded extent (1), as the reference.
+//
+// Launch: 256 threads per block, ceil(outputs / 256) blocks up to 8192.
+#include <algorithm>
+#include <cfloat>
+
+#include "compiler/codegen/cpu/loops.h"
+#include "compiler/codegen/gpu/gpu_ir.h"
+#include "compiler/ir/error.h"
+#include "compiler/ops/pool.h"
+
+namespace nanoc::gpu {
+namespace {
+
+constexpr uint32_t kBlock = 256, kMaxGrid = 8192;
+
+bool supportsPool(const Node& node) {
+  if (node.inputs.size() != 1 || !node.inputs[0] || node.outputs.size() != 1) return false;
+  if (node.inputs[0]->type.dtype != DType::F32) return false;
+  poolShape(node);
+  return true;
+}
+
+GpuLaunch poolLaunch(const Node& node) {
+  PoolShape s = poolShape(node);
+  int64_t n = s.planes() * s.outPlane();
+  GpuLaunch launch;
+  launch.block[0] = kBlock;
+  launch.grid[0] = static_cast<uint32_t>(
+      std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, static_cast<int64_t>(kMaxGrid)));
+  return launch;
+}
+
+void emitPool(GpuKernelBuilder& kb, bool max) {
+  const PoolShape s = poolShape(kb.node);
+  const bool include_pad = !max && kb.node.i("count_include_pad", 0) != 0;
+  const int64_t total = s.planes() * s.outPlane();
+  if (total == 0) return;
+  llvm::IRBuilder<>& b = kb.b;
+  llvm::Type* f32 = b.getFloatTy();
+  auto c = [&](int64_t v) { return b.getInt64(v); };
+  const size_t k = s.axes.size();
+  // Input strides of the spatial dims within a plane.
+  std::vector<int64_t> in_stride(k, 1);
+  for (size_t d = k; d-- > 1;) in_stride[d - 1] = in_stride[d] * s.axes[d].size;
+  llvm::Value* X = kb.input_ptrs[0];
+  llvm::Value* Y = kb.output_ptrs[0];
+  llvm::Value* first =
+      b.CreateAdd(b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), c(kb.launch.block[0])),
+                  b.CreateZExt(threadIdX(b), b.getInt64Ty()));
+  llvm::Value* stride = c(int64_t{kb.launch.grid[0]} * kb.launch.block[0]);
+  emitStridedLoop(
+      b, first, c(total), stride,
+      [&](llvm::Value* i) {
+        std::vector<llvm::Value*> start(k);
+        llvm::Value* rest = i;
+        for (size_t d = k; d-- > 0;) {
+          llvm::Value* o = b.CreateURem(rest, c(s.out[d]));
+          rest = b.CreateUDiv(rest, c(s.out[d]));
+          start[d] = b.CreateSub(b.CreateMul(o, c(s.axes[d].stride)), c(s.axes[d].pad_begin));
+        }
+        llvm::Value* plane_base = b.CreateMul(rest, c(s.inPlane()));
+        llvm::Value* init = llvm::ConstantFP::get(f32, max ? -FLT_MAX : 0.0);
+        // Nested loops over the window's taps, axis by axis, carrying the
+        // max or the sum and the count; offset / inside / padded so far.
+        std::function<std::vector<llvm::Value*>(size_t, llvm::Value*, llvm::Value*, llvm::Value*,
+                                                const std::vector<llvm::Value*>&)>
+            taps = [&](size_t d, llvm::Value* offset, llvm::Value* inside, llvm::Value* padded,
+                       const std::vector<llvm::Value*>& acc) -> std::vector<llvm::Value*> {
+          if (d == k) {
+            llvm::Value* at = b.CreateSelect(inside, b.CreateAdd(plane_base, offset), c(0));
+            llvm::Value* v = cpu::loadF32(b, X, at);
+            if (max) {
+              llvm::Value* wins = b.CreateAnd(inside, b.CreateFCmpOGT(v, acc[0]));
+              return {b.CreateSelect(wins, v, acc[0]), acc[1]};
+            }
+            llvm::Value* sum =
+                b.CreateFAdd(acc[0], b.CreateSelect(inside, v, llvm::ConstantFP::get(f32, 0.0)));
+            llvm::Value* counts = include_pad ? padded : inside;
+            return {sum, b.CreateAdd(acc[1], b.CreateZExt(counts, b.getInt64Ty()))};
+          }
+          const PoolAxis& a = s.axes[d];
+          return emitCarriedStridedLoop(
+              b, c(0), c(a.kernel), c(1), acc,
+              [&](llvm::Value* t, const std::vector<llvm::Value*>& in) {
+                llvm::Value* pos = b.CreateAdd(start[d], b.CreateMul(t, c(a.dilation)));
+                llvm::Value* in_d =
+                    b.CreateAnd(b.CreateICmpSGE(pos, c(0)), b.CreateICmpSLT(pos, c(a.size)));
+                llvm::Value* pad_d = b.CreateAnd(b.CreateICmpSGE(pos, c(-a.pad_begin)),
+                                                 b.CreateICmpSLT(pos, c(a.size + a.pad_end)));
+                return taps(d + 1, b.CreateAdd(offset, b.CreateMul(pos, c(in_stride[d]))),
+                            b.CreateAnd(inside, in_d), b.CreateAnd(padded, pad_d), in);
+              },
+              "tap");
+        };
+        std::vector<llvm::Value*> r = taps(0, c(0), b.getTrue(), b.getTrue(), {init, c(0)});
+        llvm::Value* y = r[0];
+        if (!max) {
+          llvm::Value* count = b.CreateUIToFP(r[1], f32);
+          y = b.CreateSelect(b.CreateICmpEQ(r[1], c(0)), llvm::ConstantFP::get(f32, 0.0),
+                             b.CreateFDiv(r[0], count));
+        }
+        cpu::storeF32(b, y, Y, i);
+      },
+      "out");
+}
+
+GpuLowering makePoolLowering(bool max) {
+  GpuLowering lowering;
+  lowering.supports = supportsPool;
+  lowering.launch = poolLaunch;
+  lowering.emit = [max](GpuKernelBuilder& kb) { emitPool(kb, max); };
+  return lowering;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, GpuLowering>> poolGpuLowerings() {
+  return {{"MaxPool", makePoolLowering(true)}, {"AveragePool", makePoolLowering(false)}};
+}
+
+}  // namespace nanoc::gpu

@@ -1,0 +1,138 @@
+// The GPU kernels' numerics without a GPU: each case of gpu_test_cases.h
+// (those under 16 MiB) emitted as for NVPTX, run by the SIMT emulator
+// (testing/simt_emulator.h: one fiber per GPU thread, barriers and warp
+// shuffles emulated) on random inputs, and compared with its op's reference
+// by the CPU lowering tests' tolerances. Also checks that every kernel
+// writes every output element (outputs start as NaN bytes).
+#include <gtest/gtest.h>
+#include <llvm/IR/LLVMContext.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/codegen/gpu/gpu_ir.h"
+#include "compiler/codegen/gpu/gpu_lowering.h"
+#include "compiler/codegen/gpu/gpu_test_cases.h"
+#include "compiler/codegen/gpu/testing/simt_emulator.h"
+#include "compiler/ir/op_registry.h"
+
+namespace nanoc::gpu {
+namespace {
+
+using cpu::testing::AlignedBuffer;
+using testing::KernelCase;
+
+constexpr uint64_t kMaxCaseBytes = 16u << 20;
+
+uint64_t caseBytes(const Node& node) {
+  uint64_t bytes = 0;
+  for (const Value* v : node.inputs) bytes += v ? v->type.bytes() : 0;
+  for (const Value* v : node.outputs) bytes += v->type.bytes();
+  return bytes;
+}
+
+void expectCasesMatchReference(const std::vector<KernelCase>& cases, uint64_t seed) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> module = createGpuModule("simt", *ctx);
+  std::vector<size_t> run;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Node& node = *cases[i].graph->node;
+    if (caseBytes(node) > kMaxCaseBytes || !hasGpuLowering(node)) continue;
+    emitGpuKernel(node, *module, "k" + std::to_string(i));
+    run.push_back(i);
+  }
+  testing::SimtModule simt(std::move(module), std::move(ctx));
+  std::mt19937_64 rng(seed);
+  for (size_t i : run) {
+    const Node& node = *cases[i].graph->node;
+    const std::string& what = cases[i].label;
+    std::vector<AlignedBuffer> inputs, got, want;
+    std::vector<const void*> ref_in;
+    std::vector<void*> ref_out, buffers;
+    for (const Value* v : node.inputs) {
+      if (!v) {
+        ref_in.push_back(nullptr);
+        continue;
+      }
+      inputs.emplace_back(v->type.bytes());
+      cpu::testing::fillRandom(inputs.back(), v->type, rng, cases[i].lo, cases[i].hi);
+      ref_in.push_back(inputs.back().data());
+      buffers.push_back(inputs.back().data());
+    }
+    for (const Value* v : node.outputs) {
+      got.emplace_back(v->type.bytes());
+      want.emplace_back(v->type.bytes());
+      std::memset(got.back().data(), 0xff, got.back().size());
+      ref_out.push_back(want.back().data());
+      buffers.push_back(got.back().data());
+    }
+    findOp(node.op)->reference(node, ref_in, ref_out);
+    GpuLaunch launch = findGpuLowering(node.op)->launch(node);
+    try {
+      simt.launch("k" + std::to_string(i), launch, buffers);
+    } catch (const CompileError& e) {
+      ADD_FAILURE() << what << ": " << e.what();
+      continue;
+    }
+    for (size_t o = 0; o < node.outputs.size(); ++o)
+      cpu::testing::expectOutputMatches(node.outputs[o]->type, got[o], want[o],
+                                        what + " output " + std::to_string(o));
+  }
+  EXPECT_FALSE(run.empty());
+}
+
+TEST(GpuSimt, Elementwise) { expectCasesMatchReference(testing::elementwiseCases(), 1); }
+TEST(GpuSimt, MatMulGemm) { expectCasesMatchReference(testing::linalgCases(), 2); }
+TEST(GpuSimt, SoftmaxNorm) { expectCasesMatchReference(testing::rowCases(), 3); }
+TEST(GpuSimt, Pool) { expectCasesMatchReference(testing::poolCases(), 4); }
+TEST(GpuSimt, Reduce) { expectCasesMatchReference(testing::reduceCases(), 5); }
+
+// The emulator fails what would hang a GPU: a barrier that half the block
+// skips, a shuffle that half a warp skips; and runs the same kernel with
+// the barrier and the shuffle in uniform control flow.
+TEST(GpuSimt, EmulatorRefusesDivergentBarriersAndShuffles) {
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool divergent = variant >= 2, shuffle = variant % 2 == 1;
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    auto module = createGpuModule("m", *ctx);
+    llvm::Type* ptr = llvm::PointerType::get(*ctx, kGlobalSpace);
+    auto* fn =
+        llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(*ctx), {ptr}, false),
+                               llvm::GlobalValue::ExternalLinkage, "k", *module);
+    fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(*ctx, "entry", fn));
+    llvm::Value* tid = threadIdX(b);
+    llvm::Value* value = b.CreateUIToFP(tid, b.getFloatTy());
+    llvm::Value* slot = b.CreateInBoundsGEP(b.getFloatTy(), fn->getArg(0), tid);
+    b.CreateStore(value, slot);
+    auto sync = [&] {
+      if (shuffle)
+        b.CreateStore(shuffleXorF32(b, value, 1), slot);
+      else
+        barrier(b);
+    };
+    if (divergent)
+      emitIf(b, b.CreateICmpULT(tid, b.getInt32(16)), sync);
+    else
+      sync();
+    b.CreateRetVoid();
+    testing::SimtModule simt(std::move(module), std::move(ctx));
+    std::vector<float> out(64, -1.0f);
+    GpuLaunch launch;
+    launch.block[0] = 64;
+    if (divergent) {
+      EXPECT_THROW(simt.launch("k", launch, {out.data()}), CompileError) << variant;
+    } else {
+      EXPECT_NO_THROW(simt.launch("k", launch, {out.data()})) << variant;
+      for (uint32_t t = 0; t < 64; ++t)
+        EXPECT_EQ(out[t], static_cast<float>(shuffle ? (t ^ 1) : t)) << variant << " " << t;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nanoc::gpu

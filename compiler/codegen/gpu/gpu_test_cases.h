@@ -1,0 +1,297 @@
+// The GPU kernel cases (tests and tools only): a small node of each op kind
+// each GPU lowering handles, shared by the ptxas tests (gpu_kernels_test.cc)
+// and the on-GPU numerics bundle (tools/gpu_bundle_main.cc).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/ir/error.h"
+#include "compiler/ops/elementwise_table.h"
+
+namespace nanoc::gpu::testing {
+
+using cpu::testing::makeSingleNodeGraphWithAbsent;
+using cpu::testing::SingleNodeGraph;
+using Attrs = std::map<std::string, Attr>;
+using Ints = std::vector<int64_t>;
+
+inline TensorType f32(std::vector<int64_t> dims) { return TensorType{DType::F32, std::move(dims)}; }
+
+struct KernelCase {
+  std::string label;
+  std::unique_ptr<SingleNodeGraph> graph;
+  // The inputs' random range for numerics (Pow's base: [0.5, 3]).
+  float lo = -3.0f, hi = 3.0f;
+};
+
+inline void addCase(std::vector<KernelCase>& cases, const std::string& label, const std::string& op,
+                    const std::vector<std::optional<TensorType>>& inputs, const Attrs& attrs) {
+  cases.push_back({label, makeSingleNodeGraphWithAbsent(op, inputs, attrs)});
+  if (op == "Pow") cases.back().lo = 0.5f;
+}
+
+// Every row of the elementwise table on every dtype it accepts (as the CPU
+// lowering's test: a matrix, a row and a scalar, three broadcast patterns),
+// and fused chains.
+inline std::vector<KernelCase> elementwiseCases() {
+  const std::vector<DType> dtypes = {
+      DType::F32, DType::F64, DType::F16,    DType::BF16,     DType::I8,
+      DType::I16, DType::I32, DType::I64,    DType::U8,       DType::U16,
+      DType::U32, DType::U64, DType::Bool,   DType::I4,       DType::U4,
+      DType::I2,  DType::U2,  DType::F4E2M1, DType::F8E4M3FN, DType::F8E5M2FNUZ};
+  const std::map<std::string, Attrs> attrs = {
+      {"Elu", {{"alpha", 0.7}}},
+      {"Celu", {{"alpha", 1.3}}},
+      {"Selu", {{"alpha", 1.6732632}, {"gamma", 1.050701}}},
+      {"LeakyRelu", {{"alpha", 0.01}}},
+      {"ThresholdedRelu", {{"alpha", 0.5}}},
+      {"HardSigmoid", {{"alpha", 0.2}, {"beta", 0.5}}},
+      {"Swish", {{"alpha", 0.7}}},
+      {"Shrink", {{"lambd", 0.5}, {"bias", 0.25}}},
+      {"Gelu", {{"approximate_tanh", int64_t{0}}}},
+      {"IsInf", {{"detect_negative", int64_t{1}}, {"detect_positive", int64_t{0}}}},
+      {"Mod", {{"fmod", int64_t{0}}}},
+      {"BitShift", {{"direction", std::string("LEFT")}}},
+  };
+  std::vector<KernelCase> cases;
+  for (const ElementwiseOp& op : elementwiseOps()) {
+    for (DType dtype : dtypes) {
+      std::vector<std::optional<TensorType>> inputs;
+      for (int i = 0; i < op.min_inputs; ++i) {
+        std::vector<int64_t> dims = i == 0   ? std::vector<int64_t>{4, 19}
+                                    : i == 1 ? std::vector<int64_t>{19}
+                                             : std::vector<int64_t>{};
+        DType d = (i == 0 && op.mixed_operand0) ? DType::Bool : dtype;
+        inputs.push_back(TensorType{d, dims});
+      }
+      Attrs a;
+      if (auto it = attrs.find(std::string(op.name)); it != attrs.end()) a = it->second;
+      if (op.name == "Cast") {
+        a["to"] = int64_t{static_cast<int64_t>(DType::I32)};
+        a["saturate"] = int64_t{1};
+      }
+      std::string label = std::string(op.name) + "/" + std::string(dtypeName(dtype));
+      try {
+        addCase(cases, label, std::string(op.name), inputs, a);
+      } catch (const CompileError&) {
+        continue;  // a dtype this row does not accept
+      }
+    }
+  }
+  // Broadcasting over rank 4, and large shapes (i32 and i64 indexing).
+  addCase(cases, "Add/rank4", "Add", {f32({2, 1, 4, 1}), f32({1, 3, 1, 5})}, {});
+  addCase(cases, "Mul/2^31 elements", "Mul", {f32({int64_t{1} << 31}), f32({})}, {});
+  addCase(cases, "Sub/2^31 broadcast", "Sub",
+          {f32({int64_t{1} << 16, 1, 1}), f32({1 << 8, 1 << 7})}, {});
+  // Empty outputs, three-way broadcasting, a scalar result.
+  addCase(cases, "Add/empty", "Add", {f32({0, 5}), f32({5})}, {});
+  addCase(cases, "Where/three shapes", "Where",
+          {TensorType{DType::Bool, {3, 1, 5}}, f32({4, 1}), f32({1, 4, 5})}, {});
+  addCase(cases, "Mul/scalars", "Mul", {f32({}), f32({})}, {});
+  // Fused chains: GELU's Div, Erf, Add, Mul, Mul and a broadcast one.
+  addCase(cases, "Elementwise/gelu", "nanoc.Elementwise", {f32({3, 37}), f32({}), f32({})},
+          {{"ops", std::string("Div,Erf,Add,Mul,Mul")},
+           {"arity", Ints{2, 1, 2, 2, 2}},
+           {"operands", Ints{0, 1, -1, -2, 2, 0, -3, -4, 2}}});
+  addCase(cases, "Elementwise/broadcast", "nanoc.Elementwise", {f32({4, 1, 9}), f32({5, 1})},
+          {{"ops", std::string("Add,Tanh")}, {"arity", Ints{2, 1}}, {"operands", Ints{0, 1, -1}}});
+  return cases;
+}
+
+inline std::vector<KernelCase> linalgCases() {
+  std::vector<KernelCase> cases;
+  addCase(cases, "MatMul/2d", "MatMul", {f32({5, 7}), f32({7, 13})}, {});
+  addCase(cases, "MatMul/big", "MatMul", {f32({300, 200}), f32({200, 129})}, {});
+  addCase(cases, "MatMul/batched", "MatMul", {f32({3, 5, 20}), f32({3, 20, 19})}, {});
+  addCase(cases, "MatMul/broadcast batch", "MatMul", {f32({2, 1, 5, 20}), f32({4, 20, 19})}, {});
+  addCase(cases, "MatMul/B 2-D", "MatMul", {f32({2, 7, 20}), f32({20, 19})}, {});
+  addCase(cases, "MatMul/1-D A", "MatMul", {f32({20}), f32({3, 20, 19})}, {});
+  addCase(cases, "MatMul/1-D B", "MatMul", {f32({3, 5, 20}), f32({20})}, {});
+  addCase(cases, "MatMul/bias relu", "MatMul", {f32({2, 7, 20}), f32({20, 19}), f32({19})},
+          {{"fused_activation", std::string("Relu")}});
+  addCase(cases, "MatMul/residual", "MatMul",
+          {f32({3, 5, 20}), f32({3, 20, 19}), std::nullopt, f32({3, 5, 19})},
+          {{"fused_activation", std::string("Tanh")}});
+  for (int64_t ta : {0, 1})
+    for (int64_t tb : {0, 1}) {
+      std::vector<int64_t> a = ta ? std::vector<int64_t>{70, 33} : std::vector<int64_t>{33, 70};
+      std::vector<int64_t> b = tb ? std::vector<int64_t>{65, 70} : std::vector<int64_t>{70, 65};
+      addCase(cases, "Gemm/trans " + std::to_string(ta) + std::to_string(tb), "Gemm",
+              {f32(a), f32(b), f32({65})},
+              {{"alpha", 0.5}, {"beta", 2.0}, {"transA", ta}, {"transB", tb}});
+    }
+  // The 128 x 128 tiles: every transposition, partial tiles on every side.
+  for (int64_t ta : {0, 1})
+    for (int64_t tb : {0, 1}) {
+      std::vector<int64_t> a = ta ? std::vector<int64_t>{37, 130} : std::vector<int64_t>{130, 37};
+      std::vector<int64_t> b = tb ? std::vector<int64_t>{257, 37} : std::vector<int64_t>{37, 257};
+      addCase(cases, "Gemm/large trans " + std::to_string(ta) + std::to_string(tb), "Gemm",
+              {f32(a), f32(b), f32({130, 1})},
+              {{"alpha", 1.5}, {"beta", -1.0}, {"transA", ta}, {"transB", tb}});
+    }
+  addCase(cases, "MatMul/large batched", "MatMul", {f32({2, 129, 33}), f32({2, 33, 140})}, {});
+  addCase(cases, "MatMul/large residual", "MatMul",
+          {f32({256, 64}), f32({64, 128}), f32({128}), f32({256, 128})},
+          {{"fused_activation", std::string("LeakyRelu")}, {"fused_alpha", 0.1}});
+  for (const char* act : {"Clip", "Sigmoid", "HardSigmoid", "HardSwish", "SiLU"}) {
+    Attrs a = {{"fused_activation", std::string(act)}};
+    if (std::string(act) == "Clip") a["fused_alpha"] = -0.5, a["fused_beta"] = 0.5;
+    if (std::string(act) == "HardSigmoid") a["fused_alpha"] = 0.2, a["fused_beta"] = 0.5;
+    addCase(cases, std::string("MatMul/") + act, "MatMul", {f32({9, 20}), f32({20, 7})}, a);
+  }
+  // Conv as an implicit GEMM: 1, 2 and 3 spatial dims, pads, strides,
+  // dilations, groups (depthwise too), bias, the epilogue.
+  auto conv = [](int64_t group, Ints kernel, Ints pads, Ints strides, Ints dilations) {
+    return Attrs{{"group", group},
+                 {"kernel_shape", std::move(kernel)},
+                 {"pads", std::move(pads)},
+                 {"strides", std::move(strides)},
+                 {"dilations", std::move(dilations)}};
+  };
+  addCase(cases, "Conv/1-D", "Conv", {f32({2, 3, 17}), f32({4, 3, 3}), f32({4})},
+          conv(1, {3}, {1, 2}, {2}, {1}));
+  addCase(cases, "Conv/1-D groups dilated", "Conv", {f32({1, 4, 15}), f32({6, 2, 4})},
+          conv(2, {4}, {0, 0}, {1}, {2}));
+  addCase(cases, "Conv/3x3 p1", "Conv", {f32({2, 8, 14, 14}), f32({16, 8, 3, 3}), f32({16})},
+          conv(1, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}));
+  addCase(cases, "Conv/7x7 s2 p3", "Conv", {f32({1, 3, 32, 32}), f32({130, 3, 7, 7})},
+          conv(1, {7, 7}, {3, 3, 3, 3}, {2, 2}, {1, 1}));
+  addCase(cases, "Conv/1x1 large", "Conv", {f32({2, 64, 12, 12}), f32({128, 64, 1, 1})},
+          conv(1, {1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}));
+  addCase(cases, "Conv/depthwise", "Conv", {f32({1, 16, 9, 9}), f32({16, 1, 3, 3}), f32({16})},
+          conv(16, {3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}));
+  addCase(cases, "Conv/3-D", "Conv", {f32({1, 2, 5, 6, 7}), f32({3, 2, 2, 3, 3}), f32({3})},
+          conv(1, {2, 3, 3}, {1, 0, 1, 0, 1, 1}, {2, 1, 2}, {1, 2, 1}));
+  {
+    Attrs a = conv(1, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1});
+    a["fused_activation"] = std::string("Relu");
+    addCase(cases, "Conv/bias residual relu", "Conv",
+            {f32({1, 8, 10, 10}), f32({8, 8, 3, 3}), f32({8}), f32({1, 8, 10, 10})}, a);
+  }
+  addCase(cases, "Gemm/C column", "Gemm", {f32({9, 4}), f32({4, 6}), f32({9, 1})},
+          {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
+  addCase(cases, "Gemm/no C", "Gemm", {f32({9, 4}), f32({4, 6})},
+          {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
+  addCase(cases, "MatMul/M=0", "MatMul", {f32({0, 7}), f32({7, 5})}, {});
+  addCase(cases, "MatMul/N=0", "MatMul", {f32({3, 7}), f32({7, 0})}, {});
+  addCase(cases, "Gemm/K=0", "Gemm", {f32({9, 0}), f32({0, 6}), f32({})},
+          {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
+  return cases;
+}
+
+inline std::vector<KernelCase> rowCases() {
+  std::vector<KernelCase> cases;
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    addCase(cases, std::string(op) + "/last", op, {f32({4, 1000})}, {{"axis", int64_t{1}}});
+    addCase(cases, std::string(op) + "/middle", op, {f32({2, 7, 5})}, {{"axis", int64_t{1}}});
+    addCase(cases, std::string(op) + "/f16", op, {TensorType{DType::F16, {3, 33}}},
+            {{"axis", int64_t{1}}});
+  }
+  addCase(cases, "Softmax/no rows", "Softmax", {f32({0, 10})}, {{"axis", int64_t{1}}});
+  addCase(cases, "Softmax/one element rows", "Softmax", {f32({5, 1})}, {{"axis", int64_t{1}}});
+  addCase(cases, "LayerNormalization/row", "LayerNormalization",
+          {f32({6, 768}), f32({768}), f32({768})}, {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
+  addCase(cases, "LayerNormalization/two dims", "LayerNormalization",
+          {f32({2, 3, 4, 5}), f32({4, 5}), std::nullopt},
+          {{"axis", int64_t{2}}, {"epsilon", 1e-5}});
+  addCase(cases, "LayerNormalization/bf16", "LayerNormalization",
+          {TensorType{DType::BF16, {5, 64}}, TensorType{DType::BF16, {64}},
+           TensorType{DType::BF16, {1}}},
+          {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
+  addCase(cases, "RMSNormalization/row", "RMSNormalization", {f32({6, 512}), f32({512})},
+          {{"axis", int64_t{1}}, {"epsilon", 1e-6}});
+  return cases;
+}
+
+inline Attrs poolAttrs(Ints kernel, Ints pads, Ints strides, Ints dilations, int64_t ceil_mode) {
+  return {{"kernel_shape", std::move(kernel)},
+          {"pads", std::move(pads)},
+          {"strides", std::move(strides)},
+          {"dilations", std::move(dilations)},
+          {"ceil_mode", ceil_mode}};
+}
+
+// Pooling: one and three spatial dims with pads, strides, dilations and
+// ceil_mode (as the CPU lowering's tests), the usual 2-D 3 x 3 / 2 ones, and
+// the global pools.
+inline std::vector<KernelCase> poolCases() {
+  std::vector<KernelCase> cases;
+  for (int64_t ceil_mode : {0, 1}) {
+    Attrs one = poolAttrs({3}, {1, 2}, {2}, {2}, ceil_mode);
+    Attrs three = poolAttrs({2, 3, 2}, {1, 1, 0, 0, 2, 1}, {2, 2, 1}, {1, 1, 2}, ceil_mode);
+    std::string ceil = " ceil " + std::to_string(ceil_mode);
+    addCase(cases, "MaxPool/1-D" + ceil, "MaxPool", {f32({2, 3, 19})}, one);
+    addCase(cases, "MaxPool/3-D" + ceil, "MaxPool", {f32({1, 2, 6, 7, 8})}, three);
+    for (int64_t include_pad : {0, 1}) {
+      one["count_include_pad"] = include_pad;
+      three["count_include_pad"] = include_pad;
+      std::string pad = ceil + " pad " + std::to_string(include_pad);
+      addCase(cases, "AveragePool/1-D" + pad, "AveragePool", {f32({2, 3, 19})}, one);
+      addCase(cases, "AveragePool/3-D" + pad, "AveragePool", {f32({1, 2, 6, 7, 8})}, three);
+    }
+  }
+  addCase(cases, "MaxPool/3x3 s2 p1", "MaxPool", {f32({2, 8, 33, 33})},
+          poolAttrs({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 0));
+  addCase(cases, "MaxPool/dilated, empty windows", "MaxPool", {f32({1, 2, 12, 12})},
+          poolAttrs({3, 3}, {2, 2, 2, 2}, {1, 1}, {2, 2}, 0));
+  Attrs avg = poolAttrs({2, 2}, {0, 0, 0, 0}, {2, 2}, {1, 1}, 1);
+  avg["count_include_pad"] = int64_t{0};
+  addCase(cases, "AveragePool/2x2 s2 ceil", "AveragePool", {f32({1, 4, 17, 33})}, avg);
+  addCase(cases, "GlobalAveragePool/7x7", "GlobalAveragePool", {f32({2, 64, 7, 7})}, {});
+  addCase(cases, "GlobalAveragePool/1-D", "GlobalAveragePool", {f32({3, 5, 100})}, {});
+  addCase(cases, "GlobalMaxPool/7x7", "GlobalMaxPool", {f32({2, 64, 7, 7})}, {});
+  addCase(cases, "GlobalMaxPool/3-D", "GlobalMaxPool", {f32({1, 3, 4, 5, 6})}, {});
+  return cases;
+}
+
+// Every Reduce* kind over every structure of the CPU lowering's tests
+// (contiguous rows, strips, reduced runs between kept ones, size-1 dims,
+// everything, nothing, an empty reduced set), in ranges each is defined on.
+inline std::vector<KernelCase> reduceCases() {
+  const char* const ops[] = {"ReduceSum",       "ReduceMean",     "ReduceMax", "ReduceMin",
+                             "ReduceProd",      "ReduceL1",       "ReduceL2",  "ReduceLogSum",
+                             "ReduceLogSumExp", "ReduceSumSquare"};
+  struct Shape {
+    Ints dims, axes;
+  };
+  const Shape shapes[] = {
+      {{37}, {0}},          {{5, 300}, {1}},        {{300, 5}, {0}},        {{3, 5, 600}, {1}},
+      {{4, 7, 33}, {0, 2}}, {{3, 5, 7, 9}, {1, 3}}, {{3, 5, 7, 9}, {0, 2}}, {{3, 5, 7, 9}, {1, 2}},
+      {{6, 1, 8}, {1}},     {{6, 1, 8}, {0, 1}},    {{2, 3, 4}, {0, 1, 2}}, {{2, 3, 4}, {}},
+      {{2, 0, 4}, {1}},
+  };
+  std::vector<KernelCase> cases;
+  int64_t n = 0;
+  for (const char* op : ops)
+    for (const Shape& shape : shapes) {
+      std::string label = std::string(op) + "/" + std::to_string(n);
+      addCase(cases, label, op, {f32(shape.dims)}, {{"axes", shape.axes}, {"keepdims", n++ % 2}});
+      if (std::string(op) == "ReduceLogSum") cases.back().lo = 0.1f, cases.back().hi = 2.0f;
+      if (std::string(op) == "ReduceProd") cases.back().lo = 0.7f, cases.back().hi = 1.3f;
+    }
+  addCase(cases, "ReduceSum/long rows", "ReduceSum", {f32({2, 40000})},
+          {{"axes", Ints{1}}, {"keepdims", int64_t{1}}});
+  addCase(cases, "ReduceLogSumExp/wide", "ReduceLogSumExp", {f32({17, 1100})},
+          {{"axes", Ints{1}}, {"keepdims", int64_t{1}}});
+  cases.back().lo = -50.0f, cases.back().hi = 50.0f;
+  // Transpose rides along (an index map too): every dtype width, merged
+  // runs, size-1 dims.
+  for (DType d : {DType::F32, DType::F16, DType::I64, DType::Bool, DType::U8, DType::F64})
+    addCase(cases, "Transpose/" + std::string(dtypeName(d)), "Transpose",
+            {TensorType{d, {2, 3, 4, 5}}}, {{"perm", Ints{0, 2, 3, 1}}});
+  addCase(cases, "Transpose/2-D", "Transpose", {f32({33, 65})}, {{"perm", Ints{1, 0}}});
+  addCase(cases, "Transpose/ones", "Transpose", {f32({1, 7, 1, 9, 4})},
+          {{"perm", Ints{4, 2, 1, 0, 3}}});
+  addCase(cases, "Transpose/empty", "Transpose", {f32({0, 3})}, {{"perm", Ints{1, 0}}});
+  addCase(cases, "Transpose/identity", "Transpose", {f32({3, 4})}, {{"perm", Ints{0, 1}}});
+  addCase(cases, "ReduceMax/columns", "ReduceMax", {f32({64, 3000})},
+          {{"axes", Ints{0}}, {"keepdims", int64_t{0}}});
+  return cases;
+}
+
+}  // namespace nanoc::gpu::testing

@@ -1,0 +1,220 @@
+// On-GPU numerics of the GPU kernels, without a GPU on the machine that
+// compiles them (tools only):
+//
+//   nanoc_gpu_bundle make DIR [sm_90]   every case of gpu_test_cases.h (those
+//       under 16 MiB) with random inputs and its op's reference outputs, the
+//       kernels in one cubin, a manifest for nanoc_gpu_cuda_run; plus
+//       performance cases whose inputs the runner fills itself
+//   nanoc_gpu_cuda_run DIR OUT          (on the GPU machine) runs each kernel
+//       with its launch, writes its outputs to OUT
+//   nanoc_gpu_bundle check DIR OUT      compares OUT with the references by
+//       the CPU lowering tests' tolerances; exit status 1 on any mismatch
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/target_profiles.h"
+#include "compiler/codegen/gpu/gpu_lowering.h"
+#include "compiler/codegen/gpu/gpu_test_cases.h"
+#include "compiler/ir/op_registry.h"
+
+namespace nanoc::gpu {
+namespace {
+
+using testing::KernelCase;
+
+std::vector<KernelCase> allCases() {
+  std::vector<KernelCase> cases;
+  for (auto* group : {&testing::elementwiseCases, &testing::linalgCases, &testing::rowCases,
+                      &testing::poolCases, &testing::reduceCases})
+    for (KernelCase& c : (*group)()) cases.push_back(std::move(c));
+  return cases;
+}
+
+// Performance cases: inputs filled on the GPU, outputs not compared.
+std::vector<KernelCase> perfCases() {
+  using testing::addCase;
+  using testing::f32;
+  std::vector<KernelCase> cases;
+  addCase(cases, "perf MatMul 2048^3", "MatMul", {f32({2048, 2048}), f32({2048, 2048})}, {});
+  addCase(cases, "perf MatMul 4096^3", "MatMul", {f32({4096, 4096}), f32({4096, 4096})}, {});
+  addCase(cases, "perf Gemm 4096x1024x4096 transB", "Gemm",
+          {f32({4096, 4096}), f32({1024, 4096}), f32({1024})},
+          {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{1}}});
+  addCase(cases, "perf Add 2^26", "Add", {f32({1 << 26}), f32({1 << 26})}, {});
+  addCase(cases, "perf Softmax 8192x4096", "Softmax", {f32({8192, 4096})}, {{"axis", int64_t{1}}});
+  addCase(cases, "perf LayerNorm 8192x4096", "LayerNormalization",
+          {f32({8192, 4096}), f32({4096}), f32({4096})}, {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
+  return cases;
+}
+
+void writeFile(const std::string& path, const void* data, size_t bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+  if (!f) throw CompileError("cannot write " + path);
+}
+
+std::vector<uint8_t> readFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw CompileError("cannot read " + path);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+int make(const std::string& dir, const std::string& sm_name) {
+  cpu::TargetProfile profile;
+  for (cpu::TargetProfile& p : cpu::loadTargetProfiles(NANOC_SOURCE_TARGETS_DIR))
+    if (p.name == sm_name) profile = p;
+  SmTarget sm = smTargetOf(profile);
+  llvm::LLVMContext ctx;
+  auto module = createGpuModule("bundle", ctx);
+  std::ofstream manifest(dir + "/manifest.txt");
+  std::mt19937_64 rng(1234);
+  std::vector<KernelCase> cases = allCases();
+  size_t numeric = cases.size();
+  for (KernelCase& c : perfCases()) cases.push_back(std::move(c));
+  int written = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Node& node = *cases[i].graph->node;
+    const bool perf = i >= numeric;
+    uint64_t bytes = 0;
+    for (const Value* v : node.inputs) bytes += v ? v->type.bytes() : 0;
+    for (const Value* v : node.outputs) bytes += v->type.bytes();
+    if (!perf && bytes > (16u << 20)) continue;
+    if (!hasGpuLowering(node)) continue;
+    std::string symbol = "k" + std::to_string(i);
+    emitGpuKernel(node, *module, symbol);
+    GpuLaunch l = findGpuLowering(node.op)->launch(node);
+    std::vector<std::string> lines;
+    std::vector<cpu::testing::AlignedBuffer> ins, outs;
+    std::vector<const void*> ref_in;
+    std::vector<void*> ref_out;
+    for (size_t x = 0; x < node.inputs.size(); ++x) {
+      const Value* v = node.inputs[x];
+      if (!v) {
+        ref_in.push_back(nullptr);
+        continue;
+      }
+      std::string file = "-";
+      if (!perf) {
+        ins.emplace_back(v->type.bytes());
+        cpu::testing::fillRandom(ins.back(), v->type, rng, cases[i].lo, cases[i].hi);
+        file = symbol + "_in" + std::to_string(x) + ".bin";
+        writeFile(dir + "/" + file, ins.back().data(), v->type.bytes());
+        ref_in.push_back(ins.back().data());
+      }
+      lines.push_back("in " + std::to_string(v->type.bytes()) + " " + file);
+    }
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      const Value* v = node.outputs[o];
+      std::string file = "-";
+      if (!perf) {
+        outs.emplace_back(v->type.bytes());
+        ref_out.push_back(outs.back().data());
+        file = symbol + "_out" + std::to_string(o) + ".bin";
+      }
+      lines.push_back("out " + std::to_string(v->type.bytes()) + " " + file);
+    }
+    if (!perf) {
+      findOp(node.op)->reference(node, ref_in, ref_out);
+      for (size_t o = 0; o < node.outputs.size(); ++o)
+        writeFile(dir + "/" + symbol + "_want" + std::to_string(o) + ".bin", outs[o].data(),
+                  node.outputs[o]->type.bytes());
+    }
+    manifest << "kernel " << symbol << " " << l.grid[0] << " " << l.grid[1] << " " << l.grid[2]
+             << " " << l.block[0] << " " << l.block[1] << " " << l.block[2] << " " << l.shared_bytes
+             << " " << (perf ? 20 : 1) << " " << lines.size() << " " << cases[i].label << "\n";
+    for (const std::string& line : lines) manifest << line << "\n";
+    ++written;
+  }
+  std::string ptx = emitPtx(*module, sm);
+  writeFile(dir + "/kernels.ptx", ptx.data(), ptx.size());
+  std::vector<uint8_t> cubin = runPtxas(ptx, sm);
+  writeFile(dir + "/kernels.cubin", cubin.data(), cubin.size());
+  std::cout << written << " kernels for " << sm.name() << " in " << dir << "\n";
+  return 0;
+}
+
+int check(const std::string& dir, const std::string& out) {
+  std::vector<KernelCase> cases = allCases();
+  int checked = 0, failed = 0, missing = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Node& node = *cases[i].graph->node;
+    std::string symbol = "k" + std::to_string(i);
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      std::string want_path = dir + "/" + symbol + "_want" + std::to_string(o) + ".bin";
+      if (!std::ifstream(want_path)) continue;  // not in the bundle
+      std::string got_path = out + "/" + symbol + "_out" + std::to_string(o) + ".bin";
+      if (!std::ifstream(got_path)) {
+        ++missing;
+        std::cout << "MISSING " << cases[i].label << " output " << o << "\n";
+        continue;
+      }
+      std::vector<uint8_t> want = readFile(want_path), got = readFile(got_path);
+      const TensorType& type = node.outputs[o]->type;
+      ++checked;
+      std::string what = cases[i].label + " output " + std::to_string(o) + " " + type.str();
+      if (got.size() != want.size()) {
+        ++failed;
+        std::cout << "FAIL " << what << ": size " << got.size() << "\n";
+        continue;
+      }
+      if (!isFloatDType(type.dtype)) {
+        if (std::memcmp(got.data(), want.data(), got.size()) != 0) {
+          ++failed;
+          int64_t first = 0;
+          while (got[first] == want[first]) ++first;
+          std::cout << "FAIL " << what << ": bytes differ from byte " << first << "\n";
+        }
+        continue;
+      }
+      int64_t n = type.numel();
+      double max_ref = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        double r = loadScalar(type.dtype, want.data(), k).f;
+        if (std::isfinite(r)) max_ref = std::max(max_ref, std::fabs(r));
+      }
+      double step = type.dtype == DType::F16 ? 1e-3 : type.dtype == DType::BF16 ? 8e-3 : 1e-5;
+      double tolerance = step * std::max(1.0, max_ref);
+      int64_t bad = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        double a = loadScalar(type.dtype, got.data(), k).f;
+        double r = loadScalar(type.dtype, want.data(), k).f;
+        bool ok = std::isnan(r) ? std::isnan(a)
+                                : (std::isinf(r) ? a == r : std::fabs(a - r) <= tolerance);
+        if (!ok && bad++ < 3)
+          std::cout << "  " << what << ": element " << k << " is " << a << ", reference " << r
+                    << " (tolerance " << tolerance << ")\n";
+      }
+      if (bad) {
+        ++failed;
+        std::cout << "FAIL " << what << ": " << bad << " of " << n << " differ\n";
+      }
+    }
+  }
+  std::cout << checked << " outputs checked, " << failed << " differ, " << missing << " missing\n";
+  return failed || missing || checked == 0 ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace nanoc::gpu
+
+int main(int argc, char** argv) {
+  try {
+    std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "make" && argc >= 3) return nanoc::gpu::make(argv[2], argc > 3 ? argv[3] : "sm_90");
+    if (mode == "check" && argc == 4) return nanoc::gpu::check(argv[2], argv[3]);
+    std::cerr << "usage: nanoc_gpu_bundle make DIR [sm_XY] | check DIR OUT\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "nanoc_gpu_bundle: " << e.what() << "\n";
+    return 1;
+  }
+}

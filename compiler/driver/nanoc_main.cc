@@ -343,8 +343,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
       if (mode != "auto" && mode != "all")
         throw nanoc::CompileError("--gpu-offload must be auto or all, not '" + mode + "'");
       gpu_offload = mode == "all" ? nanoc::GpuOffload::All : nanoc::GpuOffload::Auto;
-    }
-    else if (is("--triple"))
+    } else if (is("--triple"))
       triple = value("--triple");
     else if (is("--cpu"))
       cpu = value("--cpu");

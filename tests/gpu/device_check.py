@@ -46,7 +46,7 @@ def compare(got, want):
     return (None if err <= TOLERANCE else f"error {err:.3e} > {TOLERANCE:.0e}"), err
 
 
-def torch_peer(onnx_path, feeds, repeat):
+def torch_peer(onnx_path, feeds, refs, repeat):
     """Median latency (ms) of the model in eager PyTorch on the GPU, or None."""
     try:
         import onnx
@@ -54,10 +54,13 @@ def torch_peer(onnx_path, feeds, repeat):
         from onnx import numpy_helper
     except ImportError:
         return None
-    if not torch.cuda.is_available():
+    # NANORT_PEER_DEVICE=cpu checks the interpreter itself on a machine
+    # without a GPU.
+    dev = torch.device(os.environ.get("NANORT_PEER_DEVICE", "cuda"))
+    if dev.type == "cuda" and not torch.cuda.is_available():
         return None
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     m = onnx.load(onnx_path)
-    dev = torch.device("cuda")
     env = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()).to(dev)
            for t in m.graph.initializer}
     for k, v in feeds.items():
@@ -129,13 +132,18 @@ def torch_peer(onnx_path, feeds, repeat):
         with torch.no_grad():
             for _ in range(10):
                 run()
-            torch.cuda.synchronize()
+            sync()
             times = []
             for _ in range(repeat):
                 t = time.perf_counter()
                 run()
-                torch.cuda.synchronize()
+                sync()
                 times.append((time.perf_counter() - t) * 1e3)
+        outs = run()
+        ref = {o: np.load(os.path.join(os.path.dirname(onnx_path), f)) for o, f in refs.items()}
+        for o, y in zip([o.name for o in m.graph.output], outs):
+            err = compare(y.cpu().numpy(), ref[o])[1]
+            print(f"  PyTorch eager output {o}: error {err:.2e} against ONNX Runtime")
         return float(np.median(times))
     except NotImplementedError as e:
         print(f"  (no PyTorch peer: op {e} not interpreted)")
@@ -151,8 +159,11 @@ def main() -> int:
         manifest = json.load(f)
     run = os.path.join(HERE, "nanort-run")
     print(f"bundle: target {manifest['target']}, host {manifest['host']}, seed {manifest['seed']}")
-    subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,compute_cap",
-                    "--format=csv,noheader"])
+    try:
+        subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,compute_cap",
+                        "--format=csv,noheader"])
+    except OSError:
+        print("(no nvidia-smi)")
     failed, rows = 0, []
     for mod in manifest["models"]:
         name = mod["name"]
@@ -187,7 +198,11 @@ def main() -> int:
         onnx_path = os.path.join(d, name + ".onnx")
         if os.path.exists(onnx_path):
             feeds = {k: np.load(os.path.join(d, f)) for k, f in mod["inputs"]}
-            peer = torch_peer(onnx_path, feeds, args.repeat)
+            refs = {o: ref for o, ref, _ in mod["outputs"]}
+            try:
+                peer = torch_peer(onnx_path, feeds, refs, args.repeat)
+            except Exception as e:  # the peer is a measurement, not the check
+                print(f"  (PyTorch peer failed: {type(e).__name__}: {e})")
         status = "PASS" if not problems else "FAIL"
         failed += bool(problems)
         print(f"{name}: {status} worst error {worst:.2e}, nanort {ms:.4f} ms"

@@ -39,7 +39,8 @@ DEFAULT_CASES = [
     "softmax_opset11_axis1", "softmax_opset11_last_axis", "layer_norm_with_statistics",
     "layer_norm_axis1_no_bias", "layer_norm_decomposed", "mlp", "fused_gemm_matmul",
     "fused_elementwise_chains", "fused_silu_hardswish", "output_also_intermediate",
-    "multiple_inputs_outputs", "small_cnn",
+    "multiple_inputs_outputs", "small_cnn", "transpose_rank4", "reduce_mean_outer_and_inner_axes",
+    "global_average_pool", "maxpool_2x2", "averagepool_2x2",
 ]
 DEFAULT_ZOO = ["mlp_b1", "mlp_b32", "bert_tiny", "gpt2_block", "vit_small"]
 # Zoo models whose .onnx travels too, for the eager PyTorch peer (device_check.py).

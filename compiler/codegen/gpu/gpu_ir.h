@@ -62,5 +62,6 @@ std::vector<std::pair<std::string, GpuLowering>> rowGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> poolGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> reduceGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> transposeGpuLowerings();
+std::vector<std::pair<std::string, GpuLowering>> dataMovementGpuLowerings();
 
 }  // namespace nanoc::gpu

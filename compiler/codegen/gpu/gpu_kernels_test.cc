@@ -145,6 +145,7 @@ TEST_P(GpuKernels, MatMulGemm) { run(linalgCases(), "matmul/gemm"); }
 TEST_P(GpuKernels, SoftmaxNorm) { run(rowCases(), "rows"); }
 TEST_P(GpuKernels, Pool) { run(testing::poolCases(), "pools"); }
 TEST_P(GpuKernels, Reduce) { run(testing::reduceCases(), "reductions"); }
+TEST_P(GpuKernels, DataMovement) { run(testing::dataMovementCases(), "data movement"); }
 
 INSTANTIATE_TEST_SUITE_P(Sm, GpuKernels, ::testing::ValuesIn(gpuProfileNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) {

@@ -286,3 +286,25 @@ TEST(GpuTarget, PtxAndCubinAreDeterministic) {
 
 }  // namespace
 }  // namespace nanoc::gpu
+
+namespace nanoc::gpu {
+namespace {
+
+// A multiply then an add stay two roundings, as on the CPU (no FMA
+// contraction: NVPTX writes mul.rn / add.rn, which ptxas does not fuse
+// either), so the GPU computes the elementwise chains' exact values.
+TEST(GpuTarget, NoFmaContraction) {
+  llvm::LLVMContext ctx;
+  auto module = createGpuModule("m", ctx);
+  auto chain = makeSingleNodeGraph(
+      "nanoc.Elementwise", {f32({64}), f32({64}), f32({64})},
+      {{"ops", std::string("Mul,Add")}, {"arity", Ints{2, 2}}, {"operands", Ints{0, 1, -1, 2}}});
+  emitGpuKernel(*chain->node, *module, "mul_add");
+  std::string ptx = emitPtx(*module, SmTarget{90, "", 78});
+  EXPECT_NE(ptx.find("mul.rn.f32"), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("add.rn.f32"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("fma.rn.f32"), std::string::npos) << ptx;
+}
+
+}  // namespace
+}  // namespace nanoc::gpu

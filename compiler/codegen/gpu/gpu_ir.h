@@ -63,5 +63,6 @@ std::vector<std::pair<std::string, GpuLowering>> poolGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> reduceGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> transposeGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> dataMovementGpuLowerings();
+std::vector<std::pair<std::string, GpuLowering>> batchNormGpuLowerings();
 
 }  // namespace nanoc::gpu

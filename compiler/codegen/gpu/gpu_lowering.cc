@@ -14,9 +14,9 @@ namespace {
 const std::map<std::string, GpuLowering, std::less<>>& lowerings() {
   static const std::map<std::string, GpuLowering, std::less<>> table = [] {
     std::map<std::string, GpuLowering, std::less<>> t;
-    for (auto* group :
-         {&elementwiseGpuLowerings, &matmulGpuLowerings, &rowGpuLowerings, &poolGpuLowerings,
-          &reduceGpuLowerings, &transposeGpuLowerings, &dataMovementGpuLowerings})
+    for (auto* group : {&elementwiseGpuLowerings, &matmulGpuLowerings, &rowGpuLowerings,
+                        &poolGpuLowerings, &reduceGpuLowerings, &transposeGpuLowerings,
+                        &dataMovementGpuLowerings, &batchNormGpuLowerings})
       for (auto& [name, lowering] : (*group)()) t.emplace(name, std::move(lowering));
     return t;
   }();

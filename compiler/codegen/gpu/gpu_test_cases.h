@@ -203,6 +203,22 @@ inline std::vector<KernelCase> rowCases() {
           {TensorType{DType::BF16, {5, 64}}, TensorType{DType::BF16, {64}},
            TensorType{DType::BF16, {1}}},
           {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
+  addCase(cases, "InstanceNormalization/2-D", "InstanceNormalization",
+          {f32({2, 3, 5, 7}), f32({3}), f32({3})}, {{"epsilon", 1e-5}});
+  addCase(cases, "InstanceNormalization/f16 1-D", "InstanceNormalization",
+          {TensorType{DType::F16, {2, 4, 40}}, TensorType{DType::F16, {4}},
+           TensorType{DType::F16, {4}}},
+          {{"epsilon", 1e-5}});
+  addCase(cases, "GroupNormalization/per channel", "GroupNormalization",
+          {f32({2, 6, 4, 5}), f32({6}), f32({6})}, {{"epsilon", 1e-5}, {"num_groups", int64_t{3}}});
+  addCase(cases, "GroupNormalization/per group", "GroupNormalization",
+          {f32({2, 8, 9}), f32({2}), f32({2})}, {{"epsilon", 1e-5}, {"num_groups", int64_t{2}}});
+  addCase(cases, "BatchNormalization/2-D", "BatchNormalization",
+          {f32({2, 3, 5, 7}), f32({3}), f32({3}), f32({3}), f32({3})}, {{"epsilon", 1e-5}});
+  cases.back().lo = 0.1f;  // a positive variance
+  addCase(cases, "BatchNormalization/[N, C]", "BatchNormalization",
+          {f32({4, 6}), f32({6}), f32({6}), f32({6}), f32({6})}, {{"epsilon", 1e-3}});
+  cases.back().lo = 0.1f;
   addCase(cases, "RMSNormalization/row", "RMSNormalization", {f32({6, 512}), f32({512})},
           {{"axis", int64_t{1}}, {"epsilon", 1e-6}});
   return cases;

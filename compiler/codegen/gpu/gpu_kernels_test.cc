@@ -205,6 +205,7 @@ TEST(GpuTarget, PtxShape) {
   for (const char* entry : {".entry add(", ".entry mm(", ".entry softmax(", ".entry ln("})
     EXPECT_NE(ptx.find(entry), std::string::npos) << entry;
   EXPECT_NE(ptx.find(".maxntid 256, 1, 1"), std::string::npos);
+  EXPECT_NE(ptx.find(".minnctapersm 1"), std::string::npos);
   EXPECT_NE(ptx.find("bar.sync"), std::string::npos);
   EXPECT_NE(ptx.find("shfl.sync.bfly.b32"), std::string::npos);
   EXPECT_NE(ptx.find(".shared"), std::string::npos);

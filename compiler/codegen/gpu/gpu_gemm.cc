@@ -15,7 +15,12 @@
 // register tile (rows ty * rm + i, columns tx * rn + j, read as float4s) with
 // fma, and all meet again before the next step overwrites the slices.
 // Barriers are never inside a branch: every thread runs every K step. The
-// store is bounds-checked, so any M, N, K (K = 0 gives zeros plus C).
+// next step's slices are read from global memory into registers before the
+// current step's multiply-adds (their latency hidden behind them) and
+// stored after the barrier that ends the step. The store is bounds-checked,
+// so any M, N, K (K = 0 gives zeros plus C). ptxas gives the 128 x 128
+// kernel about 150 registers: one block per SM, eight warps of 64
+// independent accumulators each.
 #include <llvm/IR/Intrinsics.h>
 
 #include <algorithm>
@@ -247,9 +252,16 @@ void emitGemm(GpuKernelBuilder& kb) {
     }
   }
 
-  // Stages element (r, k) of A's tm x bk slice (or (k, r) of B's bk x tn
-  // one) into tile[k_local * pitch + r_local], 0 outside the matrix.
-  auto stage = [&](llvm::Value* ptr, llvm::Value* base, llvm::Value* r, int64_t r_stride,
+  // One element a thread stages per K step: its value (read from global
+  // memory a step ahead) and where it goes in shared memory.
+  struct Staged {
+    llvm::Value* value;
+    llvm::GlobalVariable* tile;
+    llvm::Value* at;
+  };
+  // Element (r, k) of A's tm x bk slice (or (k, r) of B's bk x tn one), 0
+  // outside the matrix, for tile[k_local * pitch + r_local].
+  auto fetch = [&](llvm::Value* ptr, llvm::Value* base, llvm::Value* r, int64_t r_stride,
                    int64_t r_limit, llvm::Value* k, int64_t k_stride, llvm::Value* r0,
                    llvm::GlobalVariable* tile, int64_t pitch, llvm::Value* k_local,
                    llvm::Value* r_local) {
@@ -258,13 +270,12 @@ void emitGemm(GpuKernelBuilder& kb) {
         b.CreateAnd(b.CreateICmpULT(gr, c64(r_limit)), b.CreateICmpULT(k, c64(p.K)));
     llvm::Value* offset = b.CreateAdd(
         base, b.CreateAdd(b.CreateMul(gr, c64(r_stride)), b.CreateMul(k, c64(k_stride))));
-    // Outside the matrix: read element 0 of the batch (always there when a
-    // K step runs) and use 0 instead.
+    // Outside the matrix: read element 0 of the batch (there whenever a K
+    // step runs: M, N, K >= 1) and use 0 instead.
     offset = b.CreateSelect(inside, offset, base);
     llvm::Value* v = cpu::loadF32(b, ptr, offset);
     v = b.CreateSelect(inside, v, llvm::ConstantFP::get(f32, 0.0));
-    llvm::Value* at = b.CreateAdd(b.CreateMul(k_local, c32(pitch)), r_local);
-    b.CreateStore(v, sharedAt(tile, at));
+    return Staged{v, tile, b.CreateAdd(b.CreateMul(k_local, c32(pitch)), r_local)};
   };
   // Element e of a slice with `fast` elements along its contiguous side:
   // consecutive threads take consecutive addresses of the matrix.
@@ -275,13 +286,16 @@ void emitGemm(GpuKernelBuilder& kb) {
   // Conv's B: element (k, n) of the im2col matrix, gathered from X (0 in
   // the padding and outside the matrix).
   llvm::Value* group = p.conv ? b.CreateZExt(blockIdZ(b), b.getInt64Ty()) : nullptr;
-  auto stageConvB = [&](llvm::Value* k, llvm::Value* n, llvm::Value* k_local,
+  auto fetchConvB = [&](llvm::Value* k, llvm::Value* n, llvm::Value* k_local,
                         llvm::Value* n_local) {
     const ConvShape& cs = *p.conv;
     const size_t rank = cs.rank();
     const int64_t taps = product(cs.kernel, 0, rank), outs = product(cs.out, 0, rank);
     const int64_t in_plane = product(cs.in, 0, rank);
     std::vector<int64_t> in_stride = convStridesOf(cs.in);
+    llvm::Value* at = b.CreateAdd(b.CreateMul(k_local, c32(t.pitchB())), n_local);
+    // An empty input (all padding): nothing to read.
+    if (in_plane == 0) return Staged{llvm::ConstantFP::get(f32, 0.0), bs, at};
     llvm::Value* inside = b.CreateAnd(b.CreateICmpULT(k, c64(p.K)), b.CreateICmpULT(n, c64(p.N)));
     llvm::Value* ci = b.CreateUDiv(k, c64(taps));
     llvm::Value* tap = b.CreateURem(k, c64(taps));
@@ -304,61 +318,81 @@ void emitGemm(GpuKernelBuilder& kb) {
     offset = b.CreateSelect(inside, offset, c64(0));
     llvm::Value* v = cpu::loadF32(b, B, offset);
     v = b.CreateSelect(inside, v, llvm::ConstantFP::get(f32, 0.0));
-    llvm::Value* at = b.CreateAdd(b.CreateMul(k_local, c32(t.pitchB())), n_local);
-    b.CreateStore(v, sharedAt(bs, at));
+    return Staged{v, bs, at};
   };
 
-  std::vector<llvm::Value*> init(rm * rn, llvm::ConstantFP::get(f32, 0.0));
-  int64_t k_steps = ceilDiv(p.K, t.bk);
-  std::vector<llvm::Value*> acc = emitCarriedStridedLoop(
-      b, c64(0), c64(k_steps), c64(1), init,
-      [&](llvm::Value* step, const std::vector<llvm::Value*>& in) {
-        llvm::Value* k0 = b.CreateMul(step, c64(t.bk), "k0");
-        for (int64_t r = 0; r < (t.tm * t.bk) / kThreads; ++r) {
-          llvm::Value* e = b.CreateAdd(tid, c32(r * kThreads));
-          llvm::Value *m_local, *k_local;
-          if (p.a_sk == 1)
-            std::tie(k_local, m_local) = split(e, t.bk);
-          else
-            std::tie(m_local, k_local) = split(e, t.tm);
-          stage(A, a_base, b.CreateZExt(m_local, b.getInt64Ty()), p.a_sm, p.M,
-                b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty())), p.a_sk, row0, as,
-                t.pitchA(), k_local, m_local);
-        }
-        for (int64_t r = 0; r < (t.tn * t.bk) / kThreads; ++r) {
-          llvm::Value* e = b.CreateAdd(tid, c32(r * kThreads));
-          llvm::Value *n_local, *k_local;
-          if (p.b_sn == 1)
-            std::tie(n_local, k_local) = split(e, t.tn);
-          else
-            std::tie(k_local, n_local) = split(e, t.bk);
-          llvm::Value* gk = b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty()));
-          if (p.conv)
-            stageConvB(gk, b.CreateAdd(col0, b.CreateZExt(n_local, b.getInt64Ty())), k_local,
-                       n_local);
-          else
-            stage(B, b_base, b.CreateZExt(n_local, b.getInt64Ty()), p.b_sn, p.N, gk, p.b_sk, col0,
-                  bs, t.pitchB(), k_local, n_local);
-        }
-        barrier(b);
-        std::vector<llvm::Value*> out = in;
-        llvm::Value* a_row = b.CreateMul(ty, c32(rm));
-        llvm::Value* b_col = b.CreateMul(tx, c32(rn));
-        for (int64_t kk = 0; kk < t.bk; ++kk) {
-          std::vector<llvm::Value*> av(rm), bv(rn);
-          for (int64_t i = 0; i < rm; i += 4)
-            read4(as, b.CreateAdd(a_row, c32(kk * t.pitchA() + i)), &av[i]);
-          for (int64_t j = 0; j < rn; j += 4)
-            read4(bs, b.CreateAdd(b_col, c32(kk * t.pitchB() + j)), &bv[j]);
-          for (int64_t i = 0; i < rm; ++i)
-            for (int64_t j = 0; j < rn; ++j)
-              out[i * rn + j] =
-                  b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {av[i], bv[j], out[i * rn + j]});
-        }
-        barrier(b);
-        return out;
-      },
-      "kstep");
+  // Everything this thread stages for K step `step` (step k_steps: zeros,
+  // from in-bounds addresses).
+  auto fetchStep = [&](llvm::Value* step) {
+    std::vector<Staged> staged;
+    llvm::Value* k0 = b.CreateMul(step, c64(t.bk), "k0");
+    for (int64_t r = 0; r < (t.tm * t.bk) / kThreads; ++r) {
+      llvm::Value* e = b.CreateAdd(tid, c32(r * kThreads));
+      llvm::Value *m_local, *k_local;
+      if (p.a_sk == 1)
+        std::tie(k_local, m_local) = split(e, t.bk);
+      else
+        std::tie(m_local, k_local) = split(e, t.tm);
+      staged.push_back(fetch(A, a_base, b.CreateZExt(m_local, b.getInt64Ty()), p.a_sm, p.M,
+                             b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty())), p.a_sk, row0,
+                             as, t.pitchA(), k_local, m_local));
+    }
+    for (int64_t r = 0; r < (t.tn * t.bk) / kThreads; ++r) {
+      llvm::Value* e = b.CreateAdd(tid, c32(r * kThreads));
+      llvm::Value *n_local, *k_local;
+      if (p.b_sn == 1)
+        std::tie(n_local, k_local) = split(e, t.tn);
+      else
+        std::tie(k_local, n_local) = split(e, t.bk);
+      llvm::Value* gk = b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty()));
+      if (p.conv)
+        staged.push_back(fetchConvB(gk, b.CreateAdd(col0, b.CreateZExt(n_local, b.getInt64Ty())),
+                                    k_local, n_local));
+      else
+        staged.push_back(fetch(B, b_base, b.CreateZExt(n_local, b.getInt64Ty()), p.b_sn, p.N, gk,
+                               p.b_sk, col0, bs, t.pitchB(), k_local, n_local));
+    }
+    return staged;
+  };
+
+  // The K loop carries the accumulators and the next step's staged values:
+  // each step stores them, meets at a barrier, fetches the following step's
+  // (their latency hidden behind the multiply-adds), accumulates, and meets
+  // again before the next step's stores.
+  const int64_t k_steps = ceilDiv(p.K, t.bk);
+  std::vector<llvm::Value*> acc(rm * rn, llvm::ConstantFP::get(f32, 0.0));
+  if (k_steps > 0) {
+    std::vector<Staged> first = fetchStep(c64(0));
+    std::vector<llvm::Value*> init = acc;
+    for (const Staged& st : first) init.push_back(st.value);
+    std::vector<llvm::Value*> carried = emitCarriedStridedLoop(
+        b, c64(0), c64(k_steps), c64(1), init,
+        [&](llvm::Value* step, const std::vector<llvm::Value*>& in) {
+          for (size_t x = 0; x < first.size(); ++x)
+            b.CreateStore(in[rm * rn + x], sharedAt(first[x].tile, first[x].at));
+          barrier(b);
+          std::vector<Staged> next = fetchStep(b.CreateAdd(step, c64(1)));
+          std::vector<llvm::Value*> out(in.begin(), in.begin() + rm * rn);
+          llvm::Value* a_row = b.CreateMul(ty, c32(rm));
+          llvm::Value* b_col = b.CreateMul(tx, c32(rn));
+          for (int64_t kk = 0; kk < t.bk; ++kk) {
+            std::vector<llvm::Value*> av(rm), bv(rn);
+            for (int64_t i = 0; i < rm; i += 4)
+              read4(as, b.CreateAdd(a_row, c32(kk * t.pitchA() + i)), &av[i]);
+            for (int64_t j = 0; j < rn; j += 4)
+              read4(bs, b.CreateAdd(b_col, c32(kk * t.pitchB() + j)), &bv[j]);
+            for (int64_t i = 0; i < rm; ++i)
+              for (int64_t j = 0; j < rn; ++j)
+                out[i * rn + j] =
+                    b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {av[i], bv[j], out[i * rn + j]});
+          }
+          barrier(b);
+          for (const Staged& st : next) out.push_back(st.value);
+          return out;
+        },
+        "kstep");
+    acc.assign(carried.begin(), carried.begin() + rm * rn);
+  }
 
   // The store: Y = alpha * acc + beta * C (Gemm), acc + bias (MatMul), then
   // act(y + residual).

@@ -62,5 +62,7 @@ std::vector<std::pair<std::string, GpuLowering>> rowGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> poolGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> reduceGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> transposeGpuLowerings();
+std::vector<std::pair<std::string, GpuLowering>> dataMovementGpuLowerings();
+std::vector<std::pair<std::string, GpuLowering>> batchNormGpuLowerings();
 
 }  // namespace nanoc::gpu

@@ -145,6 +145,7 @@ TEST_P(GpuKernels, MatMulGemm) { run(linalgCases(), "matmul/gemm"); }
 TEST_P(GpuKernels, SoftmaxNorm) { run(rowCases(), "rows"); }
 TEST_P(GpuKernels, Pool) { run(testing::poolCases(), "pools"); }
 TEST_P(GpuKernels, Reduce) { run(testing::reduceCases(), "reductions"); }
+TEST_P(GpuKernels, DataMovement) { run(testing::dataMovementCases(), "data movement"); }
 
 INSTANTIATE_TEST_SUITE_P(Sm, GpuKernels, ::testing::ValuesIn(gpuProfileNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
@@ -204,6 +205,7 @@ TEST(GpuTarget, PtxShape) {
   for (const char* entry : {".entry add(", ".entry mm(", ".entry softmax(", ".entry ln("})
     EXPECT_NE(ptx.find(entry), std::string::npos) << entry;
   EXPECT_NE(ptx.find(".maxntid 256, 1, 1"), std::string::npos);
+  EXPECT_NE(ptx.find(".minnctapersm 1"), std::string::npos);
   EXPECT_NE(ptx.find("bar.sync"), std::string::npos);
   EXPECT_NE(ptx.find("shfl.sync.bfly.b32"), std::string::npos);
   EXPECT_NE(ptx.find(".shared"), std::string::npos);
@@ -281,6 +283,28 @@ TEST(GpuTarget, PtxAndCubinAreDeterministic) {
   EXPECT_EQ(a, b);
   if (ptxasPath().empty()) GTEST_SKIP() << "no ptxas found (CUDA toolkit, or NANOC_PTXAS)";
   EXPECT_EQ(runPtxas(a, SmTarget{90, "", 78}), runPtxas(b, SmTarget{90, "", 78}));
+}
+
+}  // namespace
+}  // namespace nanoc::gpu
+
+namespace nanoc::gpu {
+namespace {
+
+// A multiply then an add stay two roundings, as on the CPU (no FMA
+// contraction: NVPTX writes mul.rn / add.rn, which ptxas does not fuse
+// either), so the GPU computes the elementwise chains' exact values.
+TEST(GpuTarget, NoFmaContraction) {
+  llvm::LLVMContext ctx;
+  auto module = createGpuModule("m", ctx);
+  auto chain = makeSingleNodeGraph(
+      "nanoc.Elementwise", {f32({64}), f32({64}), f32({64})},
+      {{"ops", std::string("Mul,Add")}, {"arity", Ints{2, 2}}, {"operands", Ints{0, 1, -1, 2}}});
+  emitGpuKernel(*chain->node, *module, "mul_add");
+  std::string ptx = emitPtx(*module, SmTarget{90, "", 78});
+  EXPECT_NE(ptx.find("mul.rn.f32"), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("add.rn.f32"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("fma.rn.f32"), std::string::npos) << ptx;
 }
 
 }  // namespace

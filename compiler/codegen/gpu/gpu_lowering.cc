@@ -15,7 +15,8 @@ const std::map<std::string, GpuLowering, std::less<>>& lowerings() {
   static const std::map<std::string, GpuLowering, std::less<>> table = [] {
     std::map<std::string, GpuLowering, std::less<>> t;
     for (auto* group : {&elementwiseGpuLowerings, &matmulGpuLowerings, &rowGpuLowerings,
-                        &poolGpuLowerings, &reduceGpuLowerings, &transposeGpuLowerings})
+                        &poolGpuLowerings, &reduceGpuLowerings, &transposeGpuLowerings,
+                        &dataMovementGpuLowerings, &batchNormGpuLowerings})
       for (auto& [name, lowering] : (*group)()) t.emplace(name, std::move(lowering));
     return t;
   }();
@@ -60,10 +61,13 @@ llvm::Function* emitGpuKernel(const Node& node, llvm::Module& module, const std:
   fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   GpuLaunch launch = lowering->launch(node);
-  // ptxas sizes the registers so that this block fits (.maxntid).
+  // ptxas sizes the registers so that this block fits (.maxntid), and may
+  // use up to what one block per SM allows (.minnctapersm 1) rather than
+  // spill to keep two (which it otherwise does, e.g. for sm_120).
   fn->addFnAttr("nvvm.maxntid", std::to_string(launch.block[0]) + "," +
                                     std::to_string(launch.block[1]) + "," +
                                     std::to_string(launch.block[2]));
+  fn->addFnAttr("nvvm.minctasm", "1");
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
   GpuKernelBuilder kb{module, fn, b, node, launch, {}, {}};
   size_t arg = 0;

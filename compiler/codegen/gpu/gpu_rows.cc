@@ -4,6 +4,8 @@
 //                         as [outer, n, inner]; a row is n elements inner apart
 //   LayerNormalization,   rows = X.dims[:axis], a row = X.dims[axis:]; Scale
 //   RMSNormalization      (and B) either a whole row or one element
+//   InstanceNormalization rows = (n, c), Scale and B per channel
+//   GroupNormalization    rows = (n, g), Scale and B per channel or per group
 //   GlobalAveragePool,    f32 [N, C, spatial...], a row per (n, c) plane
 //   GlobalMaxPool
 // Each lane walks the row's elements lane, lane + 32, ...; the warp combines
@@ -151,57 +153,97 @@ GpuLowering makeSoftmaxLowering(bool log) {
   return lowering;
 }
 
-// ---- LayerNormalization, RMSNormalization ----
+// ---- LayerNormalization, RMSNormalization, InstanceNormalization,
+// GroupNormalization ----
 
-// Scale or B: a whole row (its element k for the row's k) or one element.
+enum class NormKind { Layer, Rms, Instance, Group };
+
+// The rows and, per row element, which element of Scale and B applies.
+struct NormView {
+  RowView rows;
+  NormKind kind = NormKind::Layer;
+  bool scale_row = false, bias_row = false;  // Layer/Rms: a whole row (else one element)
+  int64_t channels = 1, groups = 1, spatial = 1;
+  bool per_channel = false;  // Group: Scale and B are [C] (else [num_groups])
+};
+
+// Layer/Rms: Scale or B a whole row (its element k for the row's k) or one
+// element.
 bool rowOperandFits(const Value* operand, int64_t len) {
   return !operand || operand->type.numel() == len || operand->type.numel() == 1;
 }
 
-RowView normView(const Node& node) {
+NormView normView(const Node& node, NormKind kind) {
   const TensorType& x = node.inputs[0]->type;
-  int64_t axis = node.i("axis");
-  if (axis < 0 || axis >= static_cast<int64_t>(x.rank()))
-    throw CompileError("node '" + node.name + "' (" + node.op + "): axis out of range");
-  RowView v;
-  v.rows = product(x.dims, 0, axis);
-  v.len = product(x.dims, axis, x.rank());
+  NormView v;
+  v.kind = kind;
+  if (kind == NormKind::Layer || kind == NormKind::Rms) {
+    int64_t axis = node.i("axis");
+    if (axis < 0 || axis >= static_cast<int64_t>(x.rank()))
+      throw CompileError("node '" + node.name + "' (" + node.op + "): axis out of range");
+    v.rows.rows = product(x.dims, 0, axis);
+    v.rows.len = product(x.dims, axis, x.rank());
+    auto whole = [&](size_t i) {
+      return i < node.inputs.size() && node.inputs[i] &&
+             node.inputs[i]->type.numel() == v.rows.len && v.rows.len != 1;
+    };
+    v.scale_row = whole(1);
+    v.bias_row = whole(2);
+    return v;
+  }
+  if (x.rank() < 2) throw CompileError("node '" + node.name + "' (" + node.op + "): rank < 2");
+  v.channels = x.dims[1];
+  v.spatial = product(x.dims, 2, x.rank());
+  if (kind == NormKind::Instance) {
+    v.rows.rows = x.dims[0] * v.channels;
+    v.rows.len = v.spatial;
+  } else {
+    v.groups = node.i("num_groups");
+    if (v.groups < 1 || v.channels % v.groups != 0)
+      throw CompileError("node '" + node.name + "' (GroupNormalization): num_groups");
+    v.rows.rows = x.dims[0] * v.groups;
+    v.rows.len = v.channels / v.groups * v.spatial;
+    v.per_channel = node.inputs[1]->type.numel() == v.channels;
+  }
   return v;
 }
 
-GpuLowering makeNormLowering(bool center) {
+GpuLowering makeNormLowering(NormKind kind) {
   GpuLowering lowering;
-  lowering.supports = [](const Node& node) {
+  lowering.supports = [kind](const Node& node) {
     if (node.inputs.size() < 2 || !node.inputs[0] || !node.inputs[1]) return false;
     DType t = node.inputs[0]->type.dtype;
     if (!computesInF32(t)) return false;
-    RowView v = normView(node);
-    for (size_t i = 1; i < node.inputs.size(); ++i)
-      if (node.inputs[i] &&
-          (node.inputs[i]->type.dtype != t || !rowOperandFits(node.inputs[i], v.len)))
+    NormView v = normView(node, kind);
+    for (size_t i = 1; i < node.inputs.size(); ++i) {
+      if (!node.inputs[i]) continue;
+      if (node.inputs[i]->type.dtype != t) return false;
+      if ((kind == NormKind::Layer || kind == NormKind::Rms) &&
+          !rowOperandFits(node.inputs[i], v.rows.len))
         return false;
+    }
+    if (kind == NormKind::Instance || kind == NormKind::Group)
+      if (node.inputs.size() != 3 || !node.inputs[2]) return false;
     for (size_t o = 1; o < node.outputs.size(); ++o)
-      if (node.outputs[o] &&
-          (node.outputs[o]->type.dtype != DType::F32 || node.outputs[o]->type.numel() != v.rows))
+      if (node.outputs[o] && (node.outputs[o]->type.dtype != DType::F32 ||
+                              node.outputs[o]->type.numel() != v.rows.rows))
         return false;
     return true;
   };
-  lowering.launch = [](const Node& node) { return rowLaunch(normView(node).rows); };
-  lowering.emit = [center](GpuKernelBuilder& kb) {
-    RowView v = normView(kb.node);
+  lowering.launch = [kind](const Node& node) { return rowLaunch(normView(node, kind).rows.rows); };
+  lowering.emit = [kind](GpuKernelBuilder& kb) {
+    const NormView nv = normView(kb.node, kind);
+    const RowView& v = nv.rows;
     if (v.rows == 0) return;
+    const bool center = kind != NormKind::Rms;
     llvm::IRBuilder<>& b = kb.b;
     llvm::Type* f32 = b.getFloatTy();
     const Node& node = kb.node;
     DType dtype = node.inputs[0]->type.dtype;
     llvm::Value* X = kb.input_ptrs[0];
     llvm::Value* Y = kb.output_ptrs[0];
-    auto operand = [&](size_t i) -> std::pair<llvm::Value*, bool> {  // pointer, whole row
-      if (i >= node.inputs.size() || !node.inputs[i]) return {nullptr, false};
-      return {kb.input_ptrs[i], node.inputs[i]->type.numel() == v.len && v.len != 1};
-    };
-    auto [scale, scale_row] = operand(1);
-    auto [bias, bias_row] = operand(2);
+    llvm::Value* scale = kb.input_ptrs[1];
+    llvm::Value* bias = node.inputs.size() > 2 && node.inputs[2] ? kb.input_ptrs[2] : nullptr;
     llvm::Value* mean_out = node.outputs.size() > 1 ? kb.output_ptrs[1] : nullptr;
     llvm::Value* inv_std_out = node.outputs.size() > 2 ? kb.output_ptrs[2] : nullptr;
     const double eps = node.f("epsilon");
@@ -209,6 +251,23 @@ GpuLowering makeNormLowering(bool center) {
       llvm::Value* base = b.CreateMul(row, b.getInt64(v.len));
       auto load = [&](llvm::Value* j) {
         return cpu::loadCompute(b, dtype, X, b.CreateAdd(base, j));
+      };
+      // Scale's and B's element for row element j (whole_row: Layer/Rms).
+      auto affineAt = [&](llvm::Value* j, bool whole_row) -> llvm::Value* {
+        switch (kind) {
+          case NormKind::Layer:
+          case NormKind::Rms:
+            return whole_row ? j : b.getInt64(0);
+          case NormKind::Instance:
+            return b.CreateURem(row, b.getInt64(nv.channels));
+          case NormKind::Group: {
+            llvm::Value* g = b.CreateURem(row, b.getInt64(nv.groups));
+            if (!nv.per_channel) return g;
+            return b.CreateAdd(b.CreateMul(g, b.getInt64(nv.channels / nv.groups)),
+                               b.CreateUDiv(j, b.getInt64(nv.spatial)));
+          }
+        }
+        return b.getInt64(0);
       };
       llvm::Value* n = llvm::ConstantFP::get(f32, static_cast<double>(v.len));
       llvm::Value* mean = llvm::ConstantFP::get(f32, 0.0);
@@ -227,9 +286,9 @@ GpuLowering makeNormLowering(bool center) {
           b, lane, b.getInt64(v.len), b.getInt64(kWarpSize),
           [&](llvm::Value* j) {
             llvm::Value* y = b.CreateFMul(b.CreateFSub(load(j), mean), inv_std);
-            y = b.CreateFMul(y, cpu::loadCompute(b, dtype, scale, scale_row ? j : b.getInt64(0)));
+            y = b.CreateFMul(y, cpu::loadCompute(b, dtype, scale, affineAt(j, nv.scale_row)));
             if (bias)
-              y = b.CreateFAdd(y, cpu::loadCompute(b, dtype, bias, bias_row ? j : b.getInt64(0)));
+              y = b.CreateFAdd(y, cpu::loadCompute(b, dtype, bias, affineAt(j, nv.bias_row)));
             cpu::storeCompute(b, dtype, y, Y, b.CreateAdd(base, j));
           },
           "j");
@@ -289,8 +348,10 @@ GpuLowering makeGlobalPoolLowering(bool max) {
 std::vector<std::pair<std::string, GpuLowering>> rowGpuLowerings() {
   return {{"Softmax", makeSoftmaxLowering(false)},
           {"LogSoftmax", makeSoftmaxLowering(true)},
-          {"LayerNormalization", makeNormLowering(true)},
-          {"RMSNormalization", makeNormLowering(false)},
+          {"LayerNormalization", makeNormLowering(NormKind::Layer)},
+          {"RMSNormalization", makeNormLowering(NormKind::Rms)},
+          {"InstanceNormalization", makeNormLowering(NormKind::Instance)},
+          {"GroupNormalization", makeNormLowering(NormKind::Group)},
           {"GlobalAveragePool", makeGlobalPoolLowering(false)},
           {"GlobalMaxPool", makeGlobalPoolLowering(true)}};
 }

@@ -90,6 +90,7 @@ TEST(GpuSimt, MatMulGemm) { expectCasesMatchReference(testing::linalgCases(), 2)
 TEST(GpuSimt, SoftmaxNorm) { expectCasesMatchReference(testing::rowCases(), 3); }
 TEST(GpuSimt, Pool) { expectCasesMatchReference(testing::poolCases(), 4); }
 TEST(GpuSimt, Reduce) { expectCasesMatchReference(testing::reduceCases(), 5); }
+TEST(GpuSimt, DataMovement) { expectCasesMatchReference(testing::dataMovementCases(), 6); }
 
 // The emulator fails what would hang a GPU: a barrier that half the block
 // skips, a shuffle that half a warp skips; and runs the same kernel with

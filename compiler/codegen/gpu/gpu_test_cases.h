@@ -203,6 +203,22 @@ inline std::vector<KernelCase> rowCases() {
           {TensorType{DType::BF16, {5, 64}}, TensorType{DType::BF16, {64}},
            TensorType{DType::BF16, {1}}},
           {{"axis", int64_t{1}}, {"epsilon", 1e-5}});
+  addCase(cases, "InstanceNormalization/2-D", "InstanceNormalization",
+          {f32({2, 3, 5, 7}), f32({3}), f32({3})}, {{"epsilon", 1e-5}});
+  addCase(cases, "InstanceNormalization/f16 1-D", "InstanceNormalization",
+          {TensorType{DType::F16, {2, 4, 40}}, TensorType{DType::F16, {4}},
+           TensorType{DType::F16, {4}}},
+          {{"epsilon", 1e-5}});
+  addCase(cases, "GroupNormalization/per channel", "GroupNormalization",
+          {f32({2, 6, 4, 5}), f32({6}), f32({6})}, {{"epsilon", 1e-5}, {"num_groups", int64_t{3}}});
+  addCase(cases, "GroupNormalization/per group", "GroupNormalization",
+          {f32({2, 8, 9}), f32({2}), f32({2})}, {{"epsilon", 1e-5}, {"num_groups", int64_t{2}}});
+  addCase(cases, "BatchNormalization/2-D", "BatchNormalization",
+          {f32({2, 3, 5, 7}), f32({3}), f32({3}), f32({3}), f32({3})}, {{"epsilon", 1e-5}});
+  cases.back().lo = 0.1f;  // a positive variance
+  addCase(cases, "BatchNormalization/[N, C]", "BatchNormalization",
+          {f32({4, 6}), f32({6}), f32({6}), f32({6}), f32({6})}, {{"epsilon", 1e-3}});
+  cases.back().lo = 0.1f;
   addCase(cases, "RMSNormalization/row", "RMSNormalization", {f32({6, 512}), f32({512})},
           {{"axis", int64_t{1}}, {"epsilon", 1e-6}});
   return cases;
@@ -279,8 +295,18 @@ inline std::vector<KernelCase> reduceCases() {
   addCase(cases, "ReduceLogSumExp/wide", "ReduceLogSumExp", {f32({17, 1100})},
           {{"axes", Ints{1}}, {"keepdims", int64_t{1}}});
   cases.back().lo = -50.0f, cases.back().hi = 50.0f;
-  // Transpose rides along (an index map too): every dtype width, merged
-  // runs, size-1 dims.
+  addCase(cases, "ReduceMax/columns", "ReduceMax", {f32({64, 3000})},
+          {{"axes", Ints{0}}, {"keepdims", int64_t{0}}});
+  return cases;
+}
+
+// Data movement: Transpose, Slice (steps both ways, empty), Expand, Concat,
+// Gather (both index dtypes, every axis; random indices in [-3, 3], so
+// negative and out-of-range ones too), over dtypes of every width.
+inline std::vector<KernelCase> dataMovementCases() {
+  std::vector<KernelCase> cases;
+  auto t = [](DType d, Ints dims) { return TensorType{d, std::move(dims)}; };
+  // Transpose: every dtype width, merged runs, size-1 dims.
   for (DType d : {DType::F32, DType::F16, DType::I64, DType::Bool, DType::U8, DType::F64})
     addCase(cases, "Transpose/" + std::string(dtypeName(d)), "Transpose",
             {TensorType{d, {2, 3, 4, 5}}}, {{"perm", Ints{0, 2, 3, 1}}});
@@ -289,8 +315,37 @@ inline std::vector<KernelCase> reduceCases() {
           {{"perm", Ints{4, 2, 1, 0, 3}}});
   addCase(cases, "Transpose/empty", "Transpose", {f32({0, 3})}, {{"perm", Ints{1, 0}}});
   addCase(cases, "Transpose/identity", "Transpose", {f32({3, 4})}, {{"perm", Ints{0, 1}}});
-  addCase(cases, "ReduceMax/columns", "ReduceMax", {f32({64, 3000})},
-          {{"axes", Ints{0}}, {"keepdims", int64_t{0}}});
+  auto slice = [](Ints starts, Ints ends, Ints steps) {
+    return Attrs{
+        {"starts", std::move(starts)}, {"ends", std::move(ends)}, {"steps", std::move(steps)}};
+  };
+  for (DType d : {DType::F32, DType::F16, DType::I64, DType::Bool, DType::U8}) {
+    std::string dn(dtypeName(d));
+    addCase(cases, "Slice/steps " + dn, "Slice", {t(d, {5, 6, 7})},
+            slice({1, 5, 0}, {5, -1, 7}, {2, -2, 1}));
+    addCase(cases, "Slice/reversed " + dn, "Slice", {t(d, {5, 6, 7})},
+            slice({0, 1, 6}, {5, 6, 0}, {1, 1, -3}));
+    addCase(cases, "Concat/" + dn, "Concat", {t(d, {2, 3, 4}), t(d, {2, 1, 4}), t(d, {2, 5, 4})},
+            {{"axis", int64_t{1}}});
+    addCase(cases, "Expand/" + dn, "Expand", {t(d, {3, 1})}, {{"shape", Ints{2, 3, 4}}});
+  }
+  addCase(cases, "Slice/large", "Slice", {f32({4, 300, 200})},
+          slice({1, 10, 0}, {4, 290, 200}, {1, 1, 1}));
+  addCase(cases, "Slice/empty", "Slice", {f32({4, 5})}, slice({3, 0}, {1, 5}, {1, 1}));
+  addCase(cases, "Expand/middle", "Expand", {f32({1, 300, 1})}, {{"shape", Ints{40, 300, 70}}});
+  addCase(cases, "Concat/axis 0, an empty operand", "Concat",
+          {f32({2, 3}), f32({0, 3}), f32({1, 3})}, {{"axis", int64_t{0}}});
+  addCase(cases, "Concat/last axis", "Concat", {f32({4, 3}), f32({4, 7})}, {{"axis", int64_t{1}}});
+  for (DType index : {DType::I32, DType::I64})
+    for (int64_t axis = 0; axis < 3; ++axis) {
+      std::string label = std::string(dtypeName(index)) + " axis " + std::to_string(axis);
+      addCase(cases, "Gather/" + label, "Gather", {f32({4, 5, 6}), t(index, {2, 3})},
+              {{"axis", axis}});
+      addCase(cases, "Gather/scalar " + label, "Gather", {t(DType::U16, {4, 5, 6}), t(index, {})},
+              {{"axis", axis}});
+    }
+  addCase(cases, "Gather/rows", "Gather", {f32({50, 4000}), t(DType::I64, {3})},
+          {{"axis", int64_t{0}}});
   return cases;
 }
 

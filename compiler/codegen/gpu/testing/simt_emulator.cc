@@ -246,6 +246,7 @@ SimtModule::SimtModule(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LL
   for (llvm::Function* fn : kernels) {
     fn->setCallingConv(llvm::CallingConv::C);
     fn->removeFnAttr("nvvm.maxntid");
+    fn->removeFnAttr("nvvm.minctasm");
     llvm::LLVMContext& c = m->getContext();
     llvm::Type* ptr = llvm::PointerType::get(c, 0);
     auto* entry =

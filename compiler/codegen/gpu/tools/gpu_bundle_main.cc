@@ -34,7 +34,7 @@ using testing::KernelCase;
 std::vector<KernelCase> allCases() {
   std::vector<KernelCase> cases;
   for (auto* group : {&testing::elementwiseCases, &testing::linalgCases, &testing::rowCases,
-                      &testing::poolCases, &testing::reduceCases})
+                      &testing::poolCases, &testing::reduceCases, &testing::dataMovementCases})
     for (KernelCase& c : (*group)()) cases.push_back(std::move(c));
   return cases;
 }

@@ -45,7 +45,7 @@ void expectCasesMatchReference(const std::vector<KernelCase>& cases, uint64_t se
     emitGpuKernel(node, *module, "k" + std::to_string(i));
     run.push_back(i);
   }
-  testing::SimtModule simt(std::move(module), std::move(ctx));
+  simt::Emulator simt(*module);
   std::mt19937_64 rng(seed);
   for (size_t i : run) {
     const Node& node = *cases[i].graph->node;
@@ -121,7 +121,7 @@ TEST(GpuSimt, EmulatorRefusesDivergentBarriersAndShuffles) {
     else
       sync();
     b.CreateRetVoid();
-    testing::SimtModule simt(std::move(module), std::move(ctx));
+    simt::Emulator simt(*module);
     std::vector<float> out(64, -1.0f);
     GpuLaunch launch;
     launch.block[0] = 64;

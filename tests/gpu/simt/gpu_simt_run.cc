@@ -22,6 +22,7 @@
 #include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/codegen/gpu/gpu_lowering.h"
+#include "compiler/codegen/gpu/testing/simt_emulator.h"
 #include "compiler/frontend/onnx/onnx_importer.h"
 #include "compiler/ir/error.h"
 #include "compiler/ir/op_registry.h"
@@ -29,7 +30,6 @@
 #include "compiler/passes/gpu_placement.h"
 #include "compiler/passes/pipeline.h"
 #include "npy.h"
-#include "simt_emulator.h"
 
 namespace {
 

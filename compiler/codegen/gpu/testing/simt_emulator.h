@@ -1,17 +1,21 @@
-// A small SIMT emulator for the GPU kernels' own LLVM IR (tests only): the
-// kernels of a GPU module, compiled for the host with their NVVM intrinsics
-// (thread and block indices, the block barrier, warp shuffles) turned into
-// calls into this emulator, run one block at a time with one fiber per GPU
-// thread. A barrier yields until every thread of the block has reached it; a
-// shuffle yields until all 32 lanes of its warp have offered their value. A
-// kernel that would deadlock on a GPU (a barrier some thread skips, a shuffle
-// some lane misses) fails here too, with a message.
+// A SIMT emulator for nanoc's GPU kernels, so that their numerics are proven
+// on a machine without a GPU (issue #12, item 4): the kernels' own LLVM IR,
+// the module that goes to NVPTX, is compiled for the host instead, with each
+// NVVM intrinsic (thread and block indices, the block barrier, warp
+// shuffles) a call into this emulator, and JIT-run over the launch's whole
+// grid.
 //
-// The IR that passes here is the IR that goes to NVPTX: only the intrinsic
-// calls are replaced, after the kernel was emitted.
+// Each GPU thread of a block runs on a fiber of its own (ucontext); a thread
+// runs until it finishes or blocks, at the block barrier or at a warp
+// shuffle. A warp's shuffle completes when every live lane of the warp has
+// reached it (its value computed from the lanes' operands as PTX's shfl.sync
+// defines it); the barrier when every live thread of the block has. A
+// barrier that some thread of the block never reaches (it returned, or waits
+// on a shuffle) is reported as a divergent barrier: the kernel is wrong on a
+// real GPU too. Blocks run one after another, so shared memory (addrspace(3)
+// globals) is one instance, zeroed before each block.
 #pragma once
 
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Module.h>
 
 #include <cstdint>
@@ -21,23 +25,27 @@
 
 #include "compiler/codegen/gpu/gpu_lowering.h"
 
-namespace nanoc::gpu::testing {
+namespace nanoc::simt {
 
-class SimtModule {
+class Emulator {
  public:
-  // Takes a GPU module (createGpuModule + emitGpuKernel) and JIT-compiles it
-  // for the host. Throws CompileError on an intrinsic it does not emulate.
-  SimtModule(std::unique_ptr<llvm::Module> gpu_module, std::unique_ptr<llvm::LLVMContext> ctx);
-  ~SimtModule();
+  // Takes the kernels' module (nvptx64; not modified) and prepares a host
+  // copy for the JIT. Throws CompileError for an NVVM intrinsic the
+  // emulator does not know, naming it.
+  explicit Emulator(const llvm::Module& gpu_module);
+  ~Emulator();
+  Emulator(const Emulator&) = delete;
+  Emulator& operator=(const Emulator&) = delete;
 
-  // Runs kernel `symbol` over `launch`'s grid on `buffers` (one pointer per
-  // kernel parameter). Throws CompileError on a barrier or shuffle deadlock.
-  void launch(const std::string& symbol, const GpuLaunch& launch,
-              const std::vector<void*>& buffers);
+  // Runs kernel `name` over `launch` with one pointer a parameter. Throws
+  // CompileError for a divergent barrier or a deadlock, naming the kernel.
+  void launch(const std::string& name, const gpu::GpuLaunch& launch,
+              const std::vector<void*>& args);
+
+  struct Impl;
 
  private:
-  std::unique_ptr<llvm::orc::LLJIT> jit_;
-  std::vector<std::unique_ptr<uint8_t[]>> stacks_;  // one per thread of a block
+  std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace nanoc::gpu::testing
+}  // namespace nanoc::simt

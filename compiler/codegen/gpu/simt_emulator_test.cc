@@ -1,7 +1,7 @@
 // The SIMT emulator itself, on kernels written as NVVM IR by hand: indices,
 // shared memory with the block barrier, warp shuffles (each mode against
 // PTX's definition), and the errors a wrong kernel gets.
-#include "simt_emulator.h"
+#include "compiler/codegen/gpu/testing/simt_emulator.h"
 
 #include <gtest/gtest.h>
 #include <llvm/AsmParser/Parser.h>

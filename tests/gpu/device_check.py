@@ -115,8 +115,31 @@ def torch_peer(onnx_path, feeds, refs, repeat):
             elif op == "Cast":
                 ys = [x[0].float() if attr(n, "to") == 1 else x[0].long()]
             elif op == "Gather":
-                ys = [torch.index_select(x[0], attr(n, "axis", 0), x[1].reshape(-1)).reshape(
-                    *x[1].shape, *x[0].shape[1:])]
+                axis = attr(n, "axis", 0)
+                idx = x[1].reshape(-1)
+                idx = torch.where(idx < 0, idx + x[0].shape[axis], idx)  # ONNX wraps
+                ys = [torch.index_select(x[0], axis, idx).reshape(
+                    *x[0].shape[:axis], *x[1].shape, *x[0].shape[axis + 1:])]
+            elif op == "Conv":
+                pads = attr(n, "pads", [0, 0, 0, 0])
+                y = torch.nn.functional.pad(x[0], [pads[1], pads[3], pads[0], pads[2]])
+                ys = [torch.nn.functional.conv2d(
+                    y, x[1], x[2] if len(x) > 2 else None, stride=attr(n, "strides", [1, 1]),
+                    dilation=attr(n, "dilations", [1, 1]), groups=attr(n, "group", 1))]
+            elif op in ("MaxPool", "AveragePool"):
+                pads = attr(n, "pads", [0, 0, 0, 0])
+                f = (torch.nn.functional.max_pool2d if op == "MaxPool"
+                     else torch.nn.functional.avg_pool2d)
+                ys = [f(x[0], attr(n, "kernel_shape"), attr(n, "strides", [1, 1]),
+                        padding=(pads[0], pads[1]), ceil_mode=bool(attr(n, "ceil_mode", 0)))]
+            elif op == "GlobalAveragePool":
+                ys = [x[0].mean(dim=(2, 3), keepdim=True)]
+            elif op == "Concat":
+                ys = [torch.cat(x, dim=attr(n, "axis"))]
+            elif op == "Flatten":
+                ys = [torch.flatten(x[0], attr(n, "axis", 1))]
+            elif op == "Clip":
+                ys = [torch.clamp(x[0], x[1] if len(x) > 1 else None, x[2] if len(x) > 2 else None)]
             elif op == "Split":
                 sizes = x[1].tolist() if len(x) > 1 and x[1] is not None else attr(n, "split")
                 ys = list(torch.split(x[0], sizes, dim=attr(n, "axis", 0)))

@@ -6,9 +6,9 @@
 //
 //   gpu-simt-run MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR [--gpu-offload=all]
 //
-// The pipeline is nanoc's for a GPU target (nanoc_main.cc): the host's
-// convolutions on patches, no channel-blocked layout, no epilogues folded
-// into products, then placeOnGpu.
+// The pipeline is nanoc's for a GPU target (nanoc_main.cc):
+// no channel-blocked layout, no Convs on patches (the GPU runs Conv), no
+// epilogues folded into products, then placeOnGpu.
 #include <llvm/IR/LLVMContext.h>
 
 #include <cstdio>
@@ -75,8 +75,7 @@ int run(int argc, char** argv) {
           : nanoc::importOnnxFile(model, nanoc::OnnxImportOptions{});
   if (!graph) throw nanoc::CompileError("gpu-simt-run takes ONNX models");
   nanoc::PipelineOptions pipeline;
-  std::vector<nanoc::cpu::CpuTarget> host = {nanoc::cpu::hostTarget()};
-  pipeline.conv_gemm_panel = nanoc::cpu::convGemmPanel(host);
+  pipeline.conv_gemm_panel = 0;
   pipeline.nchwc_block = 0;
   pipeline.fuse_epilogues = false;
   nanoc::runPipeline(*graph, pipeline);

@@ -21,6 +21,12 @@
 
 namespace nb = nanobind;
 
+// Models compiled for a GPU target (nanoc --target sm_XY) run their GPU part
+// through nanort's CUDA offload, which a program links only when it asks.
+#if defined(__linux__)
+NANORT_LINK_CUDA_OFFLOAD();
+#endif
+
 namespace {
 
 nb::object g_error_type;  // nanort.NanortError, set at import

@@ -20,6 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
+// Models compiled for a GPU target (nanoc --target sm_XY) run their GPU part
+// through nanort's CUDA offload, which a program links only when it asks.
+#if defined(__linux__)
+NANORT_LINK_CUDA_OFFLOAD();
+#endif
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>

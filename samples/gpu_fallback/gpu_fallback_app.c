@@ -2,10 +2,16 @@
  * the GPU where there is one and on the CPU where there is not. This is what
  * a deployed program for a Jetson (aarch64 + an sm_87 GPU) does:
  *
- *   nanoc MODEL.onnx --name m_gpu --target sm_87      -o out/   (aarch64 host part + sm_87 cubin)
- *   nanoc MODEL.onnx --name m_cpu --target cortex-a78 -o out/   (the same model, CPU only)
- *   cc -Iout -Inanort/include -c gpu_fallback_app.c; c++ -static app.o out/m_gpu.o out/m_cpu.o
- * libnanort.a
+ *   nanoc MODEL.onnx --name m_gpu --target sm_87      -o out/  (Cortex-A78 host part, sm_87 cubin)
+ *   nanoc MODEL.onnx --name m_cpu --target cortex-a76 -o out/  (the same model, CPU only; the
+ *                                                               A78 has every A76 feature)
+ *   cc -Iout -Inanort/include -c gpu_fallback_app.c
+ *   c++ -static gpu_fallback_app.o out/m_gpu.o out/m_cpu.o libnanort.a -o gpu_fallback_app
+ *
+ * A fully static binary's dlopen (nanort's of libcuda.so.1) needs, at run
+ * time, the glibc it was linked with (the linker warns so): on a board whose
+ * glibc differs, link glibc dynamically instead (-static-libstdc++
+ * -static-libgcc, which leaves libc.so.6 as the only library it needs).
  *
  *   gpu_fallback_app [INPUT_DIR [OUTPUT_DIR]]
  *

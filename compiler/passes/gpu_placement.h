@@ -27,6 +27,12 @@ namespace nanoc {
 // The attribute's key and value.
 inline constexpr const char* kDeviceAttribute = "device";
 inline constexpr const char* kGpuDevice = "gpu";
+// nanoc --gpu-precision: on the f32 products (MatMul, Gemm, Conv) placed on
+// the GPU, `gpu_precision = "tf32" | "bf16" | "f16"` selects the tensor-core
+// GEMM (codegen/gpu/gpu_gemm.cc); absent or "exact": the f32 SIMT GEMM.
+// `gpu_mma_shape = "m16n8k8"` with f16: the shape sm_75 has.
+inline constexpr const char* kGpuPrecisionAttribute = "gpu_precision";
+inline constexpr const char* kGpuMmaShapeAttribute = "gpu_mma_shape";
 
 // Whether node runs on the GPU (after placeOnGpu).
 bool isGpuNode(const Node& node);

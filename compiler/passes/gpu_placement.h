@@ -18,7 +18,9 @@
 // uploads the ones GPU nodes read once per session.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <string>
 
 #include "compiler/ir/graph.h"
 
@@ -41,8 +43,20 @@ bool isDeviceValue(const Value* value);
 
 enum class GpuOffload { Auto, All };
 
+// nanoc --gpu-precision for the f32 products (MatMul, Gemm, Conv) placed on
+// the GPU: "exact" (the f32 SIMT GEMM, no attribute), "tf32", "bf16" or
+// "f16" (tensor cores, f32 accumulate). One kernel IR serves every SM the
+// model is compiled for, so the lowest SM decides: below sm_80 (sm_75) tf32
+// and bf16 stay exact and f16 takes the m16n8k8 shape.
+struct GpuPrecision {
+  std::string mode = "exact";
+  uint32_t min_sm = 80;
+};
+// Whether `mode` is one of exact, tf32, bf16, f16.
+bool isGpuPrecision(const std::string& mode);
+
 // Returns the number of nodes placed on the GPU (copies not counted).
 size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu,
-                  GpuOffload offload = GpuOffload::Auto);
+                  GpuOffload offload = GpuOffload::Auto, const GpuPrecision& precision = {});
 
 }  // namespace nanoc

@@ -22,6 +22,7 @@
 #include "compiler/codegen/gpu/gpu_test_cases.h"
 #include "compiler/codegen/gpu/testing/simt_emulator.h"
 #include "compiler/ir/op_registry.h"
+#include "compiler/passes/gpu_placement.h"
 
 namespace nanoc::gpu {
 namespace {
@@ -132,6 +133,34 @@ TEST(GpuSimt, MatMulGemmF16) {
 }
 TEST(GpuSimt, MatMulGemmF16M16N8K8) {
   EXPECT_GT(expectCasesMatchReference(testing::mmaCases("f16", "m16n8k8"), 10, 2e-3), 5e-5);
+}
+
+// nanoc --gpu-precision's attribute: on the GPU's products only, and only
+// where every target SM has the mode (the lowest SM decides).
+TEST(GpuSimt, PlacementSetsGpuPrecision) {
+  struct Want {
+    std::string mode;
+    uint32_t min_sm;
+    std::string precision, shape;  // "" for absent
+  };
+  for (const Want& w :
+       {Want{"tf32", 80, "tf32", ""}, Want{"bf16", 90, "bf16", ""}, Want{"f16", 80, "f16", ""},
+        Want{"f16", 75, "f16", "m16n8k8"}, Want{"tf32", 75, "", ""}, Want{"bf16", 75, "", ""},
+        Want{"exact", 90, "", ""}}) {
+    for (const char* op : {"MatMul", "Add"}) {
+      auto g = cpu::testing::makeSingleNodeGraphWithAbsent(
+          op, {testing::f32({16, 16}), testing::f32({16, 16})}, {});
+      ASSERT_EQ(placeOnGpu(g->graph, hasGpuLowering, GpuOffload::All, {w.mode, w.min_sm}), 1u);
+      const Node& node = *g->node;
+      const bool product = std::string(op) == "MatMul";
+      EXPECT_EQ(node.has(kGpuPrecisionAttribute), product && !w.precision.empty())
+          << w.mode << " sm_" << w.min_sm << " " << op;
+      if (node.has(kGpuPrecisionAttribute)) EXPECT_EQ(node.s(kGpuPrecisionAttribute), w.precision);
+      EXPECT_EQ(node.has(kGpuMmaShapeAttribute), product && !w.shape.empty());
+    }
+  }
+  EXPECT_TRUE(isGpuPrecision("bf16"));
+  EXPECT_FALSE(isGpuPrecision("fp8"));
 }
 
 TEST(GpuSimt, SoftmaxNorm) { expectCasesMatchReference(testing::rowCases(), 3); }

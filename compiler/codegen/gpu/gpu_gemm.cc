@@ -21,6 +21,15 @@
 // so any M, N, K (K = 0 gives zeros plus C). ptxas gives the 128 x 128
 // kernel about 150 registers: one block per SM, eight warps of 64
 // independent accumulators each.
+//
+// With the node attribute gpu_precision (nanoc --gpu-precision tf32 | bf16 |
+// f16, set by placeOnGpu) the same staging, barriers and store run the K
+// step on tensor cores instead: values rounded to the mode's format as they
+// are stored into shared memory (cvt.rna.tf32.f32, or fptrunc to bf16/f16,
+// kept as f32), K steps of 16, each warp (2 x 4 of them) a (tm/2) x (tn/4)
+// part of the tile as 16 x 8 pieces, one mma.sync (m16n8k8 tf32, m16n8k16
+// bf16/f16, or sm_75's m16n8k8 f16) per piece and 8 or 16 of K, f32
+// accumulators in PTX's C/D fragment layout. README.md has the layouts.
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 

@@ -66,6 +66,11 @@ options:
   --gpu-offload MODE auto (default): products and normalizations run on the
                      GPU, elementwise ops there only where an operand already
                      is; all: every op with a GPU kernel runs there
+  --gpu-precision M  the f32 MatMul/Gemm/Conv on the GPU: exact (default; f32
+                     SIMT), tf32, bf16 or f16 (tensor cores, mma.sync with
+                     f32 accumulate, operands rounded to M: faster, less
+                     exact). Needs sm_80 or newer for all the targets, except
+                     f16 (sm_75: m16n8k8); otherwise exact
   --host NAME        the host CPU of a GPU target (default: the first GPU
                      profile's, e.g. cortex-a78 for sm_87): host or a CPU
                      profile
@@ -306,6 +311,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
        winograd = true, nchwc = true, nchwc_always = false;
   std::optional<bool> show_progress;  // --progress / --no-progress; else a terminal decides
   nanoc::GpuOffload gpu_offload = nanoc::GpuOffload::Auto;
+  nanoc::GpuPrecision gpu_precision;
   nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -343,6 +349,11 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
       if (mode != "auto" && mode != "all")
         throw nanoc::CompileError("--gpu-offload must be auto or all, not '" + mode + "'");
       gpu_offload = mode == "all" ? nanoc::GpuOffload::All : nanoc::GpuOffload::Auto;
+    } else if (is("--gpu-precision")) {
+      gpu_precision.mode = value("--gpu-precision");
+      if (!nanoc::isGpuPrecision(gpu_precision.mode))
+        throw nanoc::CompileError("--gpu-precision must be exact, tf32, bf16 or f16, not '" +
+                                  gpu_precision.mode + "'");
     } else if (is("--triple"))
       triple = value("--triple");
     else if (is("--cpu"))
@@ -483,7 +494,10 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   progress->stage("passes");
   nanoc::runPipeline(*graph, pipeline);
   if (!gpu_targets.empty()) {
-    nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering, gpu_offload);
+    gpu_precision.min_sm = gpu_targets[0].sm;
+    for (const nanoc::gpu::SmTarget& t : gpu_targets)
+      gpu_precision.min_sm = std::min(gpu_precision.min_sm, t.sm);
+    nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering, gpu_offload, gpu_precision);
     nanoc::verifyGraph(*graph);
   }
   if (emit == "ir") {

@@ -56,10 +56,11 @@ GpuSpec compileGpuKernels(const std::vector<const Node*>& nodes, const CompileOp
     throw CompileError("internal error: generated GPU LLVM IR is invalid:\n" + errors);
   // The lowest SM first: its PTX is the forward-compatible image.
   std::vector<gpu::SmTarget> targets = options.gpu_targets;
+  for (gpu::SmTarget& t : targets) t = gpu::withModuleNeeds(t, *out.gpu_module);
   std::stable_sort(targets.begin(), targets.end(),
                    [](const gpu::SmTarget& a, const gpu::SmTarget& b) { return a.sm < b.sm; });
   spec.sm = options.gpu_targets[0].sm;
-  spec.ptx_isa = options.gpu_targets[0].ptx_isa;
+  spec.ptx_isa = gpu::withModuleNeeds(options.gpu_targets[0], *out.gpu_module).ptx_isa;
   for (size_t i = 0; i < targets.size(); ++i) {
     const gpu::SmTarget& t = targets[i];
     if (options.progress) options.progress("GPU code", i, targets.size(), "SM targets");

@@ -32,8 +32,15 @@ bool isDeviceValue(const Value* value) {
   return value != nullptr && value->producer != nullptr && isGpuNode(*value->producer);
 }
 
-size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu,
-                  GpuOffload offload) {
+bool isGpuPrecision(const std::string& mode) {
+  return mode == "exact" || mode == "tf32" || mode == "bf16" || mode == "f16";
+}
+
+size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu, GpuOffload offload,
+                  const GpuPrecision& precision) {
+  // The tensor-core mode the products take on every target SM ("" none).
+  std::string mma = precision.mode == "exact" ? "" : precision.mode;
+  if (precision.min_sm < 80 && mma != "f16") mma.clear();
   // 1. Which nodes go to the GPU, in order, so a node sees its operands'
   // places.
   size_t placed = 0;
@@ -47,6 +54,10 @@ size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu,
       gpu = offload == GpuOffload::All || !isElementwise(*node) || operand_on_gpu;
     if (gpu) {
       node->attrs[kDeviceAttribute] = std::string(kGpuDevice);
+      if (!mma.empty() && (node->op == "MatMul" || node->op == "Gemm" || node->op == "Conv")) {
+        node->attrs[kGpuPrecisionAttribute] = mma;
+        if (precision.min_sm < 80) node->attrs[kGpuMmaShapeAttribute] = std::string("m16n8k8");
+      }
       if (!isView(*node)) ++placed;
     }
   }

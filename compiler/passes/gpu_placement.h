@@ -18,7 +18,9 @@
 // uploads the ones GPU nodes read once per session.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <string>
 
 #include "compiler/ir/graph.h"
 
@@ -27,6 +29,12 @@ namespace nanoc {
 // The attribute's key and value.
 inline constexpr const char* kDeviceAttribute = "device";
 inline constexpr const char* kGpuDevice = "gpu";
+// nanoc --gpu-precision: on the f32 products (MatMul, Gemm, Conv) placed on
+// the GPU, `gpu_precision = "tf32" | "bf16" | "f16"` selects the tensor-core
+// GEMM (codegen/gpu/gpu_gemm.cc); absent or "exact": the f32 SIMT GEMM.
+// `gpu_mma_shape = "m16n8k8"` with f16: the shape sm_75 has.
+inline constexpr const char* kGpuPrecisionAttribute = "gpu_precision";
+inline constexpr const char* kGpuMmaShapeAttribute = "gpu_mma_shape";
 
 // Whether node runs on the GPU (after placeOnGpu).
 bool isGpuNode(const Node& node);
@@ -35,8 +43,20 @@ bool isDeviceValue(const Value* value);
 
 enum class GpuOffload { Auto, All };
 
+// nanoc --gpu-precision for the f32 products (MatMul, Gemm, Conv) placed on
+// the GPU: "exact" (the f32 SIMT GEMM, no attribute), "tf32", "bf16" or
+// "f16" (tensor cores, f32 accumulate). One kernel IR serves every SM the
+// model is compiled for, so the lowest SM decides: below sm_80 (sm_75) tf32
+// and bf16 stay exact and f16 takes the m16n8k8 shape.
+struct GpuPrecision {
+  std::string mode = "exact";
+  uint32_t min_sm = 80;
+};
+// Whether `mode` is one of exact, tf32, bf16, f16.
+bool isGpuPrecision(const std::string& mode);
+
 // Returns the number of nodes placed on the GPU (copies not counted).
 size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu,
-                  GpuOffload offload = GpuOffload::Auto);
+                  GpuOffload offload = GpuOffload::Auto, const GpuPrecision& precision = {});
 
 }  // namespace nanoc

@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOLERANCE = 1e-4
 
 
-def compare(got, want):
+def compare(got, want, tolerance=TOLERANCE):
     if got.shape != want.shape or got.dtype != want.dtype:
         return f"shape/dtype {got.dtype}{list(got.shape)} != {want.dtype}{list(want.shape)}", None
     if want.dtype != np.float32:
@@ -43,7 +43,7 @@ def compare(got, want):
         return None, 0.0
     diff = np.where(np.isnan(w), 0.0, np.abs(g - w))
     err = float(np.max(diff)) / max(1e-30, float(np.max(np.where(np.isnan(w), 0, np.abs(w)))))
-    return (None if err <= TOLERANCE else f"error {err:.3e} > {TOLERANCE:.0e}"), err
+    return (None if err <= tolerance else f"error {err:.3e} > {tolerance:.0e}"), err
 
 
 def torch_peer(onnx_path, feeds, refs, repeat):
@@ -211,7 +211,8 @@ def main() -> int:
             continue
         worst, problems = 0.0, []
         for oname, ref, got in mod["outputs"]:
-            problem, err = compare(np.load(os.path.join(out, got)), np.load(os.path.join(d, ref)))
+            problem, err = compare(np.load(os.path.join(out, got)), np.load(os.path.join(d, ref)),
+                                   mod.get("tolerance", TOLERANCE))
             if problem:
                 problems.append(f"{oname}: {problem}")
             worst = max(worst, err or 0.0)

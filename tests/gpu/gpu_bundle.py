@@ -12,6 +12,15 @@ python3 and numpy (PyTorch, when present, gives the eager-mode peer timings):
 Each model gets fresh random inputs (the seed is recorded in the manifest) and
 the reference is ONNX Runtime on the CPU with graph optimizations off, as in
 tests/e2e/run_e2e.py.
+
+Variants (the tensor-core GEMMs): --nanoc-flag passes a flag to every nanoc
+run (repeatable), --suffix renames the models (NAME + SUFFIX, so bundles can
+be merged) and --tolerance sets device_check.py's bound for them, e.g.
+
+    tests/gpu/gpu_bundle.py ... --out gpu_bundle_tf32 --target sm_90 \
+        --nanoc-flag=--gpu-precision=tf32 --suffix _tf32 --tolerance 2e-3
+
+(2e-3 for tf32 and f16, 1e-2 for bf16: tests/gpu/run_simt.py's TOLERANCES).
 """
 
 import argparse
@@ -61,6 +70,11 @@ def main() -> int:
     p.add_argument("--case", action="append", help="only these e2e cases (repeatable)")
     p.add_argument("--zoo-model", action="append", help="only these zoo models (repeatable)")
     p.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(4), "little"))
+    p.add_argument("--nanoc-flag", dest="nanoc_flags", action="append", default=[],
+                   help="an extra nanoc flag, e.g. --nanoc-flag=--gpu-precision=tf32 (repeatable)")
+    p.add_argument("--suffix", default="", help="appended to every model's name, e.g. _tf32")
+    p.add_argument("--tolerance", type=float,
+                   help="device_check.py's error bound for these models (default its 1e-4)")
     args = p.parse_args()
 
     out = os.path.abspath(args.out)
@@ -68,7 +82,8 @@ def main() -> int:
     os.makedirs(out)
     shutil.copy(args.nanort_run, os.path.join(out, "nanort-run"))
     shutil.copy(os.path.join(HERE, "device_check.py"), os.path.join(out, "device_check.py"))
-    manifest = {"target": args.target, "host": args.host, "seed": args.seed, "models": []}
+    manifest = {"target": args.target, "host": args.host, "seed": args.seed,
+                "nanoc_flags": args.nanoc_flags, "models": []}
 
     work = []
     for name in args.case or DEFAULT_CASES:
@@ -81,7 +96,8 @@ def main() -> int:
         else:
             print(f"skip zoo model {name}: {path} not found", file=sys.stderr)
 
-    for name, case, m in work:
+    for source, case, m in work:
+        name = source + args.suffix
         d = os.path.join(out, name)
         os.makedirs(d)
         model_path = os.path.join(d, name + ".onnx")
@@ -92,11 +108,14 @@ def main() -> int:
         # models are compiled as a user would, with nanoc's default placement.
         cmd = [args.nanoc, model_path, "--target", args.target, "--host", args.host, "-o", d,
                "--name", name, "--no-progress"] + (["--gpu-offload=all"] if case.build else [])
+        cmd += args.nanoc_flags
         r = subprocess.run(cmd, capture_output=True, text=True)
-        if name not in PEER_MODELS:  # the PyTorch peer reads the others
+        if source not in PEER_MODELS:  # the PyTorch peer reads the others
             os.remove(model_path)
         entry = {"name": name, "compiled": r.returncode == 0, "error": r.stderr.strip()[-2000:],
                  "inputs": [], "outputs": []}
+        if args.tolerance is not None:
+            entry["tolerance"] = args.tolerance
         for k, v in feeds.items():
             f = "in_" + run_e2e.file_safe(k) + ".npy"
             np.save(os.path.join(d, f), v)

@@ -6,7 +6,12 @@ The case's model (tests/e2e/models.py) runs as nanoc --target sm_XY
 random inputs; every output must match ONNX Runtime within run_e2e.py's
 tolerance (normwise relative error <= 1e-5 for f32, exact otherwise).
 
-    run_simt.py CASE --simt PATH --work DIR [--seed N]
+With --gpu-precision tf32 | bf16 | f16 the f32 products run on the
+(emulated) tensor cores, and f32 outputs are held to that mode's tolerance
+(TOLERANCES: max|diff| / max|ONNX Runtime| <= 2e-3 for tf32 and f16, 1e-2 for
+bf16; a few times each format's unit roundoff, 2^-11 and 2^-8/2^-9).
+
+    run_simt.py CASE --simt PATH --work DIR [--seed N] [--gpu-precision MODE]
 """
 
 import argparse
@@ -23,15 +28,21 @@ import models  # noqa: E402
 import run_e2e  # noqa: E402
 
 
+TOLERANCES = {"exact": run_e2e.TOLERANCE_F32, "tf32": 2e-3, "f16": 2e-3, "bf16": 1e-2}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("case")
     p.add_argument("--simt", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--seed", type=int)
+    p.add_argument("--gpu-precision", dest="precision", default="exact", choices=TOLERANCES)
     args = p.parse_args()
+    run_e2e.TOLERANCE_F32 = TOLERANCES[args.precision]
     case = models.get_case(args.case)
-    work = os.path.join(os.path.abspath(args.work), case.name)
+    work = os.path.join(os.path.abspath(args.work), case.name +
+                        ("" if args.precision == "exact" else "_" + args.precision))
     out = os.path.join(work, "outputs")
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):
@@ -43,7 +54,8 @@ def main() -> int:
     print(f"case {case.name}: seed {seed}")
     feeds = run_e2e.make_inputs(case, m, seed)
     ref = run_e2e.run_reference(path, feeds)
-    cmd = [args.simt, path, "--output-dir", out, "--gpu-offload=all"]
+    cmd = [args.simt, path, "--output-dir", out, "--gpu-offload=all",
+           "--gpu-precision=" + args.precision]
     for k, v in feeds.items():
         f = os.path.join(work, "in_" + run_e2e.file_safe(k) + ".npy")
         np.save(f, v)
@@ -66,9 +78,10 @@ def main() -> int:
         print("FAIL:", problem, file=sys.stderr)
     if problems:
         print(f"replay: {sys.executable} {os.path.abspath(__file__)} {case.name} --seed {seed} "
-              f"--simt {args.simt} --work {args.work}", file=sys.stderr)
+              f"--simt {args.simt} --work {args.work} --gpu-precision {args.precision}",
+              file=sys.stderr)
         return 1
-    print(f"PASS: {case.name}")
+    print(f"PASS: {case.name}" + ("" if args.precision == "exact" else f" ({args.precision})"))
     return 0
 
 

@@ -21,7 +21,17 @@
 // so any M, N, K (K = 0 gives zeros plus C). ptxas gives the 128 x 128
 // kernel about 150 registers: one block per SM, eight warps of 64
 // independent accumulators each.
+//
+// With the node attribute gpu_precision (nanoc --gpu-precision tf32 | bf16 |
+// f16, set by placeOnGpu) the same staging, barriers and store run the K
+// step on tensor cores instead: values rounded to the mode's format as they
+// are stored into shared memory (cvt.rna.tf32.f32, or fptrunc to bf16/f16,
+// kept as f32), K steps of 16, each warp (2 x 4 of them) a (tm/2) x (tn/4)
+// part of the tile as 16 x 8 pieces, one mma.sync (m16n8k8 tf32, m16n8k16
+// bf16/f16, or sm_75's m16n8k8 f16) per piece and 8 or 16 of K, f32
+// accumulators in PTX's C/D fragment layout. README.md has the layouts.
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
 #include <limits>
@@ -37,6 +47,7 @@
 #include "compiler/ops/conv.h"
 #include "compiler/ops/epilogue.h"
 #include "compiler/ops/gemm.h"
+#include "compiler/passes/gpu_placement.h"
 
 namespace nanoc::gpu {
 namespace {
@@ -57,6 +68,29 @@ struct Tile {
   int64_t pitchB() const { return tn + 4; }
 };
 constexpr Tile kSmallTile{64, 64, 16}, kLargeTile{128, 128, 8};
+
+// Tensor-core modes (the node attribute kGpuPrecisionAttribute, set by
+// placeOnGpu from nanoc --gpu-precision): one warp-wide mma.sync per
+// 16 x 8 x mmaK() piece of the product, f32 accumulate. Their tiles take K
+// steps of 16 (a multiple of every mmaK); 8 warps as 2 (M) x 4 (N), each
+// warp (tm / 2) x (tn / 4) of Y as 16 x 8 pieces.
+enum class Mma { None, Tf32, Bf16, F16, F16K8 };
+constexpr Tile kMmaSmallTile{64, 64, 16}, kMmaLargeTile{128, 128, 16};
+int64_t mmaK(Mma m) { return m == Mma::Tf32 || m == Mma::F16K8 ? 8 : 16; }
+
+Mma mmaOf(const Node& node) {
+  auto it = node.attrs.find(kGpuPrecisionAttribute);
+  if (it == node.attrs.end() || !std::holds_alternative<std::string>(it->second)) return Mma::None;
+  const std::string& v = std::get<std::string>(it->second);
+  if (v == "tf32") return Mma::Tf32;
+  if (v == "bf16") return Mma::Bf16;
+  if (v == "f16")
+    return node.has(kGpuMmaShapeAttribute) && node.s(kGpuMmaShapeAttribute) == "m16n8k8"
+               ? Mma::F16K8
+               : Mma::F16;
+  if (v == "exact") return Mma::None;
+  throw CompileError("node '" + node.name + "': unknown gpu_precision '" + v + "'");
+}
 
 // One product Y[z] (M x N) = op(A[z]) (M x K) * op(B[z]) (K x N) per batch z,
 // with A's element (m, k) at a_base(z) + m * a_sm + k * a_sk and B's (k, n)
@@ -184,22 +218,24 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // multiply-add), else 64 x 64 (more blocks for a small product). Convs keep
 // the 64 x 64 tile: with the patch gather's index arithmetic the large tile
 // spilled 8-12 bytes on sm_90 (squeezenet1_1's and mobilenet_v2's Convs).
-Tile tileFor(const GemmPlan& p) {
-  return p.M >= 128 && p.N >= 128 && !p.conv ? kLargeTile : kSmallTile;
+Tile tileFor(const GemmPlan& p, Mma mma) {
+  const bool large = p.M >= 128 && p.N >= 128 && !p.conv;
+  if (mma != Mma::None) return large ? kMmaLargeTile : kMmaSmallTile;
+  return large ? kLargeTile : kSmallTile;
 }
 
 bool supportsGemm(const Node& node) {
   GemmPlan p = planOf(node);
   if (p.epilogue.residual && (node.inputs.size() <= kResidualInput || !node.inputs[kResidualInput]))
     return false;
-  Tile t = tileFor(p);
+  Tile t = tileFor(p, mmaOf(node));
   return ceilDiv(p.M, t.tm) <= kMaxGridYZ && p.batches <= kMaxGridYZ &&
          ceilDiv(p.N, t.tn) <= std::numeric_limits<int32_t>::max();
 }
 
 GpuLaunch gemmLaunch(const Node& node) {
   GemmPlan p = planOf(node);
-  Tile t = tileFor(p);
+  Tile t = tileFor(p, mmaOf(node));
   GpuLaunch launch;
   launch.block[0] = kThreads;
   launch.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.N, t.tn)));
@@ -220,7 +256,8 @@ void emitGemm(GpuKernelBuilder& kb) {
   llvm::Value* B = kb.input_ptrs[p.conv ? 0 : 1];
   llvm::Value* Y = kb.output_ptrs[0];
 
-  const Tile t = tileFor(p);
+  const Mma mma = mmaOf(kb.node);
+  const Tile t = tileFor(p, mma);
   const int64_t rm = t.rm(), rn = t.rn();
   llvm::GlobalVariable* as = sharedF32Array(kb.module, kb.fn, "a_tile", t.bk * t.pitchA());
   llvm::GlobalVariable* bs = sharedF32Array(kb.module, kb.fn, "b_tile", t.bk * t.pitchB());
@@ -364,7 +401,118 @@ void emitGemm(GpuKernelBuilder& kb) {
   // (their latency hidden behind the multiply-adds), accumulates, and meets
   // again before the next step's stores.
   const int64_t k_steps = ceilDiv(p.K, t.bk);
-  std::vector<llvm::Value*> acc(rm * rn, llvm::ConstantFP::get(f32, 0.0));
+  // Tensor cores: warp (wm, wn) of 2 x 4 owns rows wm * wtm ... and columns
+  // wn * wtn ... of the tile, as mi_count x ni_count pieces of 16 x 8, four
+  // f32 accumulators a lane each (PTX ISA's C/D fragment: c_i at row
+  // group + 8 * (i / 2), column 2 * tig + i % 2; group = lane / 4,
+  // tig = lane % 4).
+  const int64_t wtm = t.tm / 2, wtn = t.tn / 4;
+  const int64_t mi_count = wtm / 16, ni_count = wtn / 8;
+  const int64_t n_acc = mma == Mma::None ? rm * rn : mi_count * ni_count * 4;
+  llvm::Value* lane = b.CreateAnd(tid, c32(31), "lane");
+  llvm::Value* warp = b.CreateLShr(tid, c32(5), "warp");
+  llvm::Value* lane_group = b.CreateLShr(lane, c32(2), "group");
+  llvm::Value* tig = b.CreateAnd(lane, c32(3), "tig");
+  llvm::Value* warp_row = b.CreateMul(b.CreateLShr(warp, c32(2)), c32(wtm));
+  llvm::Value* warp_col = b.CreateMul(b.CreateAnd(warp, c32(3)), c32(wtn));
+  llvm::Type* i32 = b.getInt32Ty();
+  // What a staged f32 becomes in shared memory: rounded to the mode's format
+  // (cvt.rna.tf32.f32; fptrunc to bf16 / f16, round to nearest even), kept as
+  // an f32 holding that value (exact), so the fragments read it back as is.
+  auto convert = [&](llvm::Value* v) -> llvm::Value* {
+    switch (mma) {
+      case Mma::None:
+        return v;
+      case Mma::Tf32:
+        return b.CreateBitCast(b.CreateIntrinsic(i32, llvm::Intrinsic::nvvm_f2tf32_rna, {v}), f32);
+      case Mma::Bf16:
+        return b.CreateFPExt(b.CreateFPTrunc(v, b.getBFloatTy()), f32);
+      case Mma::F16:
+      case Mma::F16K8:
+        return b.CreateFPExt(b.CreateFPTrunc(v, b.getHalfTy()), f32);
+    }
+    return v;
+  };
+  // Element (k, r) of a staged slice.
+  auto sharedF32 = [&](llvm::GlobalVariable* tile, int64_t pitch, llvm::Value* k,
+                       llvm::Value* r) -> llvm::Value* {
+    return b.CreateAlignedLoad(f32, sharedAt(tile, b.CreateAdd(b.CreateMul(k, c32(pitch)), r)),
+                               llvm::Align(4));
+  };
+  // One 32-bit fragment register: a tf32 element, or two 16-bit ones (the
+  // lower k or column in the low half).
+  auto pack = [&](llvm::Value* lo, llvm::Value* hi) -> llvm::Value* {
+    if (mma == Mma::Bf16) {
+      // bf16 values held as f32: their top 16 bits.
+      llvm::Value* l = b.CreateLShr(b.CreateBitCast(lo, i32), c32(16));
+      llvm::Value* h = b.CreateAnd(b.CreateBitCast(hi, i32), c32(0xffff0000u));
+      return b.CreateOr(l, h);
+    }
+    llvm::Type* h2 = llvm::FixedVectorType::get(b.getHalfTy(), 2);
+    llvm::Value* v = llvm::PoisonValue::get(h2);
+    v = b.CreateInsertElement(v, b.CreateFPTrunc(lo, b.getHalfTy()), uint64_t{0});
+    return b.CreateInsertElement(v, b.CreateFPTrunc(hi, b.getHalfTy()), uint64_t{1});
+  };
+  // The warp's mma pieces for one k0 (a multiple of mmaK) of the slices.
+  auto mmaStep = [&](int64_t k0, std::vector<llvm::Value*>& acc_io) {
+    const int64_t mk = mmaK(mma);
+    // A fragments (PTX ISA, mma.m16n8k8 .tf32: a_i at row group + 8 * (i % 2),
+    // column tig + 4 * (i / 2); m16n8k16 .f16/.bf16: register i holds row
+    // group + 8 * (i % 2), columns 2 * tig + 8 * (i / 2) + {0, 1};
+    // m16n8k8 .f16: register i row group + 8 * i, columns 2 * tig + {0, 1}).
+    std::vector<std::vector<llvm::Value*>> afrag(mi_count), bfrag(ni_count);
+    for (int64_t mi = 0; mi < mi_count; ++mi) {
+      llvm::Value* row = b.CreateAdd(warp_row, b.CreateAdd(lane_group, c32(mi * 16)));
+      auto a = [&](int64_t dr, llvm::Value* k) {
+        return sharedF32(as, t.pitchA(), b.CreateAdd(k, c32(k0)), b.CreateAdd(row, c32(dr)));
+      };
+      if (mma == Mma::Tf32) {
+        for (int64_t i = 0; i < 4; ++i)
+          afrag[mi].push_back(
+              b.CreateBitCast(a(8 * (i % 2), b.CreateAdd(tig, c32(4 * (i / 2)))), i32));
+      } else {
+        const int64_t regs = mma == Mma::F16K8 ? 2 : 4;
+        for (int64_t i = 0; i < regs; ++i) {
+          const int64_t dr = mma == Mma::F16K8 ? 8 * i : 8 * (i % 2);
+          const int64_t dk = mma == Mma::F16K8 ? 0 : 8 * (i / 2);
+          llvm::Value* k = b.CreateAdd(b.CreateMul(tig, c32(2)), c32(dk));
+          afrag[mi].push_back(pack(a(dr, k), a(dr, b.CreateAdd(k, c32(1)))));
+        }
+      }
+    }
+    // B fragments (.tf32: b_i at k tig + 4 * i, column group; .f16/.bf16:
+    // register i holds k 2 * tig + 8 * i + {0, 1}, column group).
+    for (int64_t ni = 0; ni < ni_count; ++ni) {
+      llvm::Value* col = b.CreateAdd(warp_col, b.CreateAdd(lane_group, c32(ni * 8)));
+      auto bb = [&](llvm::Value* k) {
+        return sharedF32(bs, t.pitchB(), b.CreateAdd(k, c32(k0)), col);
+      };
+      const int64_t regs = mk == 16 ? 2 : (mma == Mma::Tf32 ? 2 : 1);
+      for (int64_t i = 0; i < regs; ++i) {
+        if (mma == Mma::Tf32) {
+          bfrag[ni].push_back(b.CreateBitCast(bb(b.CreateAdd(tig, c32(4 * i))), i32));
+        } else {
+          llvm::Value* k = b.CreateAdd(b.CreateMul(tig, c32(2)), c32(8 * i));
+          bfrag[ni].push_back(pack(bb(k), bb(b.CreateAdd(k, c32(1)))));
+        }
+      }
+    }
+    llvm::Intrinsic::ID id = mma == Mma::Tf32   ? llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32
+                             : mma == Mma::Bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                             : mma == Mma::F16  ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32
+                                                : llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_f32_f32;
+    for (int64_t mi = 0; mi < mi_count; ++mi)
+      for (int64_t ni = 0; ni < ni_count; ++ni) {
+        std::vector<llvm::Value*> args = afrag[mi];
+        args.insert(args.end(), bfrag[ni].begin(), bfrag[ni].end());
+        const int64_t base = (mi * ni_count + ni) * 4;
+        for (int64_t i = 0; i < 4; ++i) args.push_back(acc_io[base + i]);
+        llvm::Value* d = b.CreateIntrinsic(id, {}, args);
+        for (int64_t i = 0; i < 4; ++i)
+          acc_io[base + i] = b.CreateExtractValue(d, {static_cast<unsigned>(i)});
+      }
+  };
+  std::vector<llvm::Value*> acc(n_acc, llvm::ConstantFP::get(f32, 0.0));
   if (k_steps > 0) {
     std::vector<Staged> first = fetchStep(c64(0));
     std::vector<llvm::Value*> init = acc;
@@ -373,10 +521,16 @@ void emitGemm(GpuKernelBuilder& kb) {
         b, c64(0), c64(k_steps), c64(1), init,
         [&](llvm::Value* step, const std::vector<llvm::Value*>& in) {
           for (size_t x = 0; x < first.size(); ++x)
-            b.CreateStore(in[rm * rn + x], sharedAt(first[x].tile, first[x].at));
+            b.CreateStore(convert(in[n_acc + x]), sharedAt(first[x].tile, first[x].at));
           barrier(b);
           std::vector<Staged> next = fetchStep(b.CreateAdd(step, c64(1)));
-          std::vector<llvm::Value*> out(in.begin(), in.begin() + rm * rn);
+          std::vector<llvm::Value*> out(in.begin(), in.begin() + n_acc);
+          if (mma != Mma::None) {
+            for (int64_t k0 = 0; k0 < t.bk; k0 += mmaK(mma)) mmaStep(k0, out);
+            barrier(b);
+            for (const Staged& st : next) out.push_back(st.value);
+            return out;
+          }
           llvm::Value* a_row = b.CreateMul(ty, c32(rm));
           llvm::Value* b_col = b.CreateMul(tx, c32(rn));
           for (int64_t kk = 0; kk < t.bk; ++kk) {
@@ -395,7 +549,7 @@ void emitGemm(GpuKernelBuilder& kb) {
           return out;
         },
         "kstep");
-    acc.assign(carried.begin(), carried.begin() + rm * rn);
+    acc.assign(carried.begin(), carried.begin() + n_acc);
   }
 
   // The store: Y = alpha * acc + beta * C (Gemm), acc + bias (MatMul), then
@@ -403,46 +557,58 @@ void emitGemm(GpuKernelBuilder& kb) {
   llvm::Value* C = p.c_input >= 0 ? kb.input_ptrs[p.c_input] : nullptr;
   llvm::Value* bias = p.bias_input >= 0 ? kb.input_ptrs[p.bias_input] : nullptr;
   llvm::Value* residual = p.residual_input >= 0 ? kb.input_ptrs[p.residual_input] : nullptr;
-  for (int64_t i = 0; i < rm; ++i) {
-    llvm::Value* gm = b.CreateAdd(
-        row0, b.CreateZExt(b.CreateAdd(b.CreateMul(ty, c32(rm)), c32(i)), b.getInt64Ty()));
-    for (int64_t j = 0; j < rn; ++j) {
-      llvm::Value* gn = b.CreateAdd(
-          col0, b.CreateZExt(b.CreateAdd(b.CreateMul(tx, c32(rn)), c32(j)), b.getInt64Ty()));
-      llvm::Value* inside =
-          b.CreateAnd(b.CreateICmpULT(gm, c64(p.M)), b.CreateICmpULT(gn, c64(p.N)));
-      emitIf(
-          b, inside,
-          [&] {
-            llvm::Value* v = acc[i * rn + j];
-            if (p.alpha != 1.0) v = b.CreateFMul(llvm::ConstantFP::get(f32, p.alpha), v);
-            if (C) {
-              llvm::Value* c = cpu::loadF32(
-                  b, C, b.CreateAdd(b.CreateMul(gm, c64(p.c_sm)), b.CreateMul(gn, c64(p.c_sn))));
-              v = b.CreateFAdd(v, b.CreateFMul(llvm::ConstantFP::get(f32, p.beta), c));
-            }
-            llvm::Value* at;
-            if (p.conv) {
-              // Y[image, g * M/G + m, position]; the bias per output channel.
-              const ConvShape& cs = *p.conv;
-              const int64_t outs = product(cs.out, 0, cs.rank());
-              llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.M)), gm);
-              if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, channel));
-              llvm::Value* image = b.CreateUDiv(gn, c64(outs));
-              at = b.CreateAdd(
-                  b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(cs.m)), channel), c64(outs)),
-                  b.CreateURem(gn, c64(outs)));
-            } else {
-              if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, gn));
-              at = b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn));
-            }
-            if (residual) v = b.CreateFAdd(v, cpu::loadF32(b, residual, at));
-            v = cpu::emitActivation(b, p.epilogue, v);
-            cpu::storeF32(b, v, Y, at);
-          },
-          "store");
-    }
+  // Accumulator `value` is Y's element at tile row r_local, column c_local.
+  auto storeOne = [&](llvm::Value* value, llvm::Value* r_local, llvm::Value* c_local) {
+    llvm::Value* gm = b.CreateAdd(row0, b.CreateZExt(r_local, b.getInt64Ty()));
+    llvm::Value* gn = b.CreateAdd(col0, b.CreateZExt(c_local, b.getInt64Ty()));
+    llvm::Value* inside = b.CreateAnd(b.CreateICmpULT(gm, c64(p.M)), b.CreateICmpULT(gn, c64(p.N)));
+    emitIf(
+        b, inside,
+        [&] {
+          llvm::Value* v = value;
+          if (p.alpha != 1.0) v = b.CreateFMul(llvm::ConstantFP::get(f32, p.alpha), v);
+          if (C) {
+            llvm::Value* c = cpu::loadF32(
+                b, C, b.CreateAdd(b.CreateMul(gm, c64(p.c_sm)), b.CreateMul(gn, c64(p.c_sn))));
+            v = b.CreateFAdd(v, b.CreateFMul(llvm::ConstantFP::get(f32, p.beta), c));
+          }
+          llvm::Value* at;
+          if (p.conv) {
+            // Y[image, g * M/G + m, position]; the bias per output channel.
+            const ConvShape& cs = *p.conv;
+            const int64_t outs = product(cs.out, 0, cs.rank());
+            llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.M)), gm);
+            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, channel));
+            llvm::Value* image = b.CreateUDiv(gn, c64(outs));
+            at = b.CreateAdd(
+                b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(cs.m)), channel), c64(outs)),
+                b.CreateURem(gn, c64(outs)));
+          } else {
+            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, gn));
+            at = b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn));
+          }
+          if (residual) v = b.CreateFAdd(v, cpu::loadF32(b, residual, at));
+          v = cpu::emitActivation(b, p.epilogue, v);
+          cpu::storeF32(b, v, Y, at);
+        },
+        "store");
+  };
+  if (mma != Mma::None) {
+    for (int64_t mi = 0; mi < mi_count; ++mi)
+      for (int64_t ni = 0; ni < ni_count; ++ni)
+        for (int64_t i = 0; i < 4; ++i) {
+          llvm::Value* r =
+              b.CreateAdd(warp_row, b.CreateAdd(lane_group, c32(mi * 16 + 8 * (i / 2))));
+          llvm::Value* c =
+              b.CreateAdd(warp_col, b.CreateAdd(b.CreateMul(tig, c32(2)), c32(ni * 8 + i % 2)));
+          storeOne(acc[(mi * ni_count + ni) * 4 + i], r, c);
+        }
+    return;
   }
+  for (int64_t i = 0; i < rm; ++i)
+    for (int64_t j = 0; j < rn; ++j)
+      storeOne(acc[i * rn + j], b.CreateAdd(b.CreateMul(ty, c32(rm)), c32(i)),
+               b.CreateAdd(b.CreateMul(tx, c32(rn)), c32(j)));
 }
 
 GpuLowering makeGemmLowering() {

@@ -136,12 +136,33 @@ class GpuKernels : public ::testing::TestWithParam<std::string> {
         std::cout << " [" << cases[i].label << ": " << it->second.registers << " regs, "
                   << it->second.shared_bytes << " B smem]";
     }
+    // The most registers per label suffix (" [tf32]" ...; "" for none).
+    std::map<std::string, uint32_t> most;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      auto it = info.find("k" + std::to_string(i));
+      if (it == info.end()) continue;
+      const std::string& label = cases[i].label;
+      const size_t open = label.rfind(" [");
+      uint32_t& m = most[open == std::string::npos ? "" : label.substr(open + 1)];
+      m = std::max(m, it->second.registers);
+    }
+    for (const auto& [suffix, regs] : most)
+      std::cout << " max" << (suffix.empty() ? "" : " ") << suffix << ": " << regs << " regs;";
     std::cout << "\n";
   }
 };
 
 TEST_P(GpuKernels, Elementwise) { run(elementwiseCases(), "elementwise"); }
 TEST_P(GpuKernels, MatMulGemm) { run(linalgCases(), "matmul/gemm"); }
+// The tensor-core GEMMs: tf32, bf16 and f16 (m16n8k16) on sm_80 and newer;
+// f16 m16n8k8 everywhere (sm_75's only mma shape with f32 accumulate).
+TEST_P(GpuKernels, MatMulGemmMma) {
+  std::vector<KernelCase> cases = testing::mmaCases("f16", "m16n8k8");
+  if (smTargetOf(profileNamed(GetParam())).sm >= 80)
+    for (const char* p : {"tf32", "bf16", "f16"})
+      for (KernelCase& c : testing::mmaCases(p)) cases.push_back(std::move(c));
+  run(cases, "mma matmul/gemm");
+}
 TEST_P(GpuKernels, SoftmaxNorm) { run(rowCases(), "rows"); }
 TEST_P(GpuKernels, Pool) { run(testing::poolCases(), "pools"); }
 TEST_P(GpuKernels, Reduce) { run(testing::reduceCases(), "reductions"); }

@@ -103,7 +103,13 @@ std::unique_ptr<llvm::Module> createGpuModule(const std::string& name, llvm::LLV
 // LLVM's NVPTX TargetMachine for `target` (CPU "sm_XY[a]", feature +ptxNN).
 std::unique_ptr<llvm::TargetMachine> createGpuTargetMachine(const SmTarget& target);
 
-// Optimizes a copy of `module` (O3) and prints it as PTX for `target`.
+// `target` with its PTX ISA raised to what `module`'s instructions need
+// beyond the SM's minimum: mma.sync.m16n8k8 .f16 (nanoc --gpu-precision f16
+// on sm_75) needs PTX 6.5. Everything else: `target` unchanged.
+SmTarget withModuleNeeds(const SmTarget& target, const llvm::Module& module);
+
+// Optimizes a copy of `module` (O3) and prints it as PTX for
+// withModuleNeeds(target, module).
 std::string emitPtx(const llvm::Module& module, const SmTarget& target);
 
 // Assembles `ptx` into a cubin for `target` with the CUDA toolkit's ptxas

@@ -157,8 +157,14 @@ std::unique_ptr<llvm::TargetMachine> createGpuTargetMachine(const SmTarget& targ
   return tm;
 }
 
+SmTarget withModuleNeeds(const SmTarget& target, const llvm::Module& module) {
+  SmTarget t = target;
+  if (module.getFunction("llvm.nvvm.mma.m16n8k8.row.col.f32.f32") && t.ptx_isa < 65) t.ptx_isa = 65;
+  return t;
+}
+
 std::string emitPtx(const llvm::Module& module, const SmTarget& target) {
-  std::unique_ptr<llvm::TargetMachine> tm = createGpuTargetMachine(target);
+  std::unique_ptr<llvm::TargetMachine> tm = createGpuTargetMachine(withModuleNeeds(target, module));
   std::unique_ptr<llvm::Module> m = llvm::CloneModule(module);
   m->setTargetTriple(tm->getTargetTriple());
   m->setDataLayout(tm->createDataLayout());

@@ -184,6 +184,23 @@ inline std::vector<KernelCase> linalgCases() {
   return cases;
 }
 
+// linalgCases() with nanoc --gpu-precision's attribute on every product
+// (gpu_precision = "tf32" | "bf16" | "f16"; `shape` "m16n8k8" for sm_75's f16
+// shape), labels suffixed " [precision]", plus a K that is no multiple of 16
+// and a long K.
+inline std::vector<KernelCase> mmaCases(const std::string& precision,
+                                        const std::string& shape = "") {
+  std::vector<KernelCase> cases = linalgCases();
+  addCase(cases, "MatMul/K=37", "MatMul", {f32({70, 37}), f32({37, 65})}, {});
+  addCase(cases, "MatMul/large K=515", "MatMul", {f32({130, 515}), f32({515, 200})}, {});
+  for (KernelCase& c : cases) {
+    c.graph->node->attrs["gpu_precision"] = precision;
+    if (!shape.empty()) c.graph->node->attrs["gpu_mma_shape"] = shape;
+    c.label += " [" + precision + (shape.empty() ? "" : " " + shape) + "]";
+  }
+  return cases;
+}
+
 inline std::vector<KernelCase> rowCases() {
   std::vector<KernelCase> cases;
   for (const char* op : {"Softmax", "LogSoftmax"}) {

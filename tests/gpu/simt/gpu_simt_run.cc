@@ -5,6 +5,7 @@
 // compares the outputs with ONNX Runtime.
 //
 //   gpu-simt-run MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR [--gpu-offload=all]
+//                [--gpu-precision=exact|tf32|bf16|f16]
 //
 // The pipeline is nanoc's for a GPU target (nanoc_main.cc):
 // no channel-blocked layout, no Convs on patches (the GPU runs Conv), no
@@ -50,6 +51,7 @@ int run(int argc, char** argv) {
   std::string model, out_dir = ".";
   std::map<std::string, std::string> inputs;
   nanoc::GpuOffload offload = nanoc::GpuOffload::Auto;
+  nanoc::GpuPrecision precision;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--input" && i + 1 < argc) {
@@ -59,6 +61,12 @@ int run(int argc, char** argv) {
       inputs[v.substr(0, eq)] = v.substr(eq + 1);
     } else if (arg == "--gpu-offload=all") {
       offload = nanoc::GpuOffload::All;
+    } else if (arg.rfind("--gpu-precision=", 0) == 0 ||
+               (arg == "--gpu-precision" && i + 1 < argc)) {
+      // As nanoc's, for sm_80 and newer (min_sm 80).
+      precision.mode = arg == "--gpu-precision" ? argv[++i] : arg.substr(arg.find('=') + 1);
+      if (!nanoc::isGpuPrecision(precision.mode))
+        throw nanoc::CompileError("--gpu-precision must be exact, tf32, bf16 or f16");
     } else if (arg == "--output-dir" && i + 1 < argc) {
       out_dir = argv[++i];
     } else if (model.empty() && arg[0] != '-') {
@@ -66,7 +74,7 @@ int run(int argc, char** argv) {
     } else {
       throw nanoc::CompileError(
           "usage: gpu-simt-run MODEL --input NAME=FILE.npy ... "
-          "--output-dir DIR");
+          "--output-dir DIR [--gpu-offload=all] [--gpu-precision=exact|tf32|bf16|f16]");
     }
   }
   std::unique_ptr<nanoc::Graph> graph =
@@ -79,7 +87,7 @@ int run(int argc, char** argv) {
   pipeline.nchwc_block = 0;
   pipeline.fuse_epilogues = false;
   nanoc::runPipeline(*graph, pipeline);
-  const size_t placed = nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering, offload);
+  const size_t placed = nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering, offload, precision);
   nanoc::verifyGraph(*graph);
 
   llvm::LLVMContext context;

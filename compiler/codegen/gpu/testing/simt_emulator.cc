@@ -5,6 +5,7 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
@@ -15,6 +16,7 @@
 #include <llvm/TargetParser/Host.h>
 #include <ucontext.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -23,7 +25,9 @@
 namespace nanoc::simt {
 namespace {
 
-enum class Wait : uint8_t { Ready, Barrier, Shuffle, Done };
+enum class Wait : uint8_t { Ready, Barrier, Shuffle, Mma, Done };
+// The mma.sync shapes and types the kernels use (f32 accumulate).
+enum class MmaKind : uint8_t { Tf32M16N8K8, Bf16M16N8K16, F16M16N8K16, F16M16N8K8 };
 enum class ShuffleMode : uint8_t { Up, Down, Bfly, Idx };
 
 struct Thread {
@@ -33,6 +37,10 @@ struct Thread {
   Wait wait = Wait::Ready;
   ShuffleMode mode = ShuffleMode::Bfly;
   uint32_t b = 0, c = 0, value = 0, result = 0;
+  // mma.sync: this lane's A, B, C fragment registers in, D out.
+  MmaKind mma = MmaKind::Tf32M16N8K8;
+  uint32_t mma_in[12] = {};
+  float mma_out[4] = {};
 };
 
 // The block being run (one at a time; thread_local keeps emulators on two OS
@@ -119,6 +127,37 @@ uint32_t shuffle(ShuffleMode mode, uint32_t value, uint32_t b, uint32_t c) {
     std::memcpy(&out, &bits, 4);                                                  \
     return out;                                                                   \
   }
+// cvt.rna.tf32.f32: round to nearest, ties away from zero, on the 13
+// dropped mantissa bits (adding half of the last kept bit to the magnitude);
+// NaN and infinity unchanged.
+uint32_t simt_f2tf32_rna(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  if ((bits & 0x7f800000u) == 0x7f800000u) return bits;
+  return (bits + 0x1000u) & 0xffffe000u;
+}
+
+// Every mma call is rewritten to pass its operands as 32-bit words (A, B, C
+// fragment registers in order) and a pointer for the four D values.
+void mmaCall(MmaKind kind, const uint32_t* in, float* out) {
+  Thread* t = g_block->current;
+  t->wait = Wait::Mma;
+  t->mma = kind;
+  std::memcpy(t->mma_in, in, sizeof(t->mma_in));
+  yieldToScheduler();
+  std::memcpy(out, t->mma_out, sizeof(t->mma_out));
+}
+void simt_mma_tf32_m16n8k8(const uint32_t* in, float* out) {
+  mmaCall(MmaKind::Tf32M16N8K8, in, out);
+}
+void simt_mma_bf16_m16n8k16(const uint32_t* in, float* out) {
+  mmaCall(MmaKind::Bf16M16N8K16, in, out);
+}
+void simt_mma_f16_m16n8k16(const uint32_t* in, float* out) {
+  mmaCall(MmaKind::F16M16N8K16, in, out);
+}
+void simt_mma_f16_m16n8k8(const uint32_t* in, float* out) { mmaCall(MmaKind::F16M16N8K8, in, out); }
+
 NANOC_SIMT_SHUFFLE(Up, up)
 NANOC_SIMT_SHUFFLE(Down, down)
 NANOC_SIMT_SHUFFLE(Bfly, bfly)
@@ -154,6 +193,113 @@ uint32_t shuffleSource(const Thread& t, uint32_t lane) {
   return in_range ? static_cast<uint32_t>(j) : lane;
 }
 
+float bitsToFloat(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// IEEE binary16 to f32 (exact).
+float halfToFloat(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  if (exp == 0x1f) return bitsToFloat(sign | 0x7f800000u | (mant << 13));
+  if (exp != 0) return bitsToFloat(sign | ((exp + 112) << 23) | (mant << 13));
+  const float v = std::ldexp(static_cast<float>(mant), -24);  // subnormal or zero
+  return sign ? -v : v;
+}
+
+struct MmaShape {
+  int k, a_regs, b_regs;
+};
+MmaShape mmaShape(MmaKind kind) {
+  switch (kind) {
+    case MmaKind::Tf32M16N8K8:
+      return {8, 4, 2};
+    case MmaKind::Bf16M16N8K16:
+    case MmaKind::F16M16N8K16:
+      return {16, 4, 2};
+    case MmaKind::F16M16N8K8:
+      return {8, 2, 1};
+  }
+  return {8, 4, 2};
+}
+
+// One warp's mma.sync: gathers A (16 x k), B (k x 8) and C (16 x 8) from the
+// lanes' fragment registers by PTX ISA's layouts (group = lane / 4,
+// tig = lane % 4), computes D = A * B + C in f32, gives each lane its D.
+//  .tf32 m16n8k8: a_i (row group + 8 (i % 2), col tig + 4 (i / 2));
+//                 b_i (k tig + 4 i, col group).
+//  .f16/.bf16 m16n8k16: register a_i holds (row group + 8 (i % 2),
+//                 col 2 tig + 8 (i / 2) + h), h = 0 in the low half;
+//                 register b_i holds (k 2 tig + 8 i + h, col group).
+//  .f16 m16n8k8:  register a_i holds (row group + 8 i, col 2 tig + h);
+//                 b_0 holds (k 2 tig + h, col group).
+//  C/D: c_i (row group + 8 (i / 2), col 2 tig + i % 2).
+void runMma(Thread* lanes) {
+  const MmaKind kind = lanes[0].mma;
+  const MmaShape s = mmaShape(kind);
+  float A[16][16] = {}, B[16][8] = {}, C[16][8] = {};
+  auto element = [&](uint32_t word, int h) {
+    switch (kind) {
+      case MmaKind::Tf32M16N8K8:
+        return bitsToFloat(word & 0xffffe000u);  // tf32 reads the top 19 bits
+      case MmaKind::Bf16M16N8K16:
+        return bitsToFloat(((word >> (16 * h)) & 0xffffu) << 16);
+      default:
+        return halfToFloat(static_cast<uint16_t>(word >> (16 * h)));
+    }
+  };
+  const bool tf32 = kind == MmaKind::Tf32M16N8K8, k8_f16 = kind == MmaKind::F16M16N8K8;
+  for (int lane = 0; lane < 32; ++lane) {
+    const Thread& t = lanes[lane];
+    const int g = lane / 4, q = lane % 4;
+    for (int i = 0; i < s.a_regs; ++i) {
+      const uint32_t w = t.mma_in[i];
+      if (tf32) {
+        A[g + 8 * (i % 2)][q + 4 * (i / 2)] = element(w, 0);
+        continue;
+      }
+      const int row = k8_f16 ? g + 8 * i : g + 8 * (i % 2);
+      const int col = k8_f16 ? 2 * q : 2 * q + 8 * (i / 2);
+      A[row][col] = element(w, 0);
+      A[row][col + 1] = element(w, 1);
+    }
+    for (int i = 0; i < s.b_regs; ++i) {
+      const uint32_t w = t.mma_in[s.a_regs + i];
+      if (tf32) {
+        B[q + 4 * i][g] = element(w, 0);
+        continue;
+      }
+      B[2 * q + 8 * i][g] = element(w, 0);
+      B[2 * q + 8 * i + 1][g] = element(w, 1);
+    }
+    for (int i = 0; i < 4; ++i)
+      C[g + 8 * (i / 2)][2 * q + i % 2] = bitsToFloat(t.mma_in[s.a_regs + s.b_regs + i]);
+  }
+  float D[16][8];
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 8; ++c) {
+      float acc = C[r][c];
+      for (int k = 0; k < s.k; ++k) acc = std::fma(A[r][k], B[k][c], acc);
+      D[r][c] = acc;
+    }
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, q = lane % 4;
+    for (int i = 0; i < 4; ++i) lanes[lane].mma_out[i] = D[g + 8 * (i / 2)][2 * q + i % 2];
+  }
+}
+
+// The mma intrinsics the emulator takes, and the host function of each.
+const std::map<std::string, void*>& mmaTable() {
+  static const std::map<std::string, void*> table = {
+      {"llvm.nvvm.mma.m16n8k8.row.col.tf32", reinterpret_cast<void*>(simt_mma_tf32_m16n8k8)},
+      {"llvm.nvvm.mma.m16n8k16.row.col.bf16", reinterpret_cast<void*>(simt_mma_bf16_m16n8k16)},
+      {"llvm.nvvm.mma.m16n8k16.row.col.f32.f32", reinterpret_cast<void*>(simt_mma_f16_m16n8k16)},
+      {"llvm.nvvm.mma.m16n8k8.row.col.f32.f32", reinterpret_cast<void*>(simt_mma_f16_m16n8k8)},
+  };
+  return table;
+}
+
 // The intrinsic names the emulator replaces, and what with.
 const std::map<std::string, void*>& intrinsicTable() {
   static const std::map<std::string, void*> table = {
@@ -182,6 +328,7 @@ const std::map<std::string, void*>& intrinsicTable() {
       {"llvm.nvvm.shfl.sync.bfly.f32", reinterpret_cast<void*>(simt_shfl_bfly_f32)},
       {"llvm.nvvm.shfl.sync.idx.i32", reinterpret_cast<void*>(simt_shfl_idx_i32)},
       {"llvm.nvvm.shfl.sync.idx.f32", reinterpret_cast<void*>(simt_shfl_idx_f32)},
+      {"llvm.nvvm.f2tf32.rna", reinterpret_cast<void*>(simt_f2tf32_rna)},
   };
   return table;
 }
@@ -232,6 +379,47 @@ Emulator::Emulator(const llvm::Module& gpu_module) : impl_(std::make_unique<Impl
   }
   llvm::orc::SymbolMap symbols;
   auto& es = impl_->jit->getExecutionSession();
+  // mma calls: operands stored as 32-bit words into a stack array, a call
+  // to the host function with it and a result array, the struct rebuilt.
+  {
+    std::vector<llvm::Function*> mmas;
+    for (llvm::Function& f : *m)
+      if (f.isDeclaration() && mmaTable().count(f.getName().str())) mmas.push_back(&f);
+    for (llvm::Function* f : mmas) {
+      void* target = mmaTable().at(f->getName().str());
+      std::string host = "__simt_" + f->getName().str();
+      for (char& ch : host)
+        if (ch == '.') ch = '_';
+      llvm::LLVMContext& c = m->getContext();
+      llvm::Type* i32 = llvm::Type::getInt32Ty(c);
+      llvm::Type* f32 = llvm::Type::getFloatTy(c);
+      llvm::Type* ptr = llvm::PointerType::get(c, 0);
+      llvm::Function* replacement = llvm::Function::Create(
+          llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr, ptr}, false),
+          llvm::GlobalValue::ExternalLinkage, host, *m);
+      std::vector<llvm::CallInst*> calls;
+      for (llvm::User* u : f->users())
+        if (auto* call = llvm::dyn_cast<llvm::CallInst>(u)) calls.push_back(call);
+      for (llvm::CallInst* call : calls) {
+        llvm::IRBuilder<> entry(&*call->getFunction()->getEntryBlock().getFirstInsertionPt());
+        llvm::Value* in = entry.CreateAlloca(llvm::ArrayType::get(i32, 12));
+        llvm::Value* out = entry.CreateAlloca(llvm::ArrayType::get(f32, 4));
+        llvm::IRBuilder<> b(call);
+        for (unsigned i = 0; i < call->arg_size(); ++i)
+          b.CreateStore(b.CreateBitCast(call->getArgOperand(i), i32),
+                        b.CreateConstGEP1_32(i32, in, i));
+        b.CreateCall(replacement, {in, out});
+        llvm::Value* d = llvm::PoisonValue::get(call->getType());
+        for (unsigned i = 0; i < 4; ++i)
+          d = b.CreateInsertValue(d, b.CreateLoad(f32, b.CreateConstGEP1_32(f32, out, i)), {i});
+        call->replaceAllUsesWith(d);
+        call->eraseFromParent();
+      }
+      f->eraseFromParent();
+      symbols[es.intern(host)] = {llvm::orc::ExecutorAddr::fromPtr(target),
+                                  llvm::JITSymbolFlags::Exported};
+    }
+  }
   std::vector<llvm::Function*> intrinsics;
   for (llvm::Function& f : *m)
     if (f.isDeclaration() && f.getName().starts_with("llvm.nvvm.")) intrinsics.push_back(&f);
@@ -363,6 +551,31 @@ void Emulator::launch(const std::string& name, const gpu::GpuLaunch& launch,
               const uint32_t src = w * 32 + shuffleSource(t, i % 32);
               t.result = src < end ? block.threads[src].value : t.value;
             }
+            for (uint32_t i = w * 32; i < end; ++i) block.threads[i].wait = Wait::Ready;
+            progress = true;
+          }
+          // Warps whose 32 lanes all wait on an mma complete it.
+          for (uint32_t w = 0; w * 32 < threads; ++w) {
+            const uint32_t end = std::min(threads, (w + 1) * 32);
+            bool all = true, any = false;
+            for (uint32_t i = w * 32; i < end; ++i) {
+              const Wait s = block.threads[i].wait;
+              any = any || s == Wait::Mma;
+              all = all && s == Wait::Mma;
+            }
+            if (!any) continue;
+            if (!all || end - w * 32 != 32) {
+              bool blocked = true;
+              for (uint32_t i = w * 32; i < end; ++i)
+                blocked = blocked && block.threads[i].wait != Wait::Ready;
+              if (blocked || end - w * 32 != 32)
+                fail(where + ": warp " + std::to_string(w) + " runs mma.sync without all 32 lanes");
+              continue;
+            }
+            for (uint32_t i = w * 32; i < end; ++i)
+              if (block.threads[i].mma != block.threads[w * 32].mma)
+                fail(where + ": lanes of warp " + std::to_string(w) + " meet at different mmas");
+            runMma(&block.threads[w * 32]);
             for (uint32_t i = w * 32; i < end; ++i) block.threads[i].wait = Wait::Ready;
             progress = true;
           }

@@ -36,7 +36,23 @@ std::vector<KernelCase> allCases() {
   for (auto* group : {&testing::elementwiseCases, &testing::linalgCases, &testing::rowCases,
                       &testing::poolCases, &testing::reduceCases, &testing::dataMovementCases})
     for (KernelCase& c : (*group)()) cases.push_back(std::move(c));
+  // The tensor-core GEMMs (make leaves out what the SM lacks).
+  for (KernelCase& c : testing::mmaCases("f16", "m16n8k8")) cases.push_back(std::move(c));
+  for (const char* p : {"tf32", "bf16", "f16"})
+    for (KernelCase& c : testing::mmaCases(p)) cases.push_back(std::move(c));
   return cases;
+}
+
+// The node's gpu_precision ("" for none).
+std::string precisionOf(const Node& node) {
+  auto it = node.attrs.find("gpu_precision");
+  return it == node.attrs.end() ? "" : std::get<std::string>(it->second);
+}
+
+// Whether `sm` has the node's mma shape: sm_75 only f16 m16n8k8.
+bool runsOn(const Node& node, const SmTarget& sm) {
+  if (precisionOf(node).empty() || sm.sm >= 80) return true;
+  return precisionOf(node) == "f16" && node.has("gpu_mma_shape");
 }
 
 // Performance cases: inputs filled on the GPU, outputs not compared.
@@ -49,6 +65,11 @@ std::vector<KernelCase> perfCases() {
   addCase(cases, "perf Gemm 4096x1024x4096 transB", "Gemm",
           {f32({4096, 4096}), f32({1024, 4096}), f32({1024})},
           {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{1}}});
+  for (const char* p : {"tf32", "bf16", "f16"}) {
+    addCase(cases, std::string("perf MatMul 4096^3 [") + p + "]", "MatMul",
+            {f32({4096, 4096}), f32({4096, 4096})}, {});
+    cases.back().graph->node->attrs["gpu_precision"] = std::string(p);
+  }
   addCase(cases, "perf Add 2^26", "Add", {f32({1 << 26}), f32({1 << 26})}, {});
   addCase(cases, "perf Softmax 8192x4096", "Softmax", {f32({8192, 4096})}, {{"axis", int64_t{1}}});
   addCase(cases, "perf LayerNorm 8192x4096", "LayerNormalization",
@@ -88,7 +109,7 @@ int make(const std::string& dir, const std::string& sm_name) {
     for (const Value* v : node.inputs) bytes += v ? v->type.bytes() : 0;
     for (const Value* v : node.outputs) bytes += v->type.bytes();
     if (!perf && bytes > (16u << 20)) continue;
-    if (!hasGpuLowering(node)) continue;
+    if (!hasGpuLowering(node) || !runsOn(node, sm)) continue;
     std::string symbol = "k" + std::to_string(i);
     emitGpuKernel(node, *module, symbol);
     GpuLaunch l = findGpuLowering(node.op)->launch(node);
@@ -176,6 +197,23 @@ int check(const std::string& dir, const std::string& out) {
         continue;
       }
       int64_t n = type.numel();
+      if (const std::string precision = precisionOf(node); !precision.empty()) {
+        // Tensor cores: normwise, as gpu.GpuSimt.MatMulGemm{Tf32,Bf16,F16}.
+        const double bound = precision == "bf16" ? 1e-2 : 2e-3;
+        const float* g = reinterpret_cast<const float*>(got.data());
+        const float* w = reinterpret_cast<const float*>(want.data());
+        double diff = 0, norm = 0;
+        for (int64_t k = 0; k < n; ++k) {
+          diff += (double(g[k]) - w[k]) * (double(g[k]) - w[k]);
+          norm += double(w[k]) * w[k];
+        }
+        const double err = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+        if (!(err <= bound)) {
+          ++failed;
+          std::cout << "FAIL " << what << ": normwise error " << err << " > " << bound << "\n";
+        }
+        continue;
+      }
       double max_ref = 0;
       for (int64_t k = 0; k < n; ++k) {
         double r = loadScalar(type.dtype, want.data(), k).f;

@@ -14,8 +14,6 @@
 namespace nanoc::gpu {
 namespace {
 
-constexpr uint32_t kBlock = 256, kMaxGrid = 8192;
-
 GpuLowering makeBatchNormLowering() {
   GpuLowering lowering;
   lowering.supports = [](const Node& node) {
@@ -28,14 +26,7 @@ GpuLowering makeBatchNormLowering() {
       if (node.inputs[i]->type.numel() != x.dims[1]) return false;
     return true;
   };
-  lowering.launch = [](const Node& node) {
-    int64_t n = node.outputs[0]->type.numel();
-    GpuLaunch launch;
-    launch.block[0] = kBlock;
-    launch.grid[0] = static_cast<uint32_t>(
-        std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, static_cast<int64_t>(kMaxGrid)));
-    return launch;
-  };
+  lowering.launch = outputElementLaunch;
   lowering.emit = [](GpuKernelBuilder& kb) {
     const TensorType& x = kb.node.inputs[0]->type;
     const int64_t n = x.numel();

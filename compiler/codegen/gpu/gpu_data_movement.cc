@@ -18,21 +18,10 @@
 namespace nanoc::gpu {
 namespace {
 
-constexpr uint32_t kBlock = 256, kMaxGrid = 8192;
-
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t p = 1;
   for (size_t d = begin; d < end; ++d) p *= dims[d];
   return p;
-}
-
-GpuLaunch perElementLaunch(const Node& node) {
-  int64_t n = node.outputs[0]->type.numel();
-  GpuLaunch launch;
-  launch.block[0] = kBlock;
-  launch.grid[0] = static_cast<uint32_t>(
-      std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, static_cast<int64_t>(kMaxGrid)));
-  return launch;
 }
 
 // for each output element i: body(i), i64.
@@ -60,7 +49,7 @@ GpuLowering makeStridedLowering(bool slice) {
     StridedView v = slice ? sliceView(node) : expandView(node);
     return v.strides.size() == node.outputs[0]->type.rank();
   };
-  lowering.launch = perElementLaunch;
+  lowering.launch = outputElementLaunch;
   lowering.emit = [slice](GpuKernelBuilder& kb) {
     const TensorType& y = kb.node.outputs[0]->type;
     if (y.numel() == 0) return;
@@ -94,7 +83,7 @@ GpuLowering makeConcatLowering() {
     int64_t axis = node.i("axis");
     return axis >= 0 && axis < static_cast<int64_t>(node.outputs[0]->type.rank());
   };
-  lowering.launch = perElementLaunch;
+  lowering.launch = outputElementLaunch;
   lowering.emit = [](GpuKernelBuilder& kb) {
     const TensorType& y = kb.node.outputs[0]->type;
     if (y.numel() == 0) return;
@@ -146,7 +135,7 @@ GpuLowering makeGatherLowering() {
     return (t == DType::I32 || t == DType::I64) && axis >= 0 &&
            axis < static_cast<int64_t>(node.inputs[0]->type.rank());
   };
-  lowering.launch = perElementLaunch;
+  lowering.launch = outputElementLaunch;
   lowering.emit = [](GpuKernelBuilder& kb) {
     const TensorType& y = kb.node.outputs[0]->type;
     if (y.numel() == 0) return;

@@ -19,21 +19,10 @@
 namespace nanoc::gpu {
 namespace {
 
-constexpr uint32_t kBlock = 256, kMaxGrid = 8192;
-
 int64_t layoutCount(const cpu::BroadcastLayout& layout) {
   int64_t n = 1;
   for (int64_t d : layout.dims) n *= d;
   return n;
-}
-
-GpuLaunch elementwiseLaunch(const Node& node) {
-  int64_t n = node.outputs[0]->type.numel();
-  GpuLaunch launch;
-  launch.block[0] = kBlock;
-  launch.grid[0] = static_cast<uint32_t>(
-      std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, static_cast<int64_t>(kMaxGrid)));
-  return launch;
 }
 
 bool allInputsPresent(const Node& node) {
@@ -112,7 +101,7 @@ GpuLowering makeTableLowering() {
     cpu::collapseBroadcast(node);  // throws when the inputs do not broadcast
     return true;
   };
-  lowering.launch = elementwiseLaunch;
+  lowering.launch = outputElementLaunch;
   lowering.emit = [](GpuKernelBuilder& kb) {
     llvm::IRBuilder<>& b = kb.b;
     const DType out = kb.node.outputs[0]->type.dtype;
@@ -140,7 +129,7 @@ GpuLowering makeFusedLowering() {
     cpu::collapseBroadcast(node);
     return true;
   };
-  lowering.launch = elementwiseLaunch;
+  lowering.launch = outputElementLaunch;
   lowering.emit = [](GpuKernelBuilder& kb) {
     llvm::IRBuilder<>& b = kb.b;
     ElementwiseProgram program = decodeElementwise(kb.node, kb.node.outputs[0]->type);

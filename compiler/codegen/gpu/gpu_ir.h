@@ -55,6 +55,12 @@ llvm::GlobalVariable* sharedF32Array(llvm::Module& module, llvm::Function* fn,
 // (and index + one grid's stride) fits, else i64.
 llvm::IntegerType* indexType(llvm::IRBuilder<>& b, int64_t count);
 
+// The launch of a kernel with a thread per element, grid-stride: blocks of
+// 256 threads, ceil(n / 256) of them, at most 8192; by node, n is its first
+// output's element count.
+GpuLaunch perElementLaunch(int64_t n);
+GpuLaunch outputElementLaunch(const Node& node);
+
 // Lowerings by op name, the registry's entries (gpu_lowering.cc).
 std::vector<std::pair<std::string, GpuLowering>> elementwiseGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings();

@@ -3,6 +3,7 @@
 #include <llvm/IR/CallingConv.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <algorithm>
 #include <map>
 
 #include "compiler/codegen/gpu/gpu_ir.h"
@@ -179,6 +180,19 @@ llvm::GlobalVariable* sharedF32Array(llvm::Module& module, llvm::Function* fn,
                                       nullptr, llvm::GlobalValue::NotThreadLocal, kSharedSpace);
   gv->setAlignment(llvm::Align(16));
   return gv;
+}
+
+GpuLaunch perElementLaunch(int64_t n) {
+  constexpr int64_t kBlock = 256, kMaxGrid = 8192;
+  GpuLaunch launch;
+  launch.block[0] = kBlock;
+  launch.grid[0] =
+      static_cast<uint32_t>(std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, kMaxGrid));
+  return launch;
+}
+
+GpuLaunch outputElementLaunch(const Node& node) {
+  return perElementLaunch(node.outputs[0]->type.numel());
 }
 
 llvm::IntegerType* indexType(llvm::IRBuilder<>& b, int64_t count) {

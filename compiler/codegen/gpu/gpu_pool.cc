@@ -18,8 +18,6 @@
 namespace nanoc::gpu {
 namespace {
 
-constexpr uint32_t kBlock = 256, kMaxGrid = 8192;
-
 bool supportsPool(const Node& node) {
   if (node.inputs.size() != 1 || !node.inputs[0] || node.outputs.size() != 1) return false;
   if (node.inputs[0]->type.dtype != DType::F32) return false;
@@ -29,12 +27,7 @@ bool supportsPool(const Node& node) {
 
 GpuLaunch poolLaunch(const Node& node) {
   PoolShape s = poolShape(node);
-  int64_t n = s.planes() * s.outPlane();
-  GpuLaunch launch;
-  launch.block[0] = kBlock;
-  launch.grid[0] = static_cast<uint32_t>(
-      std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, static_cast<int64_t>(kMaxGrid)));
-  return launch;
+  return perElementLaunch(s.planes() * s.outPlane());
 }
 
 void emitPool(GpuKernelBuilder& kb, bool max) {

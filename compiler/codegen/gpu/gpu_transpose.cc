@@ -13,8 +13,6 @@
 namespace nanoc::gpu {
 namespace {
 
-constexpr uint32_t kBlock = 256, kMaxGrid = 8192;
-
 // The output's dims and, per dim, the input stride of its element.
 struct TransposeMap {
   std::vector<int64_t> dims, in_strides;
@@ -53,14 +51,7 @@ GpuLowering makeTransposeLowering() {
     transposeMap(node);
     return node.outputs[0]->type.dtype == node.inputs[0]->type.dtype;
   };
-  lowering.launch = [](const Node& node) {
-    int64_t n = node.outputs[0]->type.numel();
-    GpuLaunch launch;
-    launch.block[0] = kBlock;
-    launch.grid[0] = static_cast<uint32_t>(
-        std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, static_cast<int64_t>(kMaxGrid)));
-    return launch;
-  };
+  lowering.launch = outputElementLaunch;
   lowering.emit = [](GpuKernelBuilder& kb) {
     TransposeMap map = transposeMap(kb.node);
     const int64_t n = kb.node.outputs[0]->type.numel();

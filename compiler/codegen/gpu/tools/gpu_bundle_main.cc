@@ -1,10 +1,11 @@
 // On-GPU numerics of the GPU kernels, without a GPU on the machine that
 // compiles them (tools only):
 //
-//   nanoc_gpu_bundle make DIR [sm_90]   every case of gpu_test_cases.h (those
+//   nanoc_gpu_bundle make DIR [sm_90 [FILTER]]  every case of gpu_test_cases.h (those
 //       under 16 MiB) with random inputs and its op's reference outputs, the
 //       kernels in one cubin, a manifest for nanoc_gpu_cuda_run; plus
-//       performance cases whose inputs the runner fills itself
+//       performance cases whose inputs the runner fills itself; FILTER keeps
+//       the cases whose label contains it ("[" : the tensor-core ones)
 //   nanoc_gpu_cuda_run DIR OUT          (on the GPU machine) runs each kernel
 //       with its launch, writes its outputs to OUT
 //   nanoc_gpu_bundle check DIR OUT      compares OUT with the references by
@@ -89,7 +90,7 @@ std::vector<uint8_t> readFile(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
 }
 
-int make(const std::string& dir, const std::string& sm_name) {
+int make(const std::string& dir, const std::string& sm_name, const std::string& filter) {
   cpu::TargetProfile profile;
   for (cpu::TargetProfile& p : cpu::loadTargetProfiles(NANOC_SOURCE_TARGETS_DIR))
     if (p.name == sm_name) profile = p;
@@ -109,6 +110,9 @@ int make(const std::string& dir, const std::string& sm_name) {
     for (const Value* v : node.inputs) bytes += v ? v->type.bytes() : 0;
     for (const Value* v : node.outputs) bytes += v->type.bytes();
     if (!perf && bytes > (16u << 20)) continue;
+    // An optional FILTER keeps the numeric cases whose label contains it
+    // (e.g. "[" for the tensor-core ones); the performance cases stay.
+    if (!perf && !filter.empty() && cases[i].label.find(filter) == std::string::npos) continue;
     if (!hasGpuLowering(node) || !runsOn(node, sm)) continue;
     std::string symbol = "k" + std::to_string(i);
     emitGpuKernel(node, *module, symbol);
@@ -247,9 +251,10 @@ int check(const std::string& dir, const std::string& out) {
 int main(int argc, char** argv) {
   try {
     std::string mode = argc > 1 ? argv[1] : "";
-    if (mode == "make" && argc >= 3) return nanoc::gpu::make(argv[2], argc > 3 ? argv[3] : "sm_90");
+    if (mode == "make" && argc >= 3)
+      return nanoc::gpu::make(argv[2], argc > 3 ? argv[3] : "sm_90", argc > 4 ? argv[4] : "");
     if (mode == "check" && argc == 4) return nanoc::gpu::check(argv[2], argv[3]);
-    std::cerr << "usage: nanoc_gpu_bundle make DIR [sm_XY] | check DIR OUT\n";
+    std::cerr << "usage: nanoc_gpu_bundle make DIR [sm_XY [FILTER]] | check DIR OUT\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "nanoc_gpu_bundle: " << e.what() << "\n";

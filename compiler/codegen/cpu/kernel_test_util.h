@@ -39,6 +39,36 @@
 
 namespace nanoc::cpu::testing {
 
+// The elementwise table's test sweep, shared by the CPU and GPU lowering
+// tests: one dtype of each width and signedness (then the ones only the rows
+// that take any dtype accept: Cast, Equal, Where), and the attributes each
+// row's ONNX mapping would fill in.
+inline const std::vector<DType>& elementwiseTestDtypes() {
+  static const std::vector<DType> dtypes = {
+      DType::F32, DType::F64, DType::F16,    DType::BF16,     DType::I8,
+      DType::I16, DType::I32, DType::I64,    DType::U8,       DType::U16,
+      DType::U32, DType::U64, DType::Bool,   DType::I4,       DType::U4,
+      DType::I2,  DType::U2,  DType::F4E2M1, DType::F8E4M3FN, DType::F8E5M2FNUZ};
+  return dtypes;
+}
+inline const std::map<std::string, std::map<std::string, Attr>>& elementwiseTestAttrs() {
+  static const std::map<std::string, std::map<std::string, Attr>> attrs = {
+      {"Elu", {{"alpha", 0.7}}},
+      {"Celu", {{"alpha", 1.3}}},
+      {"Selu", {{"alpha", 1.6732632}, {"gamma", 1.050701}}},
+      {"LeakyRelu", {{"alpha", 0.01}}},
+      {"ThresholdedRelu", {{"alpha", 0.5}}},
+      {"HardSigmoid", {{"alpha", 0.2}, {"beta", 0.5}}},
+      {"Swish", {{"alpha", 0.7}}},
+      {"Shrink", {{"lambd", 0.5}, {"bias", 0.25}}},
+      {"Gelu", {{"approximate_tanh", int64_t{0}}}},
+      {"IsInf", {{"detect_negative", int64_t{1}}, {"detect_positive", int64_t{0}}}},
+      {"Mod", {{"fmod", int64_t{0}}}},
+      {"BitShift", {{"direction", std::string("LEFT")}}},
+  };
+  return attrs;
+}
+
 // A dense tensor buffer, 64-byte aligned as the runtime guarantees.
 class AlignedBuffer {
  public:

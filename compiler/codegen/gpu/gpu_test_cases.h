@@ -39,25 +39,8 @@ inline void addCase(std::vector<KernelCase>& cases, const std::string& label, co
 // lowering's test: a matrix, a row and a scalar, three broadcast patterns),
 // and fused chains.
 inline std::vector<KernelCase> elementwiseCases() {
-  const std::vector<DType> dtypes = {
-      DType::F32, DType::F64, DType::F16,    DType::BF16,     DType::I8,
-      DType::I16, DType::I32, DType::I64,    DType::U8,       DType::U16,
-      DType::U32, DType::U64, DType::Bool,   DType::I4,       DType::U4,
-      DType::I2,  DType::U2,  DType::F4E2M1, DType::F8E4M3FN, DType::F8E5M2FNUZ};
-  const std::map<std::string, Attrs> attrs = {
-      {"Elu", {{"alpha", 0.7}}},
-      {"Celu", {{"alpha", 1.3}}},
-      {"Selu", {{"alpha", 1.6732632}, {"gamma", 1.050701}}},
-      {"LeakyRelu", {{"alpha", 0.01}}},
-      {"ThresholdedRelu", {{"alpha", 0.5}}},
-      {"HardSigmoid", {{"alpha", 0.2}, {"beta", 0.5}}},
-      {"Swish", {{"alpha", 0.7}}},
-      {"Shrink", {{"lambd", 0.5}, {"bias", 0.25}}},
-      {"Gelu", {{"approximate_tanh", int64_t{0}}}},
-      {"IsInf", {{"detect_negative", int64_t{1}}, {"detect_positive", int64_t{0}}}},
-      {"Mod", {{"fmod", int64_t{0}}}},
-      {"BitShift", {{"direction", std::string("LEFT")}}},
-  };
+  const std::vector<DType>& dtypes = cpu::testing::elementwiseTestDtypes();
+  const auto& attrs = cpu::testing::elementwiseTestAttrs();
   std::vector<KernelCase> cases;
   for (const ElementwiseOp& op : elementwiseOps()) {
     for (DType dtype : dtypes) {

@@ -523,61 +523,55 @@ void Emulator::launch(const std::string& name, const gpu::GpuLaunch& launch,
             swapcontext(&block.scheduler, &t.context);
             progress = true;
           }
-          // Warps whose live lanes all wait on a shuffle complete it.
-          for (uint32_t w = 0; w * 32 < threads; ++w) {
-            const uint32_t end = std::min(threads, (w + 1) * 32);
-            bool all = true, any = false;
+          // Where warp w's lanes stand on a warp-collective op: none waits
+          // on it, some do and another lane may still arrive (Pending), every
+          // live lane does (Met), or some do and no other lane can arrive
+          // (Stuck: it exited or waits at a barrier).
+          enum class Meeting { None, Pending, Met, Stuck };
+          auto meeting = [&](uint32_t w, uint32_t end, Wait kind) {
+            bool all = true, any = false, blocked = true;
             for (uint32_t i = w * 32; i < end; ++i) {
               const Wait s = block.threads[i].wait;
-              any = any || s == Wait::Shuffle;
-              all = all && s == Wait::Shuffle;
+              any = any || s == kind;
+              all = all && s == kind;
+              blocked = blocked && s != Wait::Ready;
             }
-            if (!any) continue;
-            if (!all) {
-              bool blocked = true;  // can another lane still arrive?
-              for (uint32_t i = w * 32; i < end; ++i)
-                blocked = blocked && block.threads[i].wait != Wait::Ready;
-              if (blocked)
-                fail(where + ": warp " + std::to_string(w) +
-                     " shuffles with lanes that exited or wait at a barrier");
-              continue;
-            }
-            for (uint32_t i = w * 32; i < end; ++i) {
-              Thread& t = block.threads[i];
-              const Thread& first = block.threads[w * 32];
-              if (t.mode != first.mode || t.c != first.c)
-                fail(where + ": lanes of warp " + std::to_string(w) +
-                     " meet at different shuffles");
-              const uint32_t src = w * 32 + shuffleSource(t, i % 32);
-              t.result = src < end ? block.threads[src].value : t.value;
-            }
-            for (uint32_t i = w * 32; i < end; ++i) block.threads[i].wait = Wait::Ready;
-            progress = true;
-          }
-          // Warps whose 32 lanes all wait on an mma complete it.
+            return !any  ? Meeting::None
+                   : all ? Meeting::Met
+                         : (blocked ? Meeting::Stuck : Meeting::Pending);
+          };
           for (uint32_t w = 0; w * 32 < threads; ++w) {
             const uint32_t end = std::min(threads, (w + 1) * 32);
-            bool all = true, any = false;
-            for (uint32_t i = w * 32; i < end; ++i) {
-              const Wait s = block.threads[i].wait;
-              any = any || s == Wait::Mma;
-              all = all && s == Wait::Mma;
+            // Warps whose live lanes all wait on a shuffle complete it.
+            const Meeting shuffle = meeting(w, end, Wait::Shuffle);
+            if (shuffle == Meeting::Stuck)
+              fail(where + ": warp " + std::to_string(w) +
+                   " shuffles with lanes that exited or wait at a barrier");
+            if (shuffle == Meeting::Met) {
+              for (uint32_t i = w * 32; i < end; ++i) {
+                Thread& t = block.threads[i];
+                const Thread& first = block.threads[w * 32];
+                if (t.mode != first.mode || t.c != first.c)
+                  fail(where + ": lanes of warp " + std::to_string(w) +
+                       " meet at different shuffles");
+                const uint32_t src = w * 32 + shuffleSource(t, i % 32);
+                t.result = src < end ? block.threads[src].value : t.value;
+              }
+              for (uint32_t i = w * 32; i < end; ++i) block.threads[i].wait = Wait::Ready;
+              progress = true;
             }
-            if (!any) continue;
-            if (!all || end - w * 32 != 32) {
-              bool blocked = true;
+            // Warps whose 32 lanes all wait on an mma complete it.
+            const Meeting mma = meeting(w, end, Wait::Mma);
+            if (mma == Meeting::Stuck || (mma != Meeting::None && end - w * 32 != 32))
+              fail(where + ": warp " + std::to_string(w) + " runs mma.sync without all 32 lanes");
+            if (mma == Meeting::Met) {
               for (uint32_t i = w * 32; i < end; ++i)
-                blocked = blocked && block.threads[i].wait != Wait::Ready;
-              if (blocked || end - w * 32 != 32)
-                fail(where + ": warp " + std::to_string(w) + " runs mma.sync without all 32 lanes");
-              continue;
+                if (block.threads[i].mma != block.threads[w * 32].mma)
+                  fail(where + ": lanes of warp " + std::to_string(w) + " meet at different mmas");
+              runMma(&block.threads[w * 32]);
+              for (uint32_t i = w * 32; i < end; ++i) block.threads[i].wait = Wait::Ready;
+              progress = true;
             }
-            for (uint32_t i = w * 32; i < end; ++i)
-              if (block.threads[i].mma != block.threads[w * 32].mma)
-                fail(where + ": lanes of warp " + std::to_string(w) + " meet at different mmas");
-            runMma(&block.threads[w * 32]);
-            for (uint32_t i = w * 32; i < end; ++i) block.threads[i].wait = Wait::Ready;
-            progress = true;
           }
           size_t done = 0, at_barrier = 0;
           for (const Thread& t : block.threads) {

@@ -34,6 +34,32 @@ from gpu_bundle import DEFAULT_CASES  # noqa: E402
 BEGIN, END = "<!-- gpu-payload:begin -->", "<!-- gpu-payload:end -->"
 
 
+def compile_case(nanoc, flatc, schema, name, sms, d, flags=()):
+    """Compiles e2e case `name` for the SMs `sms` (every op with a GPU kernel on
+    the GPU, an x86-64-v3 host) into folder d and reads its program back with
+    flatc --json: (program, None), or (None, what failed)."""
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, name + ".onnx")
+    onnx.save(models.get_case(name).build(), path)
+    cmd = [nanoc, path, "--target", ",".join(sms), "--host", "x86-64-v3", "-o", d, "--name",
+           name, "--no-progress", "--gpu-offload=all", *flags]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, f"{' '.join(cmd)}: nanoc failed: {r.stderr.strip()}"
+    r = subprocess.run([flatc, "--json", "--strict-json", "--raw-binary", "-o", d, schema, "--",
+                        os.path.join(d, name + ".nrt")], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, f"{name}: flatc could not read the program: {r.stderr.strip()}"
+    with open(os.path.join(d, name + ".json")) as fh:
+        return json.load(fh), None
+
+
+def cubins_of(gpu):
+    """The GPU module's cubins by SM name ("sm_90a"), as bytes."""
+    return {f"sm_{i['sm']}{i.get('variant', '')}": bytes(i.get("data", []))
+            for i in gpu.get("images", []) if i.get("format", "Cubin") == "Cubin"}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--nanoc", required=True)
@@ -57,30 +83,16 @@ def main() -> int:
     os.makedirs(args.work, exist_ok=True)
     failures, table = [], []
     for name in args.case or DEFAULT_CASES:
-        d = os.path.join(args.work, name)
-        os.makedirs(d, exist_ok=True)
-        path = os.path.join(d, name + ".onnx")
-        onnx.save(models.get_case(name).build(), path)
-        cmd = [args.nanoc, path, "--target", ",".join(sms), "--host", "x86-64-v3", "-o", d,
-               "--name", name, "--no-progress", "--gpu-offload=all"]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            failures.append(f"{name}: nanoc failed: {r.stderr.strip()}")
+        program, error = compile_case(args.nanoc, args.flatc, args.schema, name, sms,
+                                      os.path.join(args.work, name))
+        if error:
+            failures.append(error)
             continue
-        r = subprocess.run([args.flatc, "--json", "--strict-json", "--raw-binary", "-o", d,
-                            args.schema, "--", os.path.join(d, name + ".nrt")],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            failures.append(f"{name}: flatc could not read the program: {r.stderr.strip()}")
-            continue
-        with open(os.path.join(d, name + ".json")) as fh:
-            program = json.load(fh)
         gpu = program.get("gpu")
         if not gpu:
             failures.append(f"{name}: the program has no GPU module")
             continue
-        cubins = {f"sm_{i['sm']}{i.get('variant', '')}": len(i.get("data", []))
-                  for i in gpu["images"] if i.get("format", "Cubin") == "Cubin"}
+        cubins = {sm: len(data) for sm, data in cubins_of(gpu).items()}
         ptx = [i for i in gpu["images"] if i.get("format") == "Ptx"]
         missing = [s for s in sms if s not in cubins]
         if missing:

@@ -19,18 +19,16 @@ environment). Found by --nvdisasm, $NVDISASM, PATH, then that package; exits
 
 import argparse
 import importlib.util
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 
-import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
-import models  # noqa: E402
+sys.path.insert(0, HERE)
+from compile_all_sm import compile_case, cubins_of  # noqa: E402
 
 # (precision, SMs, what each SM's cubin must contain, what it must not).
 CHECKS = [
@@ -78,26 +76,12 @@ def main() -> int:
     for case_name in CASES:
         for precision, sms, want, refuse in CHECKS:
             d = os.path.join(os.path.abspath(args.work), f"{case_name}_{precision}_{sms[0]}")
-            os.makedirs(d, exist_ok=True)
-            path = os.path.join(d, case_name + ".onnx")
-            onnx.save(models.get_case(case_name).build(), path)
-            cmd = [args.nanoc, path, "--target", ",".join(sms), "--host", "x86-64-v3", "-o", d,
-                   "--name", case_name, "--no-progress", "--gpu-offload=all",
-                   "--gpu-precision=" + precision]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                failures.append(f"{' '.join(cmd)}: nanoc failed: {r.stderr.strip()}")
+            program, error = compile_case(args.nanoc, args.flatc, args.schema, case_name, sms, d,
+                                          ["--gpu-precision=" + precision])
+            if error:
+                failures.append(error)
                 continue
-            r = subprocess.run([args.flatc, "--json", "--strict-json", "--raw-binary", "-o", d,
-                                args.schema, "--", os.path.join(d, case_name + ".nrt")],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                failures.append(f"{case_name}: flatc could not read the program: {r.stderr}")
-                continue
-            with open(os.path.join(d, case_name + ".json")) as fh:
-                gpu = json.load(fh).get("gpu") or {}
-            cubins = {f"sm_{i['sm']}{i.get('variant', '')}": bytes(i.get("data", []))
-                      for i in gpu.get("images", []) if i.get("format", "Cubin") == "Cubin"}
+            cubins = cubins_of(program.get("gpu") or {})
             for sm in sms:
                 what = f"{case_name} --gpu-precision {precision} {sm}"
                 if sm not in cubins:

@@ -31,6 +31,30 @@ import run_e2e  # noqa: E402
 TOLERANCES = {"exact": run_e2e.TOLERANCE_F32, "tf32": 2e-3, "f16": 2e-3, "bf16": 1e-2}
 
 
+def simt_problems(simt, model_path, m, feeds, ref, work, out, flags=(), timeout=500):
+    """Runs gpu-simt-run on model_path (loaded as m) with `feeds`, written to
+    work, its outputs to out; returns its outputs' problems against ONNX
+    Runtime's `ref` by run_e2e.compare (the caller sets the tolerance), or a
+    failure of the run itself, printing what it ran."""
+    cmd = [simt, model_path, "--output-dir", out, *flags]
+    for k, v in feeds.items():
+        f = os.path.join(work, "in_" + run_e2e.file_safe(k) + ".npy")
+        np.save(f, v)
+        cmd += ["--input", f"{k}={f}"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    print(r.stdout, end="")
+    print(r.stderr, end="", file=sys.stderr)
+    if r.returncode != 0:
+        return [f"gpu-simt-run exited {r.returncode}"]
+    if " 0 kernel launches" in r.stdout:
+        return ["nothing ran on the (emulated) GPU"]
+    problems = []
+    for o in m.graph.output:
+        got = np.load(os.path.join(out, run_e2e.file_safe(o.name) + ".npy"))
+        problems += run_e2e.compare(o.name, got, ref[o.name])[0]
+    return problems
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("case")
@@ -54,26 +78,8 @@ def main() -> int:
     print(f"case {case.name}: seed {seed}")
     feeds = run_e2e.make_inputs(case, m, seed)
     ref = run_e2e.run_reference(path, feeds)
-    cmd = [args.simt, path, "--output-dir", out, "--gpu-offload=all",
-           "--gpu-precision=" + args.precision]
-    for k, v in feeds.items():
-        f = os.path.join(work, "in_" + run_e2e.file_safe(k) + ".npy")
-        np.save(f, v)
-        cmd += ["--input", f"{k}={f}"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=500)
-    print(r.stdout, end="")
-    print(r.stderr, end="", file=sys.stderr)
-    if r.returncode != 0:
-        print(f"FAIL: gpu-simt-run exited {r.returncode}", file=sys.stderr)
-        return 1
-    if " 0 kernel launches" in r.stdout:
-        print("FAIL: nothing ran on the (emulated) GPU", file=sys.stderr)
-        return 1
-    problems = []
-    for o in m.graph.output:
-        got = np.load(os.path.join(out, run_e2e.file_safe(o.name) + ".npy"))
-        found, _ = run_e2e.compare(o.name, got, ref[o.name])
-        problems += found
+    problems = simt_problems(args.simt, path, m, feeds, ref, work, out,
+                             ["--gpu-offload=all", "--gpu-precision=" + args.precision])
     for problem in problems:
         print("FAIL:", problem, file=sys.stderr)
     if problems:

@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
 import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -24,6 +23,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 sys.path.insert(0, os.path.join(HERE, "..", "models"))
 import check_model  # noqa: E402
 import run_e2e  # noqa: E402
+
+sys.path.insert(0, HERE)
+from run_simt import simt_problems  # noqa: E402
 
 
 def main() -> int:
@@ -67,22 +69,8 @@ def main() -> int:
     print(f"model {name}: seed {seed}")
     feeds = check_model.make_inputs(m, seed)
     ref = run_e2e.run_reference(args.model, feeds)
-    cmd = [args.simt, args.model, "--output-dir", out]
-    for k, v in feeds.items():
-        f = os.path.join(work, "in_" + run_e2e.file_safe(k) + ".npy")
-        np.save(f, v)
-        cmd += ["--input", f"{k}={f}"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    print(r.stdout, end="")
-    print(r.stderr, end="", file=sys.stderr)
-    if r.returncode != 0 or " 0 kernel launches" in r.stdout:
-        print("FAIL: gpu-simt-run failed or ran nothing on the GPU", file=sys.stderr)
-        return 1
     run_e2e.TOLERANCE_F32 = check_model.TOLERANCE
-    problems = []
-    for o in m.graph.output:
-        got = np.load(os.path.join(out, run_e2e.file_safe(o.name) + ".npy"))
-        problems += run_e2e.compare(o.name, got, ref[o.name])[0]
+    problems = simt_problems(args.simt, args.model, m, feeds, ref, work, out, timeout=900)
     for problem in problems:
         print("FAIL:", problem, file=sys.stderr)
     if problems:

@@ -47,6 +47,7 @@
 #include "compiler/ops/conv.h"
 #include "compiler/ops/epilogue.h"
 #include "compiler/ops/gemm.h"
+#include "compiler/ops/schema_checks.h"
 #include "compiler/passes/gpu_placement.h"
 
 namespace nanoc::gpu {
@@ -115,9 +116,7 @@ struct GemmPlan {
 GemmPlan matmulPlan(const Node& node) {
   if (node.outputs.size() != 1 || !node.inputs[0] || !node.inputs[1])
     throw CompileError("node '" + node.name + "' (MatMul): malformed");
-  for (const Value* v : node.inputs)
-    if (v && v->type.dtype != DType::F32)
-      throw CompileError("node '" + node.name + "' (MatMul): the GPU lowering takes f32");
+  requireF32(node);
   std::vector<int64_t> a = node.inputs[0]->type.dims, bd = node.inputs[1]->type.dims;
   if (a.empty() || bd.empty())
     throw CompileError("node '" + node.name + "' (MatMul): operands must have rank >= 1");
@@ -157,9 +156,7 @@ GemmPlan matmulPlan(const Node& node) {
 
 GemmPlan gemmPlan(const Node& node) {
   GemmShape s = gemmShape(node);
-  for (const Value* v : node.inputs)
-    if (v && v->type.dtype != DType::F32)
-      throw CompileError("node '" + node.name + "' (Gemm): the GPU lowering takes f32");
+  requireF32(node);
   GemmPlan p;
   p.M = s.m;
   p.N = s.n;
@@ -182,9 +179,7 @@ GemmPlan gemmPlan(const Node& node) {
 
 GemmPlan convPlan(const Node& node) {
   ConvShape s = convShape(node);
-  for (const Value* v : node.inputs)
-    if (v && v->type.dtype != DType::F32)
-      throw CompileError("node '" + node.name + "' (Conv): the GPU lowering takes f32");
+  requireF32(node);
   GemmPlan p;
   const int64_t taps = product(s.kernel, 0, s.rank());
   p.M = s.mPerGroup();

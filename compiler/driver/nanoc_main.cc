@@ -483,14 +483,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   pipeline.winograd = winograd;
   pipeline.nchwc_block = nchwc ? nanoc::cpu::nchwcBlock(targets) : 0;
   pipeline.nchwc_always = nchwc_always;
-  if (!gpu_targets.empty()) {
-    // The GPU kernels take plain ops: no CPU layouts, no Convs on patches
-    // or Winograd (the GPU runs Conv itself), no epilogues folded into
-    // products.
-    pipeline.nchwc_block = 0;
-    pipeline.conv_gemm_panel = 0;
-    pipeline.fuse_epilogues = false;
-  }
+  pipeline.gpu = !gpu_targets.empty();
   progress->stage("passes");
   nanoc::runPipeline(*graph, pipeline);
   if (!gpu_targets.empty()) {

@@ -22,13 +22,14 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
     foldBatchNormIntoConv(graph);
   }
   eliminateDeadCode(graph);
-  if (options.conv_gemm_panel > 0)
-    convertToNchwc(graph, options.nchwc_block, options.conv_gemm_panel,
+  const int64_t conv_gemm_panel = options.gpu ? 0 : options.conv_gemm_panel;
+  if (conv_gemm_panel > 0)
+    convertToNchwc(graph, options.nchwc_block, conv_gemm_panel,
                    NchwcOptions{options.nchwc_always, options.winograd});
-  convToGemm(graph, options.conv_gemm_panel, options.winograd);
+  convToGemm(graph, conv_gemm_panel, options.winograd);
   if (options.fuse) {
     fuseLayerNorms(graph);
-    if (options.fuse_epilogues) fuseEpilogues(graph);
+    if (!options.gpu) fuseEpilogues(graph);
     fuseChannelScales(graph);
     fuseElementwiseChains(graph);
   }

@@ -31,10 +31,11 @@ struct PipelineOptions {
   // (fuse_channel_scale.h); chains of elementwise ops into one node
   // (fuse_elementwise.h).
   bool fuse = true;
-  // With fuse: fold activations and residual Adds into the product before
-  // them (fuse_epilogue.h). Off for GPU targets, whose kernels take the
-  // plain ops.
-  bool fuse_epilogues = true;
+  // For a GPU target (nanoc --target sm_XY): the GPU kernels take the plain
+  // ops, so no channel-blocked layout, no Convs on patches or Winograd (the
+  // GPU runs Conv itself) and no activations or residual Adds folded into
+  // products, whatever conv_gemm_panel and nchwc_block say.
+  bool gpu = false;
 };
 
 // Shape inference, constant folding (with BatchNormalization into Conv),

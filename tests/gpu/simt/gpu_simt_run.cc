@@ -7,9 +7,8 @@
 //   gpu-simt-run MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR [--gpu-offload=all]
 //                [--gpu-precision=exact|tf32|bf16|f16]
 //
-// The pipeline is nanoc's for a GPU target (nanoc_main.cc):
-// no channel-blocked layout, no Convs on patches (the GPU runs Conv), no
-// epilogues folded into products, then placeOnGpu.
+// The pipeline is nanoc's for a GPU target (PipelineOptions::gpu), then
+// placeOnGpu.
 #include <llvm/IR/LLVMContext.h>
 
 #include <cstdio>
@@ -83,9 +82,7 @@ int run(int argc, char** argv) {
           : nanoc::importOnnxFile(model, nanoc::OnnxImportOptions{});
   if (!graph) throw nanoc::CompileError("gpu-simt-run takes ONNX models");
   nanoc::PipelineOptions pipeline;
-  pipeline.conv_gemm_panel = 0;
-  pipeline.nchwc_block = 0;
-  pipeline.fuse_epilogues = false;
+  pipeline.gpu = true;
   nanoc::runPipeline(*graph, pipeline);
   const size_t placed = nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering, offload, precision);
   nanoc::verifyGraph(*graph);

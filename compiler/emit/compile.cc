@@ -116,9 +116,8 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
     if (out.plan.isAlias(node.get())) continue;
     ThunkSpec thunk;
     thunk.node = node.get();
-    const bool copy_op = node->op == "Reshape" || node->op == "Identity" || node->op == "BitCast";
-    if (node->op == "nanoc.ToDevice" || node->op == "nanoc.ToHost" ||
-        (copy_op && isGpuNode(*node))) {
+    const bool copy_op = isViewOp(*node);
+    if (isDeviceCopy(*node) || (copy_op && isGpuNode(*node))) {
       if (options.gpu_targets.empty())
         throw CompileError("node '" + node->name + "' (" + node->op +
                            ") moves data to or on a GPU, but no GPU target was given");

@@ -12,15 +12,21 @@
 namespace nanoc {
 namespace {
 
-bool isView(const Node& node) {
-  return node.op == "Reshape" || node.op == "Identity" || node.op == "BitCast";
-}
-
 bool isElementwise(const Node& node) {
   return findElementwise(node.op) != nullptr || node.op == "nanoc.Elementwise";
 }
 
 }  // namespace
+
+bool isViewOp(const Node& node) {
+  return node.op == "Reshape" || node.op == "Identity" || node.op == "BitCast";
+}
+
+bool isDeviceCopy(const Node& node) {
+  return node.op == "nanoc.ToDevice" || node.op == "nanoc.ToHost";
+}
+
+bool isByteCopy(const Node& node) { return isViewOp(node) || isDeviceCopy(node); }
 
 bool isGpuNode(const Node& node) {
   auto it = node.attrs.find(kDeviceAttribute);
@@ -48,7 +54,7 @@ size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu, 
     bool operand_on_gpu = false;
     for (const Value* in : node->inputs) operand_on_gpu = operand_on_gpu || isDeviceValue(in);
     bool gpu = false;
-    if (isView(*node))
+    if (isViewOp(*node))
       gpu = isDeviceValue(node->inputs.empty() ? nullptr : node->inputs[0]);
     else if (on_gpu(*node))
       gpu = offload == GpuOffload::All || !isElementwise(*node) || operand_on_gpu;
@@ -58,7 +64,7 @@ size_t placeOnGpu(Graph& graph, const std::function<bool(const Node&)>& on_gpu, 
         node->attrs[kGpuPrecisionAttribute] = mma;
         if (precision.min_sm < 80) node->attrs[kGpuMmaShapeAttribute] = std::string("m16n8k8");
       }
-      if (!isView(*node)) ++placed;
+      if (!isViewOp(*node)) ++placed;
     }
   }
   if (placed == 0) {

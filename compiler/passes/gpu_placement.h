@@ -36,6 +36,12 @@ inline constexpr const char* kGpuDevice = "gpu";
 inline constexpr const char* kGpuPrecisionAttribute = "gpu_precision";
 inline constexpr const char* kGpuMmaShapeAttribute = "gpu_mma_shape";
 
+// Whether node only moves bytes: Reshape, Identity and BitCast (a copy or a
+// view, on either side), nanoc.ToDevice and nanoc.ToHost (a copy across).
+bool isViewOp(const Node& node);
+bool isDeviceCopy(const Node& node);
+bool isByteCopy(const Node& node);  // either of the two
+
 // Whether node runs on the GPU (after placeOnGpu).
 bool isGpuNode(const Node& node);
 // Whether value lives in GPU memory: made by a GPU node.

@@ -33,12 +33,6 @@
 
 namespace {
 
-std::string identifier(std::string s) {
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return s;
-}
-
 std::string fileSafe(const std::string& name) {
   std::string out = name;
   for (char& c : out)
@@ -92,10 +86,8 @@ int run(int argc, char** argv) {
   std::map<const nanoc::Node*, std::string> kernel_of;
   size_t k = 0;
   for (const auto& node : graph->nodes) {
-    if (!nanoc::isGpuNode(*node) || node->op == "nanoc.ToDevice" || node->op == "Reshape" ||
-        node->op == "Identity" || node->op == "BitCast")
-      continue;
-    std::string name = "g" + std::to_string(k++) + "_" + identifier(node->op);
+    if (!nanoc::isGpuNode(*node) || nanoc::isByteCopy(*node)) continue;
+    std::string name = "g" + std::to_string(k++);  // any unique symbol
     nanoc::gpu::emitGpuKernel(*node, *module, name);
     kernel_of[node.get()] = name;
   }
@@ -139,8 +131,7 @@ int run(int argc, char** argv) {
       continue;
     }
     const nanoc::OpSchema* schema = nanoc::findOp(node->op);
-    if (node->op == "nanoc.ToDevice" || node->op == "nanoc.ToHost" || node->op == "Reshape" ||
-        node->op == "Identity" || node->op == "BitCast") {
+    if (nanoc::isByteCopy(*node)) {
       memory[node->outputs[0]] = bytesOf(node->inputs[0]);
       continue;
     }

@@ -2,6 +2,7 @@
 // writes its outputs as .npy, and reports a checksum per output and the run
 // latency. A thin shell over the public C API, so what it reports is what an
 // application linking nanort would see.
+#include <dlfcn.h>
 #include <time.h>
 
 #include <algorithm>
@@ -30,10 +31,79 @@ namespace {
 
 using nanort::tools::NpyArray;
 
+// Device memory for --cuda-io, through the driver this tool loads itself
+// (as an application with its own CUDA code would): allocations in device
+// 0's primary context, the one nanort's sessions use.
+class CudaMemory {
+ public:
+  // "" when ready, else why not.
+  std::string Open() {
+    // The driver nanort loads: NANORT_CUDA_DRIVER overrides it (tests).
+    const char* path = std::getenv("NANORT_CUDA_DRIVER");
+    if (path == nullptr || path[0] == '\0') path = "libcuda.so.1";
+    void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) return std::string("cannot load ") + path;
+    using GetProc = int (*)(const char*, void**, int, unsigned long long, int*);
+    auto get = reinterpret_cast<GetProc>(dlsym(library, "cuGetProcAddress_v2"));
+    if (get == nullptr) return std::string(path) + " has no cuGetProcAddress_v2";
+    const std::pair<const char*, void**> entries[] = {
+        {"cuInit", reinterpret_cast<void**>(&init_)},
+        {"cuDeviceGet", reinterpret_cast<void**>(&device_get_)},
+        {"cuDevicePrimaryCtxRetain", reinterpret_cast<void**>(&retain_)},
+        {"cuCtxSetCurrent", reinterpret_cast<void**>(&set_current_)},
+        {"cuMemAlloc", reinterpret_cast<void**>(&alloc_)},
+        {"cuMemFree", reinterpret_cast<void**>(&free_)},
+        {"cuMemcpyHtoD", reinterpret_cast<void**>(&to_device_)},
+        {"cuMemcpyDtoH", reinterpret_cast<void**>(&to_host_)},
+    };
+    for (const auto& [name, fn] : entries) {
+      if (get(name, fn, 12000, 0, nullptr) != 0 || *fn == nullptr) {
+        return std::string(path) + " has no " + name;
+      }
+    }
+    int device = 0;
+    void* context = nullptr;
+    int result = init_(0);
+    if (result == 0) result = device_get_(&device, 0);
+    if (result == 0) result = retain_(&context, device);
+    if (result == 0) result = set_current_(context);
+    if (result != 0)
+      return "cannot make device 0's primary context current: CUresult " + std::to_string(result);
+    return "";
+  }
+  ~CudaMemory() {
+    for (unsigned long long pointer : allocations_) free_(pointer);
+  }
+  // A device copy of bytes[0, size) (at least one byte allocated), or NULL.
+  void* Upload(const uint8_t* bytes, size_t size) {
+    unsigned long long pointer = 0;
+    if (alloc_(&pointer, size != 0 ? size : 1) != 0) return nullptr;
+    allocations_.push_back(pointer);
+    if (size != 0 && to_device_(pointer, bytes, size) != 0) return nullptr;
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(pointer));
+  }
+  bool Download(void* device, uint8_t* bytes, size_t size) {
+    return size == 0 ||
+           to_host_(bytes, static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(device)),
+                    size) == 0;
+  }
+
+ private:
+  int (*init_)(unsigned) = nullptr;
+  int (*device_get_)(int*, int) = nullptr;
+  int (*retain_)(void**, int) = nullptr;
+  int (*set_current_)(void*) = nullptr;
+  int (*alloc_)(unsigned long long*, size_t) = nullptr;
+  int (*free_)(unsigned long long) = nullptr;
+  int (*to_device_)(unsigned long long, const void*, size_t) = nullptr;
+  int (*to_host_)(void*, unsigned long long, size_t) = nullptr;
+  std::vector<unsigned long long> allocations_;
+};
+
 constexpr char kUsage[] =
     "usage: nanort-run MODEL.so --input NAME=FILE.npy ... [--output-dir DIR]\n"
     "                  [--repeat N] [--warmup N] [--threads N] [--name NAME]\n"
-    "                  [--profile]\n"
+    "                  [--profile] [--cuda-io]\n"
     "\n"
     "Loads a model compiled by nanoc, runs it on the given inputs, writes each\n"
     "output to DIR/OUTPUT.npy and prints, per output, a line\n"
@@ -72,6 +142,13 @@ constexpr char kUsage[] =
     "                             op OP thunks=K us=X share=P%\n"
     "                           (X: mean microseconds a run; P: share of U, the\n"
     "                           mean a run of all thunks together)\n"
+    "  --cuda-io                for a GPU model: every input and output that may be\n"
+    "                           in CUDA memory (nanort_model_tensor_memory) lives in\n"
+    "                           a device allocation of its own, inputs copied there\n"
+    "                           once before the runs, outputs read back after the\n"
+    "                           first, so the latency is the model's without host\n"
+    "                           staging (nanort_run_with_memory); prints\n"
+    "                             cuda_io inputs=K/N outputs=K/N\n"
     "  --version                print the version, the program format and the\n"
     "                           kernel ABI this nanort-run reads\n"
     "  --help                   print this help\n"
@@ -364,6 +441,7 @@ struct Options {
   std::string model_path;
   std::string name;  // empty: from the file name
   bool profile = false;
+  bool cuda_io = false;
   std::vector<std::string> inputs;  // NAME=FILE, split once the names are known
   std::string output_dir = ".";
   int repeat = 10;
@@ -386,6 +464,10 @@ int ParseOptions(int argc, char** argv, Options* opt) {
     }
     if (arg == "--profile") {
       opt->profile = true;
+      continue;
+    }
+    if (arg == "--cuda-io") {
+      opt->cuda_io = true;
       continue;
     }
     std::string value;
@@ -578,13 +660,50 @@ int Run(const Options& opt) {
   }
   std::unique_ptr<nanort_session, SessionDeleter> session(raw_session);
 
+  // --cuda-io: the tensors that may be in CUDA memory move there, the run
+  // reads and writes them there.
+  std::vector<nanort_memory> input_memory(num_inputs, NANORT_MEMORY_HOST);
+  std::vector<nanort_memory> output_memory(num_outputs, NANORT_MEMORY_HOST);
+  std::vector<nanort_tensor> run_inputs = inputs, run_outputs = outputs;
+  CudaMemory cuda;
+  if (opt.cuda_io) {
+    if (nanort_model_gpu(model.get()) == nullptr) return Fail("--cuda-io: not a GPU model");
+    const std::string why = cuda.Open();
+    if (!why.empty()) return Fail("--cuda-io: " + why);
+    size_t on_device_in = 0, on_device_out = 0;
+    for (size_t i = 0; i < num_inputs; ++i) {
+      if (!(nanort_model_tensor_memory(model.get(), 0, i) & (1u << NANORT_MEMORY_CUDA))) continue;
+      void* device = cuda.Upload(input_data[i].data(), input_data[i].size());
+      if (device == nullptr) return Fail("--cuda-io: cannot copy input to the device");
+      run_inputs[i].data = device;
+      input_memory[i] = NANORT_MEMORY_CUDA;
+      ++on_device_in;
+    }
+    for (size_t i = 0; i < num_outputs; ++i) {
+      if (!(nanort_model_tensor_memory(model.get(), 1, i) & (1u << NANORT_MEMORY_CUDA))) continue;
+      void* device = cuda.Upload(output_data[i].data(), output_data[i].size());
+      if (device == nullptr) return Fail("--cuda-io: cannot allocate an output on the device");
+      run_outputs[i].data = device;
+      output_memory[i] = NANORT_MEMORY_CUDA;
+      ++on_device_out;
+    }
+    std::printf("cuda_io inputs=%zu/%zu outputs=%zu/%zu\n", on_device_in, num_inputs, on_device_out,
+                num_outputs);
+  }
   auto run = [&]() {
-    return nanort_run(session.get(), inputs.data(), num_inputs, outputs.data(), num_outputs,
-                      &status);
+    return nanort_run_with_memory(session.get(), run_inputs.data(), input_memory.data(), num_inputs,
+                                  run_outputs.data(), output_memory.data(), num_outputs, &status);
   };
   const double first_start = NowMicros();
   if (run() != NANORT_OK) return FailStatus(status);
   const double first_us = NowMicros() - first_start;
+  for (size_t i = 0; i < num_outputs; ++i) {
+    if (output_memory[i] == NANORT_MEMORY_CUDA &&
+        !cuda.Download(run_outputs[i].data, output_data[i].data(), output_data[i].size())) {
+      return Fail("--cuda-io: cannot copy output " + std::string(output_info[i].name) +
+                  " back from the device");
+    }
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(opt.output_dir, ec);

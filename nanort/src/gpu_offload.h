@@ -27,6 +27,16 @@ typedef void (*HostThunkRunner)(const nanort_session& session, size_t thunk);
 typedef void (*ThunkEventHook)(const nanort_session& session, size_t thunk,
                                nanort_thunk_event event);
 
+// A run's tensors and where each lives (nanort_run_with_memory); the
+// pointers are the caller's, already checked for shape, alignment and
+// overlap. input_memory / output_memory NULL: all on the host.
+struct RunMemory {
+  const nanort_tensor* inputs;
+  const nanort_memory* input_memory;
+  const nanort_tensor* outputs;
+  const nanort_memory* output_memory;
+};
+
 }  // namespace nanort
 
 struct nanort_gpu_offload {
@@ -46,9 +56,15 @@ struct nanort_gpu_offload {
                           nanort_allocator allocator);
   // The whole entry: host thunks through run_host, the device's through the
   // driver; returns when every output is written.
+  // Tensors in CUDA memory are checked (their thunks, their allocations)
+  // before anything runs.
   nanort_status_code (*run)(const nanort_model& model, nanort::GpuSession* gpu,
-                            const nanort_session& session, nanort::HostThunkRunner run_host,
-                            nanort::ThunkEventHook observe, nanort_status* status);
+                            const nanort_session& session, const nanort::RunMemory& memory,
+                            nanort::HostThunkRunner run_host, nanort::ThunkEventHook observe,
+                            nanort_status* status);
+  // nanort_model_tensor_memory's mask for tensor `tensor` (inputs, then
+  // outputs).
+  uint32_t (*tensor_memory)(const nanort::GpuModel* gpu, size_t tensor);
 };
 
 #endif  // NANORT_SRC_GPU_OFFLOAD_H_

@@ -212,6 +212,18 @@ extern "C" const char* nanort_model_gpu(const nanort_model* model) {
   return nullptr;
 }
 
+extern "C" uint32_t nanort_model_tensor_memory(const nanort_model* model, int is_output,
+                                               size_t index) {
+  if (model == nullptr || index >= (is_output ? model->num_outputs : model->num_inputs)) return 0;
+#if NANORT_WITH_CUDA
+  if (model->gpu != nullptr) {
+    return model->gpu_offload->tensor_memory(model->gpu,
+                                             is_output ? model->num_inputs + index : index);
+  }
+#endif
+  return 1u << NANORT_MEMORY_HOST;
+}
+
 extern "C" void nanort_model_release(nanort_model* model) {
   if (model != nullptr) FreeModel(model);
 }

@@ -409,9 +409,20 @@ extern "C" void nanort_session_release(nanort_session* session) {
   allocator.free(allocator.self, session);
 }
 
-extern "C" nanort_status_code nanort_run(nanort_session* session, const nanort_tensor* inputs,
-                                         size_t num_inputs, const nanort_tensor* outputs,
-                                         size_t num_outputs, nanort_status* status) {
+namespace {
+
+// nanort_run, and nanort_run_with_memory once it has checked the memory
+// kinds (input_memory / output_memory NULL: all on the host; only GPU
+// sessions read them). Inlined into both where there is a GPU offload, into
+// nanort_run alone elsewhere, so that it stays as it was where every byte
+// counts.
+__attribute__((always_inline)) inline nanort_status_code Run(
+    nanort_session* session, const nanort_tensor* inputs, const nanort_memory* input_memory,
+    size_t num_inputs, const nanort_tensor* outputs, const nanort_memory* output_memory,
+    size_t num_outputs, nanort_status* status) {
+#if !NANORT_WITH_CUDA
+  (void)input_memory, (void)output_memory;
+#endif
   NANORT_CHECK_OR_RETURN(session != nullptr, status, NANORT_INVALID_ARGUMENT, "session is NULL");
   const nanort_model& model = *session->model;
   NANORT_CHECK_OR_RETURN(num_inputs == model.num_inputs, status, NANORT_INVALID_ARGUMENT,
@@ -456,7 +467,8 @@ extern "C" nanort_status_code nanort_run(nanort_session* session, const nanort_t
   }
 #if NANORT_WITH_CUDA
   if (session->gpu != nullptr) {
-    return model.gpu_offload->run(model, session->gpu, *session, RunHostThunk, ObserveThunk,
+    const RunMemory memory{inputs, input_memory, outputs, output_memory};
+    return model.gpu_offload->run(model, session->gpu, *session, memory, RunHostThunk, ObserveThunk,
                                   status);
   }
 #endif
@@ -474,6 +486,60 @@ extern "C" nanort_status_code nanort_run(nanort_session* session, const nanort_t
 #endif
   for (size_t t = 0; t < session->num_thunks; ++t) RunThunk(session->thunks[t]);
   return SetOk(status);
+}
+
+// Every memory kind in kinds[0 .. count) is one nanort knows, and CUDA
+// memory only where the session runs a GPU.
+nanort_status_code CheckMemoryKinds(const nanort_session& session, const nanort_memory* kinds,
+                                    size_t count, const nanort_tensor_info* infos, const char* what,
+                                    nanort_status* status) {
+  for (size_t i = 0; kinds != nullptr && i < count; ++i) {
+    NANORT_CHECK_OR_RETURN(kinds[i] == NANORT_MEMORY_HOST || kinds[i] == NANORT_MEMORY_CUDA, status,
+                           NANORT_INVALID_ARGUMENT, "%s '%s': unknown memory kind %d", what,
+                           infos[i].name, static_cast<int>(kinds[i]));
+#if NANORT_WITH_CUDA
+    const bool gpu = session.gpu != nullptr;
+    const char* why = "";
+#else
+    const bool gpu = false;
+    const char* why = " (nanort built without NANORT_WITH_CUDA)";
+    (void)session;
+#endif
+    NANORT_CHECK_OR_RETURN(kinds[i] == NANORT_MEMORY_HOST || gpu, status, NANORT_INVALID_ARGUMENT,
+                           "%s '%s' is in CUDA memory, but this model runs nothing on a GPU%s",
+                           what, infos[i].name, why);
+  }
+  return NANORT_OK;
+}
+
+}  // namespace
+
+extern "C" nanort_status_code nanort_run(nanort_session* session, const nanort_tensor* inputs,
+                                         size_t num_inputs, const nanort_tensor* outputs,
+                                         size_t num_outputs, nanort_status* status) {
+  return Run(session, inputs, nullptr, num_inputs, outputs, nullptr, num_outputs, status);
+}
+
+extern "C" nanort_status_code nanort_run_with_memory(
+    nanort_session* session, const nanort_tensor* inputs, const nanort_memory* input_memory,
+    size_t num_inputs, const nanort_tensor* outputs, const nanort_memory* output_memory,
+    size_t num_outputs, nanort_status* status) {
+  if (session != nullptr) {
+    const nanort_model& model = *session->model;
+    NANORT_RETURN_IF_ERROR(CheckMemoryKinds(
+        *session, input_memory, num_inputs < model.num_inputs ? num_inputs : model.num_inputs,
+        model.inputs, "input", status));
+    NANORT_RETURN_IF_ERROR(CheckMemoryKinds(
+        *session, output_memory, num_outputs < model.num_outputs ? num_outputs : model.num_outputs,
+        model.outputs, "output", status));
+  }
+#if NANORT_WITH_CUDA
+  return Run(session, inputs, input_memory, num_inputs, outputs, output_memory, num_outputs,
+             status);
+#else
+  // Everything is on the host (checked above): one copy of the run's code.
+  return nanort_run(session, inputs, num_inputs, outputs, num_outputs, status);
+#endif
 }
 
 extern "C" nanort_status_code nanort_session_set_thunk_observer(nanort_session* session,

@@ -74,6 +74,7 @@ SAME(PFN_cuModuleGetFunction, cuModuleGetFunction);
 SAME(PFN_cuFuncSetAttribute, cuFuncSetAttribute);
 SAME(PFN_cuMemAlloc_v2, cuMemAlloc_v2);
 SAME(PFN_cuMemFree_v2, cuMemFree_v2);
+SAME(PFN_cuMemGetAddressRange_v2, cuMemGetAddressRange_v2);
 SAME(PFN_cuMemcpyHtoD_v2, cuMemcpyHtoD_v2);
 SAME(PFN_cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2);
 SAME(PFN_cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2);

@@ -139,6 +139,11 @@ static CUresult cuCtxPushCurrent(void* context) {
   return context == &g_context ? 0 : 201; /* CUDA_ERROR_INVALID_CONTEXT */
 }
 
+static CUresult cuCtxSetCurrent(void* context) {
+  ENTER("cuCtxSetCurrent");
+  return context == &g_context ? 0 : 201;
+}
+
 static CUresult cuCtxPopCurrent(void** context) {
   ENTER("cuCtxPopCurrent");
   *context = &g_context;
@@ -184,6 +189,12 @@ static CUresult cuFuncSetAttribute(void* function, int attribute, int value) {
   return 0;
 }
 
+/* The live allocations, for cuMemGetAddressRange (a test makes a few). */
+static struct {
+  CUdeviceptr base;
+  size_t size;
+} g_allocations[64];
+
 static CUresult cuMemAlloc(CUdeviceptr* pointer, size_t bytes) {
   Log("cuMemAlloc %zu", bytes);
   CUresult injected = Injected("cuMemAlloc");
@@ -192,18 +203,49 @@ static CUresult cuMemAlloc(CUdeviceptr* pointer, size_t bytes) {
   void* memory = aligned_alloc(256, (bytes + 255) & ~(size_t)255);
   if (memory == NULL) return 2;
   *pointer = (CUdeviceptr)(uintptr_t)memory;
+  for (size_t i = 0; i < sizeof(g_allocations) / sizeof(g_allocations[0]); ++i) {
+    if (g_allocations[i].base == 0) {
+      g_allocations[i].base = *pointer;
+      g_allocations[i].size = bytes;
+      break;
+    }
+  }
   return 0;
 }
 
 static CUresult cuMemFree(CUdeviceptr pointer) {
   ENTER("cuMemFree");
+  for (size_t i = 0; i < sizeof(g_allocations) / sizeof(g_allocations[0]); ++i) {
+    if (g_allocations[i].base == pointer) g_allocations[i].base = 0;
+  }
   free((void*)(uintptr_t)pointer);
   return 0;
+}
+
+/* CUDA_ERROR_NOT_FOUND (500) for an address no allocation holds, as the
+ * real driver answers for host memory. */
+static CUresult cuMemGetAddressRange(CUdeviceptr* base, size_t* size, CUdeviceptr pointer) {
+  ENTER("cuMemGetAddressRange");
+  for (size_t i = 0; i < sizeof(g_allocations) / sizeof(g_allocations[0]); ++i) {
+    const CUdeviceptr begin = g_allocations[i].base;
+    if (begin != 0 && pointer >= begin && pointer < begin + g_allocations[i].size) {
+      *base = begin;
+      *size = g_allocations[i].size;
+      return 0;
+    }
+  }
+  return 500;
 }
 
 static CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t bytes) {
   Log("cuMemcpyHtoD %zu", bytes);
   memcpy((void*)(uintptr_t)dst, src, bytes);
+  return 0;
+}
+
+static CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t bytes) {
+  Log("cuMemcpyDtoH %zu", bytes);
+  memcpy(dst, (const void*)(uintptr_t)src, bytes);
   return 0;
 }
 
@@ -315,13 +357,16 @@ static const struct Entry kEntries[] = {
     E("cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease),
     E("cuCtxPushCurrent", cuCtxPushCurrent),
     E("cuCtxPopCurrent", cuCtxPopCurrent),
+    E("cuCtxSetCurrent", cuCtxSetCurrent),
     E("cuModuleLoadData", cuModuleLoadData),
     E("cuModuleUnload", cuModuleUnload),
     E("cuModuleGetFunction", cuModuleGetFunction),
     E("cuFuncSetAttribute", cuFuncSetAttribute),
     E("cuMemAlloc", cuMemAlloc),
     E("cuMemFree", cuMemFree),
+    E("cuMemGetAddressRange", cuMemGetAddressRange),
     E("cuMemcpyHtoD", cuMemcpyHtoD),
+    E("cuMemcpyDtoH", cuMemcpyDtoH),
     E("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync),
     E("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync),
     E("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync),

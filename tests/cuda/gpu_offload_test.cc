@@ -4,6 +4,7 @@
 // driver (read back from the fake's call log), that copies really move the
 // caller's bytes, and how nanort refuses the toolkit's stub library, a
 // missing driver and driver errors.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,6 +328,199 @@ TEST_F(GpuOffload, HostToDeviceToHostCopiesRoundTripTheBytes) {
   // No launches: no graph.
   EXPECT_EQ(Count("cuStreamBeginCapture"), 0);
   EXPECT_EQ(Count("cuGraphLaunch"), 0);
+}
+
+// ---- inputs and outputs in CUDA memory (nanort_run_with_memory) ----
+
+// x -> d -> y through one device buffer and two GPU copies.
+ProgramSpec RoundTripSpec() {
+  using K = fb::BufferKind;
+  ProgramSpec spec = GpuChainSpec();
+  spec.buffers = {
+      {K::Input, 0, 0, 16, "x"}, {K::Output, 0, 0, 16, "y"}, {K::Device, 0, 256, 16, "d"}};
+  ThunkSpec in, out;
+  in.kind = out.kind = fb::ThunkKind::GpuCopyThunk;
+  in.src = 0, in.dst = 2, in.size = 16;
+  out.src = 2, out.dst = 1, out.size = 16;
+  spec.thunks = {in, out};
+  spec.gpu.device_arena_size = 272;
+  return spec;
+}
+
+// Device memory from the fake driver itself, as a caller's cuMemAlloc would
+// make it (the fake's device memory is host memory, so a test reads and
+// writes it directly).
+class FakeDeviceMemory {
+ public:
+  explicit FakeDeviceMemory(size_t bytes) {
+    void* library = dlopen(NANORT_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_LOCAL);
+    EXPECT_NE(library, nullptr) << dlerror();
+    if (library == nullptr) return;
+    using GetProc = int (*)(const char*, void**, int, unsigned long long, int*);
+    auto get = reinterpret_cast<GetProc>(dlsym(library, "cuGetProcAddress_v2"));
+    void* alloc = nullptr;
+    get("cuMemAlloc", &alloc, 12000, 0, nullptr);
+    get("cuMemFree", reinterpret_cast<void**>(&free_), 12000, 0, nullptr);
+    unsigned long long pointer = 0;
+    EXPECT_EQ(reinterpret_cast<int (*)(unsigned long long*, size_t)>(alloc)(&pointer, bytes), 0);
+    data_ = reinterpret_cast<float*>(static_cast<uintptr_t>(pointer));
+  }
+  ~FakeDeviceMemory() {
+    if (data_ != nullptr)
+      free_(static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(data_)));
+  }
+  float* data() const { return data_; }
+
+ private:
+  float* data_ = nullptr;
+  int (*free_)(unsigned long long) = nullptr;
+};
+
+nanort_status_code RunWithMemory(Session& s, const float* x, nanort_memory x_memory, float* y,
+                                 nanort_memory y_memory) {
+  static const int64_t kDims[] = {1, 4};
+  const nanort_tensor in{const_cast<float*>(x), NANORT_F32, 2, kDims};
+  const nanort_tensor out{y, NANORT_F32, 2, kDims};
+  return nanort_run_with_memory(s.session_, &in, &x_memory, 1, &out, &y_memory, 1, &s.status_);
+}
+
+TEST_F(GpuOffload, InputsAndOutputsInCudaMemoryAreCopiedDeviceToDevice) {
+  Session s(RoundTripSpec());
+  ASSERT_EQ(s.create_, NANORT_OK) << s.status_.message;
+  EXPECT_EQ(nanort_model_tensor_memory(s.model_, 0, 0), 3u);
+  EXPECT_EQ(nanort_model_tensor_memory(s.model_, 1, 0), 3u);
+  FakeDeviceMemory x(16), y(16);
+  const float values[4] = {1.5f, -2.25f, 3e9f, 0.125f};
+  memcpy(x.data(), values, sizeof(values));
+  ClearLog();
+  ASSERT_EQ(RunWithMemory(s, x.data(), NANORT_MEMORY_CUDA, y.data(), NANORT_MEMORY_CUDA), NANORT_OK)
+      << s.status_.message;
+  EXPECT_EQ(memcmp(values, y.data(), sizeof(values)), 0);
+  const std::vector<std::string> expected = {
+      "cuCtxPushCurrent",     "cuMemGetAddressRange", "cuMemGetAddressRange",
+      "cuMemcpyDtoDAsync 16", "cuMemcpyDtoDAsync 16", "cuStreamSynchronize",
+      "cuCtxPopCurrent",
+  };
+  EXPECT_EQ(Log(), expected);
+
+  // Mixed: a device input, a host output; then both on the host again.
+  float host[4] = {};
+  ClearLog();
+  ASSERT_EQ(RunWithMemory(s, x.data(), NANORT_MEMORY_CUDA, host, NANORT_MEMORY_HOST), NANORT_OK)
+      << s.status_.message;
+  EXPECT_EQ(memcmp(values, host, sizeof(values)), 0);
+  EXPECT_EQ(Count("cuMemcpyDtoDAsync 16"), 1) << Joined();
+  EXPECT_EQ(Count("cuMemcpyDtoHAsync 16"), 1) << Joined();
+  const float again[4] = {4, 3, 2, 1};
+  ClearLog();
+  ASSERT_EQ(RunWithMemory(s, again, NANORT_MEMORY_HOST, host, NANORT_MEMORY_HOST), NANORT_OK)
+      << s.status_.message;
+  EXPECT_EQ(memcmp(again, host, sizeof(again)), 0);
+  EXPECT_EQ(Count("cuMemGetAddressRange"), 0) << Joined();
+  EXPECT_EQ(Count("cuMemcpyDtoDAsync"), 0) << Joined();
+}
+
+TEST_F(GpuOffload, HostMemoryPassedAsCudaMemoryIsRefusedBeforeAnyCopy) {
+  Session s(RoundTripSpec());
+  ASSERT_EQ(s.create_, NANORT_OK) << s.status_.message;
+  const float x[4] = {1, 2, 3, 4};
+  float y[4] = {};
+  ClearLog();
+  EXPECT_EQ(RunWithMemory(s, x, NANORT_MEMORY_CUDA, y, NANORT_MEMORY_HOST),
+            NANORT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(s.status_.message).find("input 'x' is said to be in CUDA memory"),
+            std::string::npos)
+      << s.status_.message;
+  EXPECT_NE(std::string(s.status_.message).find("CUDA_ERROR_NOT_FOUND"), std::string::npos)
+      << s.status_.message;
+  EXPECT_EQ(Count("cuMemcpy"), 0) << Joined();
+  EXPECT_EQ(Count("cuMemcpyDtoDAsync"), 0) << Joined();
+  EXPECT_EQ(Count("cuCtxPopCurrent"), 1) << Joined();
+}
+
+TEST_F(GpuOffload, ACudaTensorPastTheEndOfItsAllocationIsRefused) {
+  Session s(RoundTripSpec());
+  ASSERT_EQ(s.create_, NANORT_OK) << s.status_.message;
+  FakeDeviceMemory small(12), big(32), x(16);
+  float y[4] = {};
+  ClearLog();
+  EXPECT_EQ(RunWithMemory(s, small.data(), NANORT_MEMORY_CUDA, y, NANORT_MEMORY_HOST),
+            NANORT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(s.status_.message).find("input 'x': its 16 bytes at "), std::string::npos)
+      << s.status_.message;
+  EXPECT_NE(
+      std::string(s.status_.message).find("run past the end of its CUDA allocation (12 bytes"),
+      std::string::npos)
+      << s.status_.message;
+  // 16 bytes from byte 16 of 32 fit; from byte 20 they do not.
+  EXPECT_EQ(RunWithMemory(s, x.data(), NANORT_MEMORY_CUDA, big.data() + 4, NANORT_MEMORY_CUDA),
+            NANORT_OK)
+      << s.status_.message;
+  EXPECT_EQ(RunWithMemory(s, x.data(), NANORT_MEMORY_CUDA, big.data() + 5, NANORT_MEMORY_CUDA),
+            NANORT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(s.status_.message).find("output 'y': its 16 bytes"), std::string::npos)
+      << s.status_.message;
+  EXPECT_EQ(Count("cuMemcpyDtoDAsync"), 2) << Joined();  // only the run that fit
+}
+
+TEST_F(GpuOffload, ATensorTheHostTouchesMustBeInHostMemory) {
+  using K = fb::BufferKind;
+  // x -> dx; add; scale; dy -> t; host copy t -> y: y is written on the host.
+  ProgramSpec spec = GpuChainSpec();
+  spec.buffers.push_back({K::Arena, 0, 0, 16, "t"});
+  spec.arena_size = 16;
+  spec.thunks[3].dst = 7;
+  ThunkSpec host;
+  host.kind = fb::ThunkKind::CopyThunk, host.src = 7, host.dst = 1, host.size = 16;
+  spec.thunks.push_back(host);
+  Session s(spec);
+  ASSERT_EQ(s.create_, NANORT_OK) << s.status_.message;
+  EXPECT_EQ(nanort_model_tensor_memory(s.model_, 0, 0), 3u);  // x: host or CUDA
+  EXPECT_EQ(nanort_model_tensor_memory(s.model_, 1, 0), 1u);  // y: host only
+  EXPECT_EQ(nanort_model_tensor_memory(s.model_, 1, 1), 0u);  // no such output
+  FakeDeviceMemory x(16), y(16);
+  float host_y[4] = {};
+  EXPECT_EQ(RunWithMemory(s, x.data(), NANORT_MEMORY_CUDA, y.data(), NANORT_MEMORY_CUDA),
+            NANORT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(s.status_.message)
+                .find("output 'y' is in CUDA memory, but this program writes it on the host "
+                      "(thunk 4"),
+            std::string::npos)
+      << s.status_.message;
+  const float values[4] = {1, 2, 3, 4};
+  memcpy(x.data(), values, sizeof(values));
+  ASSERT_EQ(RunWithMemory(s, x.data(), NANORT_MEMORY_CUDA, host_y, NANORT_MEMORY_HOST), NANORT_OK)
+      << s.status_.message;
+}
+
+TEST_F(GpuOffload, CudaMemoryForACpuModelAndUnknownKindsAreRefused) {
+  ChainModel chain;
+  nanort_model* model = nullptr;
+  nanort_session* session = nullptr;
+  nanort_status status;
+  ASSERT_EQ(nanort_model_load(&chain.def, nanort_allocator_system(), &model, &status), NANORT_OK);
+  ASSERT_EQ(nanort_session_create(model, nullptr, 0, nanort_allocator_system(), &session, &status),
+            NANORT_OK);
+  EXPECT_EQ(nanort_model_tensor_memory(model, 0, 0), 1u);
+  EXPECT_EQ(nanort_model_tensor_memory(nullptr, 0, 0), 0u);
+  static const int64_t kDims[] = {1, 4};
+  float x[4] = {1, 2, 3, 4}, y[4] = {};
+  const nanort_tensor in{x, NANORT_F32, 2, kDims};
+  const nanort_tensor out{y, NANORT_F32, 2, kDims};
+  const nanort_memory cuda = NANORT_MEMORY_CUDA, host = NANORT_MEMORY_HOST;
+  const nanort_memory unknown = static_cast<nanort_memory>(7);
+  EXPECT_EQ(nanort_run_with_memory(session, &in, &cuda, 1, &out, &host, 1, &status),
+            NANORT_INVALID_ARGUMENT);
+  EXPECT_STREQ(status.message, "input 'x' is in CUDA memory, but this model runs nothing on a GPU");
+  EXPECT_EQ(nanort_run_with_memory(session, &in, &host, 1, &out, &unknown, 1, &status),
+            NANORT_INVALID_ARGUMENT);
+  EXPECT_STREQ(status.message, "output 'y': unknown memory kind 7");
+  EXPECT_EQ(nanort_run_with_memory(session, &in, &host, 1, &out, &host, 1, &status), NANORT_OK)
+      << status.message;
+  EXPECT_EQ(nanort_run_with_memory(session, &in, nullptr, 1, &out, nullptr, 1, &status), NANORT_OK)
+      << status.message;
+  nanort_session_release(session);
+  nanort_model_release(model);
 }
 
 // Logs "host kernel" to the fake's log, then copies its input to its output.

@@ -50,14 +50,14 @@ def main():
     np.save(work / "x.npy", np.linspace(-2, 2, 32, dtype=np.float32).reshape(4, 8))
     failures = []
 
-    def run(cc, driver=args.driver, repeat=3):
+    def run(cc, driver=args.driver, repeat=3, extra=()):
         log = work / f"fake_{cc}.log"
         log.unlink(missing_ok=True)
         env = dict(os.environ, NANORT_CUDA_DRIVER=driver, FAKE_CUDA_CC=str(cc),
                    FAKE_CUDA_LOG=str(log))
         result = subprocess.run([args.run, str(work / "out" / "gpu_tiny.so"), "--input",
                                  f"x={work / 'x.npy'}", "--output-dir", str(work / "res"),
-                                 "--repeat", str(repeat), "--warmup", "0"],
+                                 "--repeat", str(repeat), "--warmup", "0", *extra],
                                 env=env, capture_output=True, text=True)
         lines = log.read_text().splitlines() if log.exists() else []
         return result, lines
@@ -84,6 +84,19 @@ def main():
         if runs < repeat_runs or counts["cuGraphLaunch"] != runs or \
                 counts["cuStreamSynchronize"] != runs:
             failures.append(f"cc {cc}: {runs} runs but {counts}")
+    # --cuda-io: x and y in the caller's device memory (nanort_run_with_memory):
+    # each run copies device to device (x: 128 bytes, y: 256), with no host
+    # staging, and checks both allocations.
+    result, log = run(86, repeat=repeat_runs, extra=["--cuda-io"])
+    runs = repeat_runs + 1
+    calls = {c: sum(1 for l in log if l == c) for c in (
+        "cuMemcpyDtoDAsync 128", "cuMemcpyDtoDAsync 256", "cuMemGetAddressRange")}
+    staged = [l for l in log if l.startswith(("cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync"))]
+    if result.returncode != 0 or "cuda_io inputs=1/1 outputs=1/1" not in result.stdout.splitlines() \
+            or calls != {"cuMemcpyDtoDAsync 128": runs, "cuMemcpyDtoDAsync 256": runs,
+                         "cuMemGetAddressRange": 2 * runs} or staged:
+        failures.append(f"--cuda-io: rc {result.returncode}, {calls}, staged {staged}: "
+                        f"{result.stdout}{result.stderr}")
     result, _ = run(70)
     if result.returncode == 0 or "GPU compute capability 7.0; the program has sm_80 cubin" \
             not in result.stderr:

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Runs a bundle made by gpu_bundle.py on a machine with an NVIDIA GPU.
 
-For each model: nanort-run on the bundle's inputs, every output compared with
-ONNX Runtime's (CPU) by the normwise relative error
+For each model: nanort-run on the bundle's inputs, twice: with host tensors
+(staged through the host) and with --cuda-io (inputs and outputs in device
+memory the caller owns, nanort_run_with_memory); every output of both
+compared with ONNX Runtime's (CPU) by the normwise relative error
 
     err = max|nanort - ort| / max|ort|  <=  1e-4 (f32; exact for other dtypes)
 
 (looser than the CPU suite's 1e-5: the GPU sums in another order and fuses
-multiply-adds), then the median latency of 200 runs. Where PyTorch with CUDA
-is installed, the models the bundle carries as ONNX also run in eager
-PyTorch on the same GPU (a small interpreter of their ops), as the peer.
+multiply-adds), then the median latency of 200 runs of each. Where PyTorch with
+CUDA is installed, the models the bundle carries as ONNX also run in eager
+PyTorch on the same GPU (a small interpreter of their ops, its tensors on
+the GPU), as the peer: the ratio is against the --cuda-io latency, the same
+work.
 
     python3 device_check.py [--repeat N] [--only NAME]
 
@@ -204,20 +208,32 @@ def main() -> int:
         for k, f in mod["inputs"]:
             cmd += ["--input", f"{k}={os.path.join(d, f)}"]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        if r.returncode != 0:
+        out_dev = os.path.join(d, "out_cuda_io")
+        cmd_dev = cmd + ["--cuda-io"]
+        cmd_dev[cmd_dev.index("--output-dir") + 1] = out_dev
+        rd = subprocess.run(cmd_dev, capture_output=True, text=True, timeout=300)
+        if r.returncode != 0 or rd.returncode != 0:
             failed += 1
-            print(f"{name}: FAIL: nanort-run exited {r.returncode}: {r.stderr.strip()[-600:]}")
-            rows.append((name, "FAIL (run)", "", "", ""))
+            bad = r if r.returncode != 0 else rd
+            print(f"{name}: FAIL: nanort-run{'' if bad is r else ' --cuda-io'} exited "
+                  f"{bad.returncode}: {bad.stderr.strip()[-600:]}")
+            rows.append((name, "FAIL (run)", "", "", "", ""))
             continue
         worst, problems = 0.0, []
-        for oname, ref, got in mod["outputs"]:
-            problem, err = compare(np.load(os.path.join(out, got)), np.load(os.path.join(d, ref)),
-                                   mod.get("tolerance", TOLERANCE))
-            if problem:
-                problems.append(f"{oname}: {problem}")
-            worst = max(worst, err or 0.0)
+        for where, tag in ((out, ""), (out_dev, " (--cuda-io)")):
+            for oname, ref, got in mod["outputs"]:
+                problem, err = compare(np.load(os.path.join(where, got)),
+                                       np.load(os.path.join(d, ref)),
+                                       mod.get("tolerance", TOLERANCE))
+                if problem:
+                    problems.append(f"{oname}{tag}: {problem}")
+                worst = max(worst, err or 0.0)
         lat = re.search(r"latency_us median=([0-9.]+)", r.stdout)
         ms = float(lat.group(1)) / 1e3 if lat else float("nan")
+        lat = re.search(r"latency_us median=([0-9.]+)", rd.stdout)
+        ms_dev = float(lat.group(1)) / 1e3 if lat else float("nan")
+        io = re.search(r"cuda_io (\S+) (\S+)", rd.stdout)
+        io = f"{io.group(1)} {io.group(2)}" if io else "?"
         peer = None
         onnx_path = os.path.join(d, name + ".onnx")
         if os.path.exists(onnx_path):
@@ -229,12 +245,15 @@ def main() -> int:
                 print(f"  (PyTorch peer failed: {type(e).__name__}: {e})")
         status = "PASS" if not problems else "FAIL"
         failed += bool(problems)
-        print(f"{name}: {status} worst error {worst:.2e}, nanort {ms:.4f} ms"
-              + (f", PyTorch eager {peer:.4f} ms ({peer / ms:.2f}x)" if peer else "")
+        print(f"{name}: {status} worst error {worst:.2e}, nanort {ms:.4f} ms host I/O, "
+              f"{ms_dev:.4f} ms CUDA I/O ({io})"
+              + (f", PyTorch eager {peer:.4f} ms ({peer / ms_dev:.2f}x)" if peer else "")
               + ("" if not problems else " -- " + "; ".join(problems)))
-        rows.append((name, status, f"{worst:.1e}", f"{ms:.4f}", f"{peer:.4f}" if peer else ""))
-    print("\n| model | result | worst error | nanort ms | PyTorch eager ms |")
-    print("|---|---|---:|---:|---:|")
+        rows.append((name, status, f"{worst:.1e}", f"{ms:.4f}", f"{ms_dev:.4f}",
+                     f"{peer:.4f}" if peer else ""))
+    print("\n| model | result | worst error | nanort ms, host I/O | nanort ms, CUDA I/O "
+          "| PyTorch eager ms |")
+    print("|---|---|---:|---:|---:|---:|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
     print(f"\n{failed} failed")

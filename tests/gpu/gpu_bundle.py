@@ -53,7 +53,7 @@ DEFAULT_CASES = [
 ]
 DEFAULT_ZOO = ["mlp_b1", "mlp_b32", "bert_tiny", "gpt2_block", "vit_small"]
 # Zoo models whose .onnx travels too, for the eager PyTorch peer (device_check.py).
-PEER_MODELS = ["mlp_b1", "mlp_b32", "bert_tiny", "squeezenet1_1"]
+PEER_MODELS = ["mlp_b1", "mlp_b32", "bert_tiny", "squeezenet1_1", "mobilenet_v2", "resnet18"]
 
 
 def main() -> int:

@@ -367,6 +367,47 @@ nanort_status_code nanort_run(nanort_session* session, const nanort_tensor* inpu
                               size_t num_inputs, const nanort_tensor* outputs, size_t num_outputs,
                               nanort_status* status);
 
+/* Where a caller's tensor lives. */
+typedef enum nanort_memory {
+  NANORT_MEMORY_HOST = 0, /* host memory (what nanort_run takes) */
+  /* CUDA device memory, data = (void*)(uintptr_t)CUdeviceptr: an allocation
+   * the caller made (cuMemAlloc, cudaMalloc, a framework's tensor, ...) on
+   * device 0, in a context that shares its address space with the primary
+   * context nanort uses (the primary context itself, as the CUDA runtime
+   * and PyTorch use). */
+  NANORT_MEMORY_CUDA = 1,
+  NANORT_MEMORY_MAX_ENUM_ = 0x7fffffff /* any int is a value (checked at run) */
+} nanort_memory;
+
+/* nanort_run with each tensor's memory given: input_memory[i] for inputs[i]
+ * and output_memory[o] for outputs[o] (a NULL array: all in host memory).
+ * In a session of a GPU model (nanort_model_gpu), an input in CUDA memory is
+ * copied device to device into the device arena instead of from the host,
+ * and an output in CUDA memory is written device to device: no host staging
+ * and no PCIe round trip, as a caller that keeps its data on the GPU wants.
+ * Refused with NANORT_INVALID_ARGUMENT, naming the tensor, before anything
+ * runs: an unknown memory value; CUDA memory for a model that runs no GPU
+ * (or a build without NANORT_WITH_CUDA); CUDA memory for a tensor this
+ * program reads or writes on the host (nanort_model_tensor_memory says which
+ * tensors may be on the device); a pointer that is not CUDA device memory,
+ * or whose tensor runs past the end of its allocation (checked with
+ * cuMemGetAddressRange on every run). The run's device reads of the inputs
+ * and writes of the outputs happen on nanort's own stream during the call:
+ * whatever the caller queued on other streams that writes an input must be
+ * complete before the call, and the outputs are complete when it returns. */
+nanort_status_code nanort_run_with_memory(nanort_session* session, const nanort_tensor* inputs,
+                                          const nanort_memory* input_memory, size_t num_inputs,
+                                          const nanort_tensor* outputs,
+                                          const nanort_memory* output_memory, size_t num_outputs,
+                                          nanort_status* status);
+
+/* Which memory input `index` (is_output 0) or output `index` (is_output 1)
+ * of `model` may be in: a bit mask of 1 << NANORT_MEMORY_HOST (always) and
+ * 1 << NANORT_MEMORY_CUDA (in a GPU model, for a tensor that only crosses
+ * between the host and the GPU: read only by copies to the device, or written
+ * only by copies from it). 0 for a NULL model or an index out of range. */
+uint32_t nanort_model_tensor_memory(const nanort_model* model, int is_output, size_t index);
+
 /* ---- observing a run (profilers) ----------------------------------------- */
 
 typedef enum nanort_thunk_event {

@@ -106,6 +106,15 @@ class Session {
     return nanort_run(session_, inputs, num_inputs, outputs, num_outputs, status);
   }
 
+  // Inputs and outputs in host or CUDA device memory (nanort_run_with_memory).
+  nanort_status_code RunWithMemory(const nanort_tensor* inputs, const nanort_memory* input_memory,
+                                   size_t num_inputs, const nanort_tensor* outputs,
+                                   const nanort_memory* output_memory, size_t num_outputs,
+                                   nanort_status* status = nullptr) {
+    return nanort_run_with_memory(session_, inputs, input_memory, num_inputs, outputs,
+                                  output_memory, num_outputs, status);
+  }
+
   void Reset() {
     nanort_session_release(session_);
     session_ = nullptr;

@@ -35,6 +35,7 @@ constexpr EntryPoint kEntryPoints[] = {
     NANORT_ENTRY(cuFuncSetAttribute, "cuFuncSetAttribute"),
     NANORT_ENTRY(cuMemAlloc, "cuMemAlloc"),
     NANORT_ENTRY(cuMemFree, "cuMemFree"),
+    NANORT_ENTRY(cuMemGetAddressRange, "cuMemGetAddressRange"),
     NANORT_ENTRY(cuMemcpyHtoD, "cuMemcpyHtoD"),
     NANORT_ENTRY(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync"),
     NANORT_ENTRY(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync"),

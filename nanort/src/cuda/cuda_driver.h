@@ -33,6 +33,7 @@ struct CudaDriver {
   PFN_cuFuncSetAttribute cuFuncSetAttribute;
   PFN_cuMemAlloc_v2 cuMemAlloc;
   PFN_cuMemFree_v2 cuMemFree;
+  PFN_cuMemGetAddressRange_v2 cuMemGetAddressRange;
   PFN_cuMemcpyHtoD_v2 cuMemcpyHtoD;
   PFN_cuMemcpyHtoDAsync_v2 cuMemcpyHtoDAsync;
   PFN_cuMemcpyDtoHAsync_v2 cuMemcpyDtoHAsync;

@@ -70,6 +70,8 @@ typedef CUresult (*PFN_cuModuleGetFunction)(CUfunction* function, CUmodule modul
 typedef CUresult (*PFN_cuFuncSetAttribute)(CUfunction function, int attribute, int value);
 typedef CUresult (*PFN_cuMemAlloc_v2)(CUdeviceptr* pointer, size_t bytes);
 typedef CUresult (*PFN_cuMemFree_v2)(CUdeviceptr pointer);
+typedef CUresult (*PFN_cuMemGetAddressRange_v2)(CUdeviceptr* base, size_t* size,
+                                                CUdeviceptr pointer);
 typedef CUresult (*PFN_cuMemcpyHtoD_v2)(CUdeviceptr dst, const void* src, size_t bytes);
 typedef CUresult (*PFN_cuMemcpyHtoDAsync_v2)(CUdeviceptr dst, const void* src, size_t bytes,
                                              CUstream stream);

@@ -27,9 +27,16 @@ struct GpuModel {
   uint32_t compute_capability;  // major * 10 + minor, as GpuImage.sm
   uint32_t image;               // the chosen one, in Program.gpu.images
   char description[112];
+  // Per tensor (inputs, then outputs): the first thunk that reads or writes
+  // it on the host, kNoThunk when only GPU copies touch it (so that it may
+  // be in CUDA memory).
+  uint32_t* host_thunk;
 };
 
 namespace {
+
+constexpr uint32_t kNoThunk = UINT32_MAX;
+constexpr uint32_t kNoTensor = UINT32_MAX;
 
 enum class StepKind : uint8_t { kHost, kToDevice, kToHost, kOnDevice, kGraph };
 
@@ -44,6 +51,9 @@ struct GpuStep {
   CUdeviceptr device_src;  // kOnDevice: the source (device is the destination)
   void* const* host;       // kToDevice, kToHost: the host side's slot
   size_t bytes;
+  // kToDevice, kToHost: the caller's tensor the host side is in (inputs,
+  // then outputs), kNoTensor for the host arena.
+  uint32_t tensor;
 };
 
 }  // namespace
@@ -129,16 +139,62 @@ int SelectImage(const fb::GpuModule& gpu, uint32_t cc, uint32_t max_isa, bool* p
   return exact >= 0 ? exact : cubin >= 0 ? cubin : ptx;
 }
 
+// The caller's tensor (inputs, then outputs) `buffer` lies in, or kNoTensor.
+uint32_t TensorOf(const nanort_model& model, const fb::Buffer& buffer) {
+  if (buffer.kind() == fb::BufferKind::Input) return buffer.index();
+  if (buffer.kind() == fb::BufferKind::Output) {
+    return static_cast<uint32_t>(model.num_inputs) + buffer.index();
+  }
+  return kNoTensor;
+}
+
+// Fills host_thunk[0 .. inputs + outputs): a tensor is used on the host by
+// every thunk that names one of its buffers, except a GPU copy that reads an
+// input to the device or writes an output from it.
+void FindHostUses(const nanort_model& model, uint32_t* host_thunk) {
+  const size_t num_tensors = model.num_inputs + model.num_outputs;
+  for (size_t i = 0; i < num_tensors; ++i) host_thunk[i] = kNoThunk;
+  const auto* buffers = model.program->buffers();
+  const auto* thunks = model.entry->thunks();
+  auto use = [&](uint32_t t, uint32_t buffer) {
+    const uint32_t tensor = TensorOf(model, *buffers->Get(buffer));
+    if (tensor != kNoTensor && host_thunk[tensor] == kNoThunk) host_thunk[tensor] = t;
+  };
+  for (flatbuffers::uoffset_t t = 0; t < flatbuffers::VectorLength(thunks); ++t) {
+    const fb::Thunk& thunk = *thunks->Get(t);
+    if (const fb::KernelThunk* kernel = thunk.kind_as_KernelThunk()) {
+      for (flatbuffers::uoffset_t a = 0; a < flatbuffers::VectorLength(kernel->args()); ++a) {
+        use(t, kernel->args()->Get(a));
+      }
+    } else if (const fb::CopyThunk* copy = thunk.kind_as_CopyThunk()) {
+      use(t, copy->src());
+      use(t, copy->dst());
+    } else if (const fb::GpuCopyThunk* copy = thunk.kind_as_GpuCopyThunk()) {
+      // An input's copy to the device, an output's from it: no host use.
+      if (buffers->Get(copy->src())->kind() != fb::BufferKind::Input) use(t, copy->src());
+      if (buffers->Get(copy->dst())->kind() != fb::BufferKind::Output) use(t, copy->dst());
+    }
+  }
+}
+
 nanort_status_code LoadGpuModel(const nanort_model& model, GpuModel** out, nanort_status* status) {
   *out = nullptr;
   const fb::GpuModule& module = *model.program->gpu();
   const nanort_allocator allocator = model.allocator;
-  GpuModel* gpu =
-      static_cast<GpuModel*>(allocator.alloc(allocator.self, sizeof(GpuModel), alignof(GpuModel)));
-  NANORT_CHECK_OR_RETURN(gpu != nullptr, status, NANORT_OUT_OF_MEMORY,
+  BlockLayout layout;
+  const size_t gpu_at = layout.Add<GpuModel>(1);
+  const size_t host_thunk_at = layout.Add<uint32_t>(model.num_inputs + model.num_outputs);
+  uint8_t* block = layout.overflow() ? nullptr
+                                     : static_cast<uint8_t*>(allocator.alloc(
+                                           allocator.self, layout.size(), layout.alignment()));
+  NANORT_CHECK_OR_RETURN(block != nullptr, status, NANORT_OUT_OF_MEMORY,
                          "allocator returned NULL for the model's GPU state (%zu bytes)",
-                         sizeof(GpuModel));
+                         layout.size());
+  static_assert(alignof(GpuModel) >= alignof(uint32_t), "");
+  GpuModel* gpu = reinterpret_cast<GpuModel*>(block + gpu_at);
   memset(gpu, 0, sizeof(*gpu));
+  gpu->host_thunk = reinterpret_cast<uint32_t*>(block + host_thunk_at);
+  FindHostUses(model, gpu->host_thunk);
   auto fail = [&](nanort_status_code code) {
     allocator.free(allocator.self, gpu);
     return code;
@@ -211,6 +267,11 @@ void ReleaseGpuModel(GpuModel* gpu, nanort_allocator allocator) {
 }
 
 const char* DescribeGpuModel(const GpuModel* gpu) { return gpu->description; }
+
+uint32_t GpuTensorMemory(const GpuModel* gpu, size_t tensor) {
+  return (1u << NANORT_MEMORY_HOST) |
+         (gpu->host_thunk[tensor] == kNoThunk ? 1u << NANORT_MEMORY_CUDA : 0u);
+}
 
 nanort_status_code DriverFailure(const CudaDriver& driver, CUresult result, const char* call,
                                  nanort_status* status) {
@@ -411,6 +472,7 @@ nanort_status_code CreateGpuSession(const nanort_model& model, const ExecutableT
       GpuStep& step = gpu->steps[gpu->num_steps++];
       step.thunk = static_cast<uint32_t>(t);
       step.count = 1;
+      step.tensor = kNoTensor;
       const fb::GpuCopyThunk* copy = thunk.kind_as_GpuCopyThunk();
       if (copy == nullptr) {
         step.kind = StepKind::kHost;
@@ -430,10 +492,12 @@ nanort_status_code CreateGpuSession(const nanort_model& model, const ExecutableT
         step.kind = StepKind::kToDevice;
         step.device = address(dst);
         step.host = &thunks[t].args.buffers[0];
+        step.tensor = TensorOf(model, src);
       } else {
         step.kind = StepKind::kToHost;
         step.device = address(src);
         step.host = &thunks[t].args.buffers[1];
+        step.tensor = TensorOf(model, dst);
       }
     }
     param = 0;
@@ -499,14 +563,77 @@ __attribute__((cold, noinline)) nanort_status_code RunFailure(const nanort_model
                      cuda::CudaErrorName(model.gpu->driver, result));
 }
 
+// Whether tensor `tensor` (inputs, then outputs) is in CUDA memory.
+inline bool InCudaMemory(const RunMemory& memory, size_t num_inputs, uint32_t tensor) {
+  if (tensor == kNoTensor) return false;
+  const nanort_memory* kinds = tensor < num_inputs ? memory.input_memory : memory.output_memory;
+  const size_t index = tensor < num_inputs ? tensor : tensor - num_inputs;
+  return kinds != nullptr && kinds[index] == NANORT_MEMORY_CUDA;
+}
+
+// With the session's context current: every tensor in CUDA memory must be
+// touched only by GPU copies and lie inside one device allocation.
+nanort_status_code CheckCudaTensors(const nanort_model& model, const RunMemory& memory,
+                                    nanort_status* status) {
+  if (memory.input_memory == nullptr && memory.output_memory == nullptr) return NANORT_OK;
+  const CudaDriver& driver = model.gpu->driver;
+  const size_t num_tensors = model.num_inputs + model.num_outputs;
+  for (uint32_t tensor = 0; tensor < num_tensors; ++tensor) {
+    if (!InCudaMemory(memory, model.num_inputs, tensor)) continue;
+    const bool input = tensor < model.num_inputs;
+    const char* what = input ? "input" : "output";
+    const nanort_tensor_info& info = model.inputs[tensor];  // outputs follow inputs
+    const uint32_t host = model.gpu->host_thunk[tensor];
+    if (host != kNoThunk) {
+      const fb::Thunk& thunk = *model.entry->thunks()->Get(host);
+      return NANORT_FAIL(status, NANORT_INVALID_ARGUMENT,
+                         "%s '%s' is in CUDA memory, but this program %s it on the host (thunk "
+                         "%" PRIu32 ", node '%s', op '%s'): pass it in host memory",
+                         what, info.name, input ? "reads" : "writes", host, TextOf(thunk.node()),
+                         TextOf(thunk.op()));
+    }
+    if (info.size_bytes == 0) continue;
+    const void* data =
+        input ? memory.inputs[tensor].data : memory.outputs[tensor - model.num_inputs].data;
+    const CUdeviceptr pointer = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(data));
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    const CUresult result = driver.cuMemGetAddressRange(&base, &size, pointer);
+    if (result != cuda::CUDA_SUCCESS) {
+      return NANORT_FAIL(status, NANORT_INVALID_ARGUMENT,
+                         "%s '%s' is said to be in CUDA memory, but %p is not CUDA device "
+                         "memory of this context (cuMemGetAddressRange: %s)",
+                         what, info.name, data, cuda::CudaErrorName(driver, result));
+    }
+    // pointer lies in [base, base + size), so the subtraction is exact.
+    if (info.size_bytes > size - (pointer - base)) {
+      return NANORT_FAIL(status, NANORT_INVALID_ARGUMENT,
+                         "%s '%s': its %llu bytes at %p run past the end of its CUDA allocation "
+                         "(%zu bytes at 0x%llx)",
+                         what, info.name, static_cast<unsigned long long>(info.size_bytes), data,
+                         size, static_cast<unsigned long long>(base));
+    }
+  }
+  return NANORT_OK;
+}
+
 nanort_status_code RunGpuSession(const nanort_model& model, GpuSession* gpu,
-                                 const nanort_session& session, HostThunkRunner run_host,
-                                 ThunkEventHook observe, nanort_status* status) {
+                                 const nanort_session& session, const RunMemory& memory,
+                                 HostThunkRunner run_host, ThunkEventHook observe,
+                                 nanort_status* status) {
   const CudaDriver& driver = model.gpu->driver;
   CUresult result = driver.cuCtxPushCurrent(gpu->context);
   if (result != cuda::CUDA_SUCCESS) {
     return NANORT_FAIL(status, NANORT_UNAVAILABLE, "run: cuCtxPushCurrent failed with %s",
                        cuda::CudaErrorName(driver, result));
+  }
+  {
+    const nanort_status_code checked = CheckCudaTensors(model, memory, status);
+    if (checked != NANORT_OK) {
+      cuda::CUcontext popped;
+      driver.cuCtxPopCurrent(&popped);
+      return checked;
+    }
   }
   // Whether the stream has work the host has not waited for.
   bool pending = false;
@@ -535,12 +662,26 @@ nanort_status_code RunGpuSession(const nanort_model& model, GpuSession* gpu,
     if (step.bytes != 0 || step.kind == StepKind::kGraph) {
       switch (step.kind) {
         case StepKind::kToDevice:
-          result = driver.cuMemcpyHtoDAsync(step.device, *step.host, step.bytes, gpu->stream);
-          call = "cuMemcpyHtoDAsync";
+          if (InCudaMemory(memory, model.num_inputs, step.tensor)) {
+            result = driver.cuMemcpyDtoDAsync(
+                step.device, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(*step.host)),
+                step.bytes, gpu->stream);
+            call = "cuMemcpyDtoDAsync (a CUDA-memory input)";
+          } else {
+            result = driver.cuMemcpyHtoDAsync(step.device, *step.host, step.bytes, gpu->stream);
+            call = "cuMemcpyHtoDAsync";
+          }
           break;
         case StepKind::kToHost:
-          result = driver.cuMemcpyDtoHAsync(*step.host, step.device, step.bytes, gpu->stream);
-          call = "cuMemcpyDtoHAsync";
+          if (InCudaMemory(memory, model.num_inputs, step.tensor)) {
+            result = driver.cuMemcpyDtoDAsync(
+                static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(*step.host)), step.device,
+                step.bytes, gpu->stream);
+            call = "cuMemcpyDtoDAsync (a CUDA-memory output)";
+          } else {
+            result = driver.cuMemcpyDtoHAsync(*step.host, step.device, step.bytes, gpu->stream);
+            call = "cuMemcpyDtoHAsync";
+          }
           break;
         case StepKind::kOnDevice:
           result = driver.cuMemcpyDtoDAsync(step.device, step.device_src, step.bytes, gpu->stream);
@@ -582,4 +723,5 @@ nanort_status_code RunGpuSession(const nanort_model& model, GpuSession* gpu,
 extern "C" const nanort_gpu_offload nanort_cuda_offload = {
     nanort::LoadGpuModel,     nanort::ReleaseGpuModel,   nanort::DescribeGpuModel,
     nanort::CreateGpuSession, nanort::ReleaseGpuSession, nanort::RunGpuSession,
+    nanort::GpuTensorMemory,
 };

@@ -7,7 +7,15 @@
 
 Inputs are read in place: an array of the model's dtype that is C-contiguous
 and aligned is handed to nanort as it is, without a copy (anything else is an
-error, not a silent conversion). Outputs are new arrays. The GIL is released
+error, not a silent conversion). Outputs are new arrays, or the caller's
+(run(inputs, outputs={name: array})), written in place.
+
+A model compiled for a GPU (target="sm_90", ...) also takes CUDA arrays
+(anything with __cuda_array_interface__: CuPy, Numba, PyTorch CUDA tensors)
+as inputs and as the caller's outputs, for the tensors whose
+TensorInfo.cuda is true: nanort copies them device to device, without host
+staging. nanort reads and writes them on its own stream, so work queued on
+others (e.g. torch.cuda.synchronize()) must be complete before run. The GIL is released
 while the model runs. Every failure of nanort raises NanortError, which
 carries nanort's status code, its name and message; a failure of nanoc raises
 CompileError with nanoc's own message.
@@ -56,14 +64,16 @@ _DTYPES = {
 
 
 class TensorInfo:
-    """A model input or output: .name, .dtype (NumPy), .nanort_dtype ("f32", ...), .shape."""
+    """A model input or output: .name, .dtype (NumPy), .nanort_dtype ("f32", ...), .shape,
+    .cuda (whether it may be a CUDA array: a GPU model's tensor that only GPU copies touch)."""
 
-    def __init__(self, name, code, shape):
+    def __init__(self, name, code, shape, cuda=False):
         self.name = name
         self.code = code
         self.dtype = np.dtype(_DTYPES[code])
         self.nanort_dtype = _nanort.dtype_name(code)
         self.shape = tuple(shape)
+        self.cuda = cuda
 
     def __repr__(self):
         return f"TensorInfo({self.name!r}, {self.nanort_dtype}{list(self.shape)})"
@@ -97,13 +107,19 @@ class Model:
 
     def __init__(self, path, name=None, threads=1):
         self._model = _nanort.Model(str(path), name or "", int(threads))
-        self.inputs = [TensorInfo(*i) for i in self._model.inputs()]
-        self.outputs = [TensorInfo(*o) for o in self._model.outputs()]
+        # nanort_model_tensor_memory's bit 1 << NANORT_MEMORY_CUDA.
+        self.inputs = [TensorInfo(*t, cuda=bool(self._model.tensor_memory(False, k) & 2))
+                       for k, t in enumerate(self._model.inputs())]
+        self.outputs = [TensorInfo(*t, cuda=bool(self._model.tensor_memory(True, k) & 2))
+                        for k, t in enumerate(self._model.outputs())]
         self.cpu = self._model.cpu()
+        self.gpu = self._model.gpu() or None  # the GPU image in use, None for a CPU model
         self.arena_size = self._model.arena_size()
 
-    def run(self, inputs):
-        """Runs the model on {input name: array}; returns {output name: new array}."""
+    def run(self, inputs, outputs=None):
+        """Runs the model on {input name: array}; returns {output name: array}: new
+        NumPy arrays, or the caller's own where `outputs` ({output name: array})
+        gives one, written in place."""
         names = {i.name for i in self.inputs}
         unknown = sorted(set(inputs) - names)
         if unknown:
@@ -114,6 +130,9 @@ class Model:
             if info.name not in inputs:
                 raise NanortError(1, "INVALID_ARGUMENT", f"input {info.name!r} is missing")
             a = inputs[info.name]
+            if hasattr(a, "__cuda_array_interface__"):
+                args.append(_cuda_arg("input", info, a))
+                continue
             if not isinstance(a, np.ndarray):
                 a = np.asarray(a)
             if a.dtype != info.dtype:
@@ -124,12 +143,51 @@ class Model:
                 raise NanortError(1, "INVALID_ARGUMENT", f"input {info.name!r} is not C-contiguous"
                                   " and aligned; pass np.ascontiguousarray(x), nanort reads "
                                   "inputs in place")
-            args.append((a.ctypes.data, info.code, list(a.shape)))
-        outs = {o.name: np.empty(o.shape, o.dtype) for o in self.outputs}
-        out_args = [(outs[o.name].ctypes.data, o.code, list(o.shape)) for o in self.outputs]
+            args.append((a.ctypes.data, info.code, list(a.shape), 0))
+        given = dict(outputs or {})
+        unknown = sorted(set(given) - {o.name for o in self.outputs})
+        if unknown:
+            raise NanortError(7, "NOT_FOUND", f"no model output named {unknown[0]!r}")
+        outs, out_args = {}, []
+        for o in self.outputs:
+            a = given.get(o.name)
+            if a is None:
+                a = np.empty(o.shape, o.dtype)
+            if hasattr(a, "__cuda_array_interface__"):
+                out_args.append(_cuda_arg("output", o, a))
+            else:
+                if not (isinstance(a, np.ndarray) and a.dtype == o.dtype and a.shape == o.shape
+                        and a.flags.c_contiguous and a.flags.aligned and a.flags.writeable):
+                    raise NanortError(1, "INVALID_ARGUMENT", f"output {o.name!r} must be a "
+                                      f"writable C-contiguous {o.dtype}{list(o.shape)} array")
+                out_args.append((a.ctypes.data, o.code, list(o.shape), 0))
+            outs[o.name] = a
         # The arrays in `inputs` and `outs` stay referenced while this runs.
         self._model.run(args, out_args)
         return outs
+
+
+def _cuda_arg(what, info, a):
+    """run's argument for a CUDA array (its __cuda_array_interface__, version 2+)."""
+    cai = a.__cuda_array_interface__
+    shape = tuple(cai["shape"])
+    if shape != info.shape:
+        raise NanortError(6, "SHAPE_MISMATCH", f"{what} {info.name!r} has shape {list(shape)}, "
+                          f"the model's is {list(info.shape)}")
+    if np.dtype(cai["typestr"]) != info.dtype:
+        raise NanortError(6, "SHAPE_MISMATCH", f"{what} {info.name!r} is {cai['typestr']}, the "
+                          f"model's is {info.nanort_dtype} ({info.dtype}); no conversion is made")
+    strides = cai.get("strides")
+    if strides is not None:
+        expected, step = [], info.dtype.itemsize
+        for n in reversed(shape):
+            expected.insert(0, step)
+            step *= n
+        if any(n > 1 and s != e for n, s, e in zip(shape, strides, expected)):
+            raise NanortError(1, "INVALID_ARGUMENT", f"{what} {info.name!r} is not C-contiguous")
+    if what == "output" and cai["data"][1]:
+        raise NanortError(1, "INVALID_ARGUMENT", f"output {info.name!r} is read-only")
+    return (int(cai["data"][0]), info.code, list(shape), 1)
 
 
 def load(path, name=None, threads=1):

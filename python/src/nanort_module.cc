@@ -41,9 +41,10 @@ void Check(nanort_status_code code, const nanort_status& status) {
 }
 
 using TensorInfo = std::tuple<std::string, int, std::vector<int64_t>>;
-// An argument of run: the data's address, the dtype it holds (nanort_dtype)
-// and its shape, as NumPy states them.
-using TensorArg = std::tuple<uintptr_t, int, std::vector<int64_t>>;
+// An argument of run: the data's address, the dtype it holds (nanort_dtype),
+// its shape, as NumPy (or a CUDA array's __cuda_array_interface__) states
+// them, and where it lives (nanort_memory: 0 host, 1 CUDA device memory).
+using TensorArg = std::tuple<uintptr_t, int, std::vector<int64_t>, int>;
 
 class Model {
  public:
@@ -74,17 +75,27 @@ class Model {
   std::vector<TensorInfo> Inputs() const { return Infos(true); }
   std::vector<TensorInfo> Outputs() const { return Infos(false); }
   std::string Cpu() const { return nanort_model_cpu(model_); }
+  // "" for a CPU-only model.
+  std::string Gpu() const {
+    const char* gpu = nanort_model_gpu(model_);
+    return gpu != nullptr ? gpu : "";
+  }
+  uint32_t TensorMemory(bool is_output, size_t index) const {
+    return nanort_model_tensor_memory(model_, is_output ? 1 : 0, index);
+  }
   uint64_t ArenaSize() const { return nanort_model_arena_size(model_); }
 
   void Run(const std::vector<TensorArg>& inputs, const std::vector<TensorArg>& outputs) {
     std::vector<nanort_tensor> in = Tensors(inputs), out = Tensors(outputs);
+    std::vector<nanort_memory> in_memory = Memory(inputs), out_memory = Memory(outputs);
     nanort_status st;
     nanort_status_code code;
     {
       // A session runs on one thread at a time; nanort itself takes no lock.
       nb::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      code = nanort_run(session_, in.data(), in.size(), out.data(), out.size(), &st);
+      code = nanort_run_with_memory(session_, in.data(), in_memory.data(), in.size(), out.data(),
+                                    out_memory.data(), out.size(), &st);
     }
     Check(code, st);
   }
@@ -113,6 +124,12 @@ class Model {
                          static_cast<nanort_dtype>(std::get<1>(a)),
                          static_cast<uint32_t>(std::get<2>(a).size()), std::get<2>(a).data()});
     return tensors;
+  }
+
+  static std::vector<nanort_memory> Memory(const std::vector<TensorArg>& args) {
+    std::vector<nanort_memory> memory;
+    for (const TensorArg& a : args) memory.push_back(static_cast<nanort_memory>(std::get<3>(a)));
+    return memory;
   }
 
   nanort_model* model_ = nullptr;
@@ -146,6 +163,8 @@ NB_MODULE(_nanort, m) {
       .def("inputs", &Model::Inputs)
       .def("outputs", &Model::Outputs)
       .def("cpu", &Model::Cpu)
+      .def("gpu", &Model::Gpu)
+      .def("tensor_memory", &Model::TensorMemory, nb::arg("is_output"), nb::arg("index"))
       .def("arena_size", &Model::ArenaSize)
       .def("run", &Model::Run, nb::arg("inputs"), nb::arg("outputs"));
 }

@@ -133,3 +133,95 @@ def test_the_gil_is_released_while_it_runs(tmp_path):
     assert still_running and woke < 0.75 * run_s, (
         f"woke after {woke * 1e3:.0f} ms of a {run_s * 1e3:.0f} ms run, run finished: "
         f"{not still_running}")
+
+
+# ---- CUDA arrays (a GPU model, through tests/cuda's fake libcuda.so.1) ----
+
+FAKE_DRIVER = os.environ.get("NANORT_TEST_FAKE_CUDA_DRIVER")
+needs_fake_driver = pytest.mark.skipif(
+    not FAKE_DRIVER, reason="NANORT_TEST_FAKE_CUDA_DRIVER not set (ctest sets it)")
+
+
+class FakeCudaArray:
+    """Device memory from the fake driver's cuMemAlloc (host memory there, so
+    .host views it), exposed as a CUDA array like CuPy's or PyTorch's."""
+
+    def __init__(self, shape, dtype, readonly=False):
+        import ctypes
+        lib = ctypes.CDLL(FAKE_DRIVER)
+        fn = ctypes.c_void_p()
+        lib.cuGetProcAddress_v2(b"cuMemAlloc", ctypes.byref(fn), 12000, ctypes.c_ulonglong(0),
+                                None)
+        alloc = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_ulonglong),
+                                 ctypes.c_size_t)(fn.value)
+        self.ptr = ctypes.c_ulonglong()
+        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        assert alloc(ctypes.byref(self.ptr), nbytes) == 0
+        buf = (ctypes.c_char * nbytes).from_address(self.ptr.value)
+        self.host = np.frombuffer(buf, dtype).reshape(shape)
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": np.dtype(dtype).str,
+                                         "data": (self.ptr.value, readonly), "version": 3,
+                                         "strides": None}
+
+
+class HostAsCuda:
+    """A NumPy array claiming to be a CUDA array."""
+
+    def __init__(self, a):
+        self.keep = a
+        self.__cuda_array_interface__ = {"shape": a.shape, "typestr": a.dtype.str,
+                                         "data": (a.ctypes.data, False), "version": 3}
+
+
+def relu_model(path):
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])])
+    onnx.save(helper.make_model(g, opset_imports=OPSET, ir_version=8), path)
+    return path
+
+
+@needs_fake_driver
+def test_cuda_arrays_are_copied_device_to_device(tmp_path, monkeypatch):
+    log = tmp_path / "fake.log"
+    monkeypatch.setenv("NANORT_CUDA_DRIVER", FAKE_DRIVER)
+    monkeypatch.setenv("FAKE_CUDA_CC", "86")
+    monkeypatch.setenv("FAKE_CUDA_LOG", str(log))
+    so = nanort.compile(relu_model(tmp_path / "relu.onnx"), target="sm_80",
+                        out_dir=tmp_path / "out", args=["--gpu-offload=all"])
+    m = nanort.load(so)
+    assert m.gpu == "sm_80 cubin on NVIDIA compute capability 8.6"
+    assert m.inputs[0].cuda and m.outputs[0].cuda
+    x, y = FakeCudaArray((4, 8), np.float32), FakeCudaArray((4, 8), np.float32)
+    x.host[:] = np.arange(32, dtype=np.float32).reshape(4, 8)
+    log.unlink(missing_ok=True)
+    assert m.run({"x": x}, outputs={"y": y})["y"] is y
+    # The fake computes nothing; what a run asked of it: x into the device
+    # arena and y out of it, device to device, each checked first.
+    calls = log.read_text().splitlines()
+    assert calls.count("cuMemGetAddressRange") == 2, calls
+    assert calls.count("cuMemcpyDtoDAsync 128") == 2, calls
+    assert not [c for c in calls if c.startswith(("cuMemcpyHtoD", "cuMemcpyDtoH"))], calls
+    # A host output beside a CUDA input.
+    log.unlink()
+    out = m.run({"x": x})["y"]
+    assert isinstance(out, np.ndarray) and out.shape == (4, 8)
+    assert log.read_text().splitlines().count("cuMemcpyDtoHAsync 128") == 1
+
+    with pytest.raises(nanort.NanortError, match="is not CUDA device memory") as e:
+        m.run({"x": HostAsCuda(np.zeros((4, 8), np.float32))})
+    assert e.value.code_name == "INVALID_ARGUMENT"
+    with pytest.raises(nanort.NanortError, match=r"has shape \[8, 4\]"):
+        m.run({"x": FakeCudaArray((8, 4), np.float32)})
+    with pytest.raises(nanort.NanortError, match="is <f8"):
+        m.run({"x": FakeCudaArray((4, 8), np.float64)})
+    with pytest.raises(nanort.NanortError, match="output 'y' is read-only"):
+        m.run({"x": x}, outputs={"y": FakeCudaArray((4, 8), np.float32, readonly=True)})
+
+
+def test_a_cpu_model_refuses_cuda_arrays(model_so):
+    _, so = model_so
+    m = nanort.load(so)
+    assert m.gpu is None and not m.inputs[0].cuda
+    with pytest.raises(nanort.NanortError, match="runs nothing on a GPU"):
+        m.run({"x": HostAsCuda(np.zeros((4, 64), np.float32))})

@@ -20,6 +20,7 @@ def main() -> int:
     p.add_argument("--source", required=True, type=Path)
     p.add_argument("--work", required=True, type=Path)
     p.add_argument("--nanoc", required=True)
+    p.add_argument("--fake-cuda-driver", help="tests/cuda's fake libcuda.so.1, for the CUDA-array tests")
     args = p.parse_args()
     site = args.work / "site"
     shutil.rmtree(site, ignore_errors=True)
@@ -33,6 +34,8 @@ def main() -> int:
         return 1
     env = {**os.environ, "PYTHONPATH": str(site), "NANORT_NANOC": args.nanoc,
            "PYTHONDONTWRITEBYTECODE": "1"}
+    if args.fake_cuda_driver:
+        env["NANORT_TEST_FAKE_CUDA_DRIVER"] = args.fake_cuda_driver
     cmd = [args.python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
            str(args.source / "tests")]
     print("+", " ".join(cmd), flush=True)

@@ -2,9 +2,14 @@
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalVariable.h>
+#include <llvm/Support/SHA256.h>
+
+#include <array>
 
 #include "compiler/ir/error.h"
 #include "nanort/nanort.h"
+#include "nanort/src/cuda/gpu_seal.h"
+#include "program_generated.h"
 
 namespace nanoc {
 namespace {
@@ -20,6 +25,49 @@ llvm::Constant* byteArray(llvm::Module& module, const std::string& symbol,
   global->setAlignment(llvm::Align(alignment));
   global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
   if (section) global->setSection(section);
+  return global;
+}
+
+// NAME_gpu_seal (nanort_gpu_seal) for a program with a GPU part, read back
+// from its bytes with the encoders nanort checks it with; NULL otherwise.
+llvm::Constant* gpuSeal(llvm::Module& module, const std::string& name,
+                        const std::vector<uint8_t>& program) {
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  const nanort::fb::Program* parsed =
+      program.empty() ? nullptr : nanort::fb::GetProgram(program.data());
+  if (parsed == nullptr || parsed->gpu() == nullptr)
+    return llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx));
+  const nanort::fb::GpuModule& gpu = *parsed->gpu();
+  auto digest = [](auto&& encode) {
+    llvm::SHA256 sha;
+    auto sink = [&](const void* data, size_t size) {
+      sha.update(llvm::ArrayRef<uint8_t>(static_cast<const uint8_t*>(data), size));
+    };
+    encode(sink);
+    const std::array<uint8_t, 32> result = sha.final();
+    return std::vector<uint8_t>(result.begin(), result.end());
+  };
+  const std::vector<uint8_t> kernels =
+      digest([&](auto& sink) { nanort::gpu_seal::EncodeKernels(gpu, sink); });
+  std::vector<uint8_t> images;
+  for (flatbuffers::uoffset_t i = 0; i < flatbuffers::VectorLength(gpu.images()); ++i) {
+    const std::vector<uint8_t> one =
+        digest([&](auto& sink) { nanort::gpu_seal::EncodeImage(*gpu.images()->Get(i), sink); });
+    images.insert(images.end(), one.begin(), one.end());
+  }
+  llvm::Constant* images_ptr = byteArray(module, name + "_gpu_image_digests", images, 8, nullptr);
+  // struct nanort_gpu_seal (nanort.h): kernels_sha256, num_images, images_sha256.
+  auto* i8 = llvm::Type::getInt8Ty(ctx);
+  auto* seal_type = llvm::StructType::create(
+      ctx, {llvm::ArrayType::get(i8, 32), llvm::Type::getInt32Ty(ctx), ptr}, "nanort_gpu_seal");
+  auto* seal = llvm::ConstantStruct::get(
+      seal_type,
+      {llvm::ConstantDataArray::get(ctx, llvm::ArrayRef<uint8_t>(kernels)),
+       llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), images.size() / 32), images_ptr});
+  auto* global = new llvm::GlobalVariable(
+      module, seal_type, true, llvm::GlobalValue::InternalLinkage, seal, name + "_gpu_seal");
+  global->setAlignment(llvm::Align(8));
   return global;
 }
 
@@ -91,12 +139,13 @@ void addModelDefinition(llvm::Module& module, const std::string& name,
   // struct nanort_model_def (nanort.h), laid out by the target's data layout
   // exactly as its C compiler lays out the struct.
   auto* def_type =
-      llvm::StructType::create(ctx, {i32, i32, ptr, i64, ptr, i64, ptr}, "nanort_model_def");
+      llvm::StructType::create(ctx, {i32, i32, ptr, i64, ptr, i64, ptr, ptr}, "nanort_model_def");
   auto* def = llvm::ConstantStruct::get(
-      def_type, {llvm::ConstantInt::get(i32, NANORT_KERNEL_ABI_VERSION),
-                 llvm::ConstantInt::get(i32, kernels.size()), program_ptr,
-                 llvm::ConstantInt::get(i64, program.size()), constants_ptr,
-                 llvm::ConstantInt::get(i64, constants.size()), kernels_ptr});
+      def_type,
+      {llvm::ConstantInt::get(i32, NANORT_KERNEL_ABI_VERSION),
+       llvm::ConstantInt::get(i32, kernels.size()), program_ptr,
+       llvm::ConstantInt::get(i64, program.size()), constants_ptr,
+       llvm::ConstantInt::get(i64, constants.size()), kernels_ptr, gpuSeal(module, name, program)});
   auto* model = new llvm::GlobalVariable(module, def_type, true, llvm::GlobalValue::ExternalLinkage,
                                          def, name + "_model");
   model->setAlignment(llvm::Align(8));

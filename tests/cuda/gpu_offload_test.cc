@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/sha256.h"
 #include "nanort/nanort.h"
 #include "test_program.h"
 
@@ -328,6 +329,117 @@ TEST_F(GpuOffload, HostToDeviceToHostCopiesRoundTripTheBytes) {
   // No launches: no graph.
   EXPECT_EQ(Count("cuStreamBeginCapture"), 0);
   EXPECT_EQ(Count("cuGraphLaunch"), 0);
+}
+
+// ---- the GPU seal (nanort_gpu_seal): the object's digests of the GPU part ----
+
+std::string Hex(const uint8_t* digest) {
+  std::string text;
+  for (int i = 0; i < 32; ++i) {
+    static const char kDigits[] = "0123456789abcdef";
+    text += kDigits[digest[i] >> 4];
+    text += kDigits[digest[i] & 15];
+  }
+  return text;
+}
+
+std::string Sha256Of(const std::string& text) {
+  cuda::Sha256 sha;
+  sha.Update(text.data(), text.size());
+  uint8_t digest[32];
+  sha.Final(digest);
+  return Hex(digest);
+}
+
+TEST(Sha256, MatchesFips180Vectors) {
+  EXPECT_EQ(Sha256Of(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Of("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256Of("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  // A million 'a's, fed in uneven pieces (the buffering across blocks).
+  cuda::Sha256 sha;
+  const std::string piece(997, 'a');
+  size_t fed = 0;
+  for (; fed + piece.size() <= 1000000; fed += piece.size()) sha.Update(piece.data(), piece.size());
+  sha.Update(piece.data(), 1000000 - fed);
+  uint8_t digest[32];
+  sha.Final(digest);
+  EXPECT_EQ(Hex(digest), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// `chain` keeps the seal of the program it was made for; def.program points
+// at `other` (a program nanoc did not seal).
+Loaded LoadWithProgram(ChainModel& chain, const std::vector<uint8_t>& other) {
+  chain.def.program = other.data();
+  chain.def.program_size = other.size();
+  nanort_model* model = nullptr;
+  nanort_status status;
+  const nanort_status_code code =
+      nanort_model_load(&chain.def, nanort_allocator_system(), &model, &status);
+  Loaded loaded{code, status.message, ""};
+  nanort_model_release(model);
+  return loaded;
+}
+
+TEST_F(GpuOffload, AKernelTableOtherThanTheSealedOneIsRefusedBeforeTheDriverLoads) {
+  ChainModel chain(GpuChainSpec());
+  ProgramSpec bigger = GpuChainSpec();
+  bigger.gpu.kernels[0].grid = {2, 1, 1};  // twice the threads: what a tamperer would want
+  const std::vector<uint8_t> other = BuildProgram(bigger);
+  ClearLog();
+  const Loaded loaded = LoadWithProgram(chain, other);
+  EXPECT_EQ(loaded.code, NANORT_INVALID_PROGRAM);
+  EXPECT_EQ(loaded.message,
+            "the program's GPU kernel table is not the one nanoc compiled into this object "
+            "(SHA-256 differs from its seal)");
+  EXPECT_EQ(Count("cuInit"), 0) << Joined();
+  // The same program, sealed, loads.
+  chain.SetProgram(other);
+  EXPECT_EQ(LoadOnly(bigger).code, NANORT_OK);
+}
+
+TEST_F(GpuOffload, AnImageOtherThanTheSealedOneNeverReachesTheDriver) {
+  ProgramSpec spec = WithImages({Cubin(80), Ptx(75, 70)});
+  ChainModel chain(spec);
+  ProgramSpec changed = spec;
+  changed.gpu.images[0].data.back() ^= 1;  // the sm_80 cubin a device 8.6 picks
+  ClearLog();
+  Loaded loaded = LoadWithProgram(chain, BuildProgram(changed));
+  EXPECT_EQ(loaded.code, NANORT_INVALID_PROGRAM);
+  EXPECT_EQ(loaded.message,
+            "the program's GPU image 0 is not the one nanoc compiled into this object (SHA-256 "
+            "differs from its seal)");
+  EXPECT_EQ(Count("cuModuleLoadData"), 0) << Joined();
+  // An image the device does not pick is not read at load: a changed PTX for
+  // sm_75 loads on 8.6 (its cubin is chosen) and is refused where it is the
+  // one chosen (no cubin fits 12.0).
+  changed = spec;
+  changed.gpu.images[1].data.back() ^= 1;
+  const std::vector<uint8_t> other_ptx = BuildProgram(changed);
+  EXPECT_EQ(LoadWithProgram(chain, other_ptx).code, NANORT_OK);
+  setenv("FAKE_CUDA_CC", "120", 1);
+  loaded = LoadWithProgram(chain, other_ptx);
+  EXPECT_EQ(loaded.code, NANORT_INVALID_PROGRAM) << loaded.message;
+  EXPECT_NE(loaded.message.find("GPU image 1 is not the one"), std::string::npos);
+}
+
+TEST_F(GpuOffload, AGpuProgramWithoutASealIsRefused) {
+  ChainModel chain(GpuChainSpec());
+  chain.def.gpu = nullptr;
+  nanort_model* model = nullptr;
+  nanort_status status;
+  EXPECT_EQ(nanort_model_load(&chain.def, nanort_allocator_system(), &model, &status),
+            NANORT_INVALID_PROGRAM);
+  EXPECT_STREQ(status.message,
+               "the program has a GPU part, but the object carries no GPU seal for it "
+               "(nanort_model_def.gpu is NULL)");
+  ChainModel second(WithImages({Cubin(80), Cubin(90)}));
+  nanort_gpu_seal fewer = *second.def.gpu;
+  fewer.num_images = 1;
+  second.def.gpu = &fewer;
+  EXPECT_EQ(nanort_model_load(&second.def, nanort_allocator_system(), &model, &status),
+            NANORT_INVALID_PROGRAM);
+  EXPECT_STREQ(status.message, "the program's GPU module has 2 images, the object's seal 1");
 }
 
 // ---- inputs and outputs in CUDA memory (nanort_run_with_memory) ----

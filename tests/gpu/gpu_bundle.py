@@ -75,6 +75,9 @@ def main() -> int:
     p.add_argument("--suffix", default="", help="appended to every model's name, e.g. _tf32")
     p.add_argument("--tolerance", type=float,
                    help="device_check.py's error bound for these models (default its 1e-4)")
+    p.add_argument("--python-package", dest="python_package",
+                   help="an installed nanort Python package (its folder, e.g. "
+                        "build/tests/python/site/nanort) for torch_cuda_arrays.py")
     args = p.parse_args()
 
     out = os.path.abspath(args.out)
@@ -82,6 +85,10 @@ def main() -> int:
     os.makedirs(out)
     shutil.copy(args.nanort_run, os.path.join(out, "nanort-run"))
     shutil.copy(os.path.join(HERE, "device_check.py"), os.path.join(out, "device_check.py"))
+    if args.python_package:
+        shutil.copy(os.path.join(HERE, "torch_cuda_arrays.py"), out)
+        shutil.copytree(args.python_package, os.path.join(out, "python", "nanort"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
     manifest = {"target": args.target, "host": args.host, "seed": args.seed,
                 "nanoc_flags": args.nanoc_flags, "models": []}
 

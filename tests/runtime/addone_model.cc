@@ -38,4 +38,4 @@ const std::vector<uint8_t> kProgram = BuildAddOne();
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) const nanort_model_def addone_model = {
-    NANORT_KERNEL_ABI_VERSION, 1, kProgram.data(), kProgram.size(), nullptr, 0, kKernels};
+    NANORT_KERNEL_ABI_VERSION, 1, kProgram.data(), kProgram.size(), nullptr, 0, kKernels, nullptr};

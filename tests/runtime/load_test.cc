@@ -86,7 +86,7 @@ TEST(ModelLoad, RefusesAnObjectOfKernelAbi1WhoseKernelTableHasNoSignatures) {
   chain.def.kernel_abi = 1;
   const LoadResult result = LoadDef(chain.def);
   EXPECT_EQ(result.code, NANORT_UNSUPPORTED_VERSION);
-  EXPECT_EQ(result.message, "model was compiled for kernel ABI 1, this runtime calls ABI 3");
+  EXPECT_EQ(result.message, "model was compiled for kernel ABI 1, this runtime calls ABI 4");
 }
 
 TEST(ModelLoad, RefusesAKernelIndexOutOfRange) {

@@ -1,6 +1,11 @@
 #include "test_program.h"
 
+// nanort internals, named by path: not every target of this file has
+// nanort/src on its include path.
 #include <string.h>
+
+#include "../../nanort/src/cuda/gpu_seal.h"
+#include "../../nanort/src/cuda/sha256.h"
 
 namespace nanort::test {
 
@@ -224,6 +229,27 @@ void ChainModel::SetProgram(std::vector<uint8_t> bytes) {
   program = std::move(bytes);
   def.program = program.data();
   def.program_size = program.size();
+  def.gpu = nullptr;
+  flatbuffers::Verifier verifier(program.data(), program.size());
+  if (program.empty() || !fb::VerifyProgramBuffer(verifier)) return;
+  const fb::GpuModule* gpu = fb::GetProgram(program.data())->gpu();
+  if (gpu == nullptr) return;
+  struct Sink {
+    cuda::Sha256 sha;
+    void operator()(const void* data, size_t size) { sha.Update(data, size); }
+  };
+  Sink kernels;
+  gpu_seal::EncodeKernels(*gpu, kernels);
+  kernels.sha.Final(gpu_seal.kernels_sha256);
+  image_digests.assign(32 * flatbuffers::VectorLength(gpu->images()), 0);
+  for (flatbuffers::uoffset_t i = 0; i < flatbuffers::VectorLength(gpu->images()); ++i) {
+    Sink image;
+    gpu_seal::EncodeImage(*gpu->images()->Get(i), image);
+    image.sha.Final(image_digests.data() + 32 * i);
+  }
+  gpu_seal.num_images = flatbuffers::VectorLength(gpu->images());
+  gpu_seal.images_sha256 = image_digests.data();
+  def.gpu = &gpu_seal;
 }
 
 }  // namespace nanort::test

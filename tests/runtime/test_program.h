@@ -153,11 +153,16 @@ ProgramSpec GpuChainSpec();
 struct ChainModel {
   ChainModel();
   explicit ChainModel(const ProgramSpec& spec);
+  // Uses `bytes` as the program and, when they hold a GPU module, seals it
+  // (def.gpu) as nanoc would; setting def.program directly keeps the seal.
   void SetProgram(std::vector<uint8_t> bytes);
 
   std::vector<uint8_t> program;
   alignas(64) float constants[32];  // w at 0, s at byte 64
   nanort_kernel kernels[2];
+  // SetProgram's seal of the program's GPU part, as nanoc would write it.
+  nanort_gpu_seal gpu_seal;
+  std::vector<uint8_t> image_digests;
   nanort_model_def def;
 };
 

@@ -46,7 +46,7 @@ def expect_invalid(tool, path, reason):
 
 def check_json(doc, path):
     check(doc["format_version"] == {"major": 1, "minor": 0}, "format_version")
-    check(doc["kernel_abi"] == 3, "kernel_abi")
+    check(doc["kernel_abi"] == 4, "kernel_abi")
     check(doc["model_name"] == "tiny", "model_name")
     t = doc["target"]
     check(t["device"] == "cpu" and t["triple"] == "riscv64-unknown-linux-gnu", f"target {t}")
@@ -87,7 +87,7 @@ def main():
     obj = os.path.join(fixtures, "tiny.o")
 
     text = expect_ok(tool, nrt)
-    for line in ("format version: 1.0", "kernel abi: 3", 'model: "tiny"',
+    for line in ("format version: 1.0", "kernel abi: 4", 'model: "tiny"',
                  'triple: "riscv64-unknown-linux-gnu"', 'input 0: "x" f32[2,3] buffer 0',
                  "arena: 128 bytes, alignment 64", "[0, 24) buffer 2", "copy src 2 dst 3 size 24",
                  'kernels: 1\n  0: "tiny_add_0" cpu\n'):

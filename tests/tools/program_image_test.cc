@@ -185,7 +185,7 @@ TEST(ProgramReport, TextShowsTheWholeProgram) {
   const std::string text = ProgramReportText("tiny.nrt", image, p);
   for (const char* line : {
            "format version: 1.0\n",
-           "kernel abi: 3\n",
+           "kernel abi: 4\n",
            "model: \"tiny\"\n",
            "  triple: \"riscv64-unknown-linux-gnu\"\n",
            "  cpu: \"generic-rv64\"\n",

@@ -32,8 +32,9 @@ extern "C" {
 /* Calling convention of compiled kernels and layout of the object's kernel
  * table (nanort_kernel_fn, nanort_kernel below). 2: every table entry carries
  * its kernel's signature; 3: kernels get per-worker scratch (scratch_bytes,
- * nanort_kernel_args::scratch). An object of another ABI is refused. */
-#define NANORT_KERNEL_ABI_VERSION 3u
+ * nanort_kernel_args::scratch); 4: nanort_model_def ends with the GPU seal
+ * (nanort_gpu_seal). An object of another ABI is refused. */
+#define NANORT_KERNEL_ABI_VERSION 4u
 
 /* ---- status ------------------------------------------------------------ */
 
@@ -148,6 +149,19 @@ typedef struct nanort_kernel {
   uint64_t scratch_bytes; /* of args->scratch it uses (0: none), at most 1 GiB */
 } nanort_kernel;
 
+/* In an object whose program has a GPU part (nanoc --target sm_XY), the
+ * SHA-256 digests of that part as nanoc wrote it (nanort/src/cuda/gpu_seal.h
+ * says which bytes): the kernel table with the device arena, and each image
+ * in the program's order. The program's bytes are not trusted, this is: a
+ * load refuses a GPU module whose kernel table, or whose image chosen for the
+ * device, does not match (NANORT_INVALID_PROGRAM), before the driver sees
+ * it. */
+typedef struct nanort_gpu_seal {
+  uint8_t kernels_sha256[32];
+  uint32_t num_images;
+  const uint8_t* images_sha256; /* num_images * 32 bytes */
+} nanort_gpu_seal;
+
 /* The one symbol a compiled model exports: `NAME_model`, declared in NAME.h.
  * All pointers point into the object's read-only data, which outlives any
  * model loaded from it. */
@@ -159,6 +173,7 @@ typedef struct nanort_model_def {
   const uint8_t* constants; /* read-only constants blob, used in place */
   uint64_t constants_size;
   const nanort_kernel* kernels; /* num_kernels entries, by kernel index */
+  const nanort_gpu_seal* gpu;   /* NULL unless the program has a GPU part */
 } nanort_model_def;
 
 /* ---- models -------------------------------------------------------------- */

@@ -9,6 +9,8 @@
 
 #include "allocator.h"
 #include "cuda/cuda_driver.h"
+#include "cuda/gpu_seal.h"
+#include "cuda/sha256.h"
 #include "gpu_offload.h"
 #include "model.h"
 #include "program_verifier.h"
@@ -177,8 +179,60 @@ void FindHostUses(const nanort_model& model, uint32_t* host_thunk) {
   }
 }
 
+// The sinks gpu_seal.h's encoders write to.
+struct HashSink {
+  cuda::Sha256* sha;
+  void operator()(const void* data, size_t size) const { sha->Update(data, size); }
+};
+
+bool SameDigest(const uint8_t* a, const uint8_t* b) {
+  uint8_t differ = 0;
+  for (int i = 0; i < 32; ++i) differ |= a[i] ^ b[i];
+  return differ == 0;
+}
+
+// The kernel table and the device arena against the object's seal.
+nanort_status_code CheckKernelsSeal(const nanort_model& model, nanort_status* status) {
+  const nanort_gpu_seal* seal = model.def.gpu;
+  const fb::GpuModule& gpu = *model.program->gpu();
+  NANORT_CHECK_OR_RETURN(seal != nullptr, status, NANORT_INVALID_PROGRAM,
+                         "the program has a GPU part, but the object carries no GPU seal for it "
+                         "(nanort_model_def.gpu is NULL)");
+  NANORT_CHECK_OR_RETURN(
+      seal->num_images == flatbuffers::VectorLength(gpu.images()) && seal->images_sha256 != nullptr,
+      status, NANORT_INVALID_PROGRAM,
+      "the program's GPU module has %" PRIu32 " images, the object's seal %" PRIu32,
+      flatbuffers::VectorLength(gpu.images()), seal->num_images);
+  cuda::Sha256 sha;
+  HashSink sink{&sha};
+  gpu_seal::EncodeKernels(gpu, sink);
+  uint8_t digest[32];
+  sha.Final(digest);
+  NANORT_CHECK_OR_RETURN(SameDigest(digest, seal->kernels_sha256), status, NANORT_INVALID_PROGRAM,
+                         "the program's GPU kernel table is not the one nanoc compiled into this "
+                         "object (SHA-256 differs from its seal)");
+  return NANORT_OK;
+}
+
+nanort_status_code CheckImageSeal(const nanort_model& model, uint32_t index,
+                                  nanort_status* status) {
+  cuda::Sha256 sha;
+  HashSink sink{&sha};
+  gpu_seal::EncodeImage(*model.program->gpu()->images()->Get(index), sink);
+  uint8_t digest[32];
+  sha.Final(digest);
+  NANORT_CHECK_OR_RETURN(SameDigest(digest, model.def.gpu->images_sha256 + 32 * size_t{index}),
+                         status, NANORT_INVALID_PROGRAM,
+                         "the program's GPU image %" PRIu32
+                         " is not the one nanoc compiled into this object (SHA-256 differs from "
+                         "its seal)",
+                         index);
+  return NANORT_OK;
+}
+
 nanort_status_code LoadGpuModel(const nanort_model& model, GpuModel** out, nanort_status* status) {
   *out = nullptr;
+  NANORT_RETURN_IF_ERROR(CheckKernelsSeal(model, status));
   const fb::GpuModule& module = *model.program->gpu();
   const nanort_allocator allocator = model.allocator;
   BlockLayout layout;
@@ -249,6 +303,8 @@ nanort_status_code LoadGpuModel(const nanort_model& model, GpuModel** out, nanor
                             images));
   }
   gpu->image = static_cast<uint32_t>(chosen);
+  code = CheckImageSeal(model, gpu->image, status);
+  if (code != NANORT_OK) return fail(code);
   const fb::GpuImage& image = *module.images()->Get(gpu->image);
   size_t used = 0;
   AppendImage(image, gpu->description, sizeof(gpu->description), &used);

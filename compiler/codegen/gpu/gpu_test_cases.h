@@ -158,7 +158,8 @@ inline std::vector<KernelCase> linalgCases() {
   }
   // nanoc.ConvNHWC (X [N, H, W, C], W [kH, kW, C / group, M]): the implicit
   // GEMM over pixels x channels (a 3 x 3, the 7 x 7 stride-2 stem of 3
-  // channels, a 1 x 1 of 64 -> 128, odd sizes with uneven pads, strides and
+  // channels, a 1 x 1 of 64 -> 128, a 3 x 3 with partial tiles along both M
+  // and N, odd sizes with uneven pads, strides and
   // dilations, groups of 16 channels), and the direct kernel of narrow
   // groups (depthwise, a channel multiplier, groups of 2).
   addCase(cases, "ConvNHWC/3x3 p1", "nanoc.ConvNHWC",
@@ -170,6 +171,9 @@ inline std::vector<KernelCase> linalgCases() {
   addCase(cases, "ConvNHWC/1x1 large", "nanoc.ConvNHWC",
           {f32({2, 12, 12, 64}), f32({1, 1, 64, 128})},
           conv(1, {1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}));
+  addCase(cases, "ConvNHWC/3x3 partial tiles", "nanoc.ConvNHWC",
+          {f32({1, 19, 21, 24}), f32({3, 3, 24, 150}), f32({150})},
+          conv(1, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}));
   addCase(cases, "ConvNHWC/odd sizes", "nanoc.ConvNHWC",
           {f32({3, 13, 11, 5}), f32({3, 2, 5, 7}), f32({7})},
           conv(1, {3, 2}, {2, 1, 0, 1}, {2, 1}, {2, 2}));

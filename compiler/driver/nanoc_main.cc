@@ -71,6 +71,10 @@ options:
                      f32 accumulate, operands rounded to M: faster, less
                      exact). Needs sm_80 or newer for all the targets, except
                      f16 (sm_75: m16n8k8); otherwise exact
+  --gpu-layout L     the GPU's convolutions and what follows them: nhwc
+                     (default; channels-last, weights laid out for the
+                     implicit GEMM at compile time, converted at the edges)
+                     or nchw (the model's layout)
   --host NAME        the host CPU of a GPU target (default: the first GPU
                      profile's, e.g. cortex-a78 for sm_87): host or a CPU
                      profile
@@ -312,6 +316,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   std::optional<bool> show_progress;  // --progress / --no-progress; else a terminal decides
   nanoc::GpuOffload gpu_offload = nanoc::GpuOffload::Auto;
   nanoc::GpuPrecision gpu_precision;
+  bool gpu_nhwc = true;
   nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -354,6 +359,11 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
       if (!nanoc::isGpuPrecision(gpu_precision.mode))
         throw nanoc::CompileError("--gpu-precision must be exact, tf32, bf16 or f16, not '" +
                                   gpu_precision.mode + "'");
+    } else if (is("--gpu-layout")) {
+      std::string layout = value("--gpu-layout");
+      if (layout != "nhwc" && layout != "nchw")
+        throw nanoc::CompileError("--gpu-layout must be nhwc or nchw, not '" + layout + "'");
+      gpu_nhwc = layout == "nhwc";
     } else if (is("--triple"))
       triple = value("--triple");
     else if (is("--cpu"))
@@ -490,8 +500,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
     gpu_precision.min_sm = gpu_targets[0].sm;
     for (const nanoc::gpu::SmTarget& t : gpu_targets)
       gpu_precision.min_sm = std::min(gpu_precision.min_sm, t.sm);
-    nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering, gpu_offload, gpu_precision);
-    nanoc::verifyGraph(*graph);
+    nanoc::runGpuPasses(*graph, nanoc::gpu::hasGpuLowering, {gpu_offload, gpu_precision, gpu_nhwc});
   }
   if (emit == "ir") {
     progress->finish();

@@ -39,6 +39,7 @@ std::vector<OpSchema> fusedElementwiseSchemas();  // fused_elementwise.cc
 std::vector<OpSchema> nchwcSchemas();             // nchwc.cc
 std::vector<OpSchema> nchwcPoolSchemas();         // nchwc_pool.cc
 std::vector<OpSchema> deviceCopySchemas();        // device_copy.cc
+std::vector<OpSchema> channelsLastSchemas();      // channels_last.cc
 
 namespace {
 
@@ -59,7 +60,8 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
     for (std::vector<OpSchema> (*family)() :
          {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas,
           quantizationSchemas, samplingSchemas, convGemmSchemas, winogradSchemas,
-          fusedElementwiseSchemas, nchwcSchemas, nchwcPoolSchemas, deviceCopySchemas})
+          fusedElementwiseSchemas, nchwcSchemas, nchwcPoolSchemas, deviceCopySchemas,
+          channelsLastSchemas})
       for (OpSchema& schema : family()) {
         std::string name = schema.name;
         t.emplace(std::move(name), std::move(schema));

@@ -8,6 +8,7 @@
 #include "compiler/passes/fuse_elementwise.h"
 #include "compiler/passes/fuse_epilogue.h"
 #include "compiler/passes/fuse_layer_norm.h"
+#include "compiler/passes/gpu_nhwc_layout.h"
 #include "compiler/passes/legalize_outputs.h"
 #include "compiler/passes/nchwc_layout.h"
 #include "compiler/passes/shape_inference.h"
@@ -35,6 +36,14 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
   }
   legalizeOutputs(graph);
   verifyGraph(graph);
+}
+
+size_t runGpuPasses(Graph& graph, const std::function<bool(const Node&)>& on_gpu,
+                    const GpuPassOptions& options) {
+  const size_t placed = placeOnGpu(graph, on_gpu, options.offload, options.precision);
+  if (options.nhwc && placed > 0) convertGpuToNhwc(graph);
+  verifyGraph(graph);
+  return placed;
 }
 
 }  // namespace nanoc

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "compiler/ir/graph.h"
+#include "compiler/passes/gpu_placement.h"
 
 namespace nanoc {
 
@@ -42,5 +44,17 @@ struct PipelineOptions {
 // dead-code elimination, Conv on the GEMM micro-kernel, epilogue and
 // channel-scale fusion and output legalization, verifying the IR before and after.
 void runPipeline(Graph& graph, const PipelineOptions& options = {});
+
+// For a GPU target, after runPipeline: placement (gpu_placement.h), then,
+// with `nhwc`, the channels-last layout of the GPU's convolutions and what
+// follows them (gpu_nhwc_layout.h), which needs to know what runs where;
+// the IR verified after. Returns the number of nodes placed on the GPU.
+struct GpuPassOptions {
+  GpuOffload offload = GpuOffload::Auto;
+  GpuPrecision precision;
+  bool nhwc = true;
+};
+size_t runGpuPasses(Graph& graph, const std::function<bool(const Node&)>& on_gpu,
+                    const GpuPassOptions& options = {});
 
 }  // namespace nanoc

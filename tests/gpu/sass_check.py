@@ -2,7 +2,9 @@
 """SASS check of the GEMM kernels (issue #12 item 4): which instructions the
 cubins nanoc embeds really hold, read with nvdisasm.
 
-A MatMul (tests/e2e's matmul_2d and gemm_basic) is compiled by nanoc for each
+A MatMul (tests/e2e's matmul_2d and gemm_basic) and a CNN (small_cnn: its
+Convs as nanoc.ConvNHWC, the GEMM's channels-last plan) are compiled by nanoc
+for each
 (--gpu-precision, SM list) below; the cubins are taken out of the program
 (.nrt, read with flatc --json) and disassembled. Tensor-core modes must show
 their HMMA (sm_80/sm_90 bf16: HMMA.16816.F32.BF16, tf32: HMMA.1688.F32.TF32,
@@ -38,7 +40,7 @@ CHECKS = [
     ("f16", ["sm_75"], [r"HMMA\.1688\.F32\b(?!\.)"], []),
     ("exact", ["sm_80", "sm_90"], [r"\bFFMA\b"], [r"HMMA"]),
 ]
-CASES = ["matmul_2d", "gemm_basic"]
+CASES = ["matmul_2d", "gemm_basic", "small_cnn"]
 
 
 def find_nvdisasm(given):

@@ -1,13 +1,20 @@
 // MatMul (numpy semantics: 1-D operands promoted, batch dims broadcast),
-// Gemm (transA, transB, alpha, beta, C broadcast to [M, N]) and Conv (NCHW,
+// Gemm (transA, transB, alpha, beta, C broadcast to [M, N]), Conv (NCHW,
 // any spatial rank, groups; an implicit GEMM per group: W's rows times the
-// input gathered im2col-style while staging, never materialized) in exact
-// f32 on the GPU: a shared-memory tiled SIMT GEMM, with the fused bias
-// (MatMul's and Conv's input 2) and epilogue (ops/epilogue.h:
-// act(y + residual)) in its store.
+// input gathered im2col-style while staging, never materialized) and
+// nanoc.ConvNHWC (channels-last, ops/channels_last.h: an implicit GEMM per
+// group with M = images x output pixels, N = output channels, K = taps x
+// input channels, channel-inner, so that A's gather along k reads one input
+// pixel's contiguous channels; B the weights laid out [K, M] at compile
+// time, read as MatMul's B) in exact f32 on the GPU: a shared-memory tiled
+// SIMT GEMM, with the fused bias (MatMul's and Conv's input 2) and epilogue
+// (ops/epilogue.h: act(y + residual)) in its store. A ConvNHWC whose groups
+// have fewer than kMinGemmGroupWidth output channels (depthwise) runs
+// gpu_conv_direct.cc's kernel instead.
 //
 // Launch: 256 threads (16 x 16) per tile of Y, grid (ceil(N / tn),
-// ceil(M / tm), batches), the tile 128 x 128 (K steps of 8, each thread 8 x 8
+// ceil(M / tm), batches) (ConvNHWC: (ceil(M / tm), ceil(N / tn), groups), its
+// M being the large side), the tile 128 x 128 (K steps of 8, each thread 8 x 8
 // outputs) where M and N are both at least 128, else 64 x 64 (K steps of 16,
 // 4 x 4 per thread). Per K step the block stages A's tm x bk and B's bk x tn
 // slices into shared memory (each thread 4 elements of each, bounds-checked,
@@ -44,6 +51,7 @@
 #include "compiler/codegen/gpu/gpu_ir.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/broadcast.h"
+#include "compiler/ops/channels_last.h"
 #include "compiler/ops/conv.h"
 #include "compiler/ops/epilogue.h"
 #include "compiler/ops/gemm.h"
@@ -110,7 +118,11 @@ struct GemmPlan {
   // Conv as an implicit GEMM per group g (the batch index z): A is W's rows
   // of the group ([M / G, C / G * taps]), B the gathered input (k = (ci, tap),
   // n = (image, output position)), Y [N, M, out...]; bias[g * M/G + m].
+  // channels_last (ConvNHWC): A the gathered input (m = (image, output
+  // position), k = (tap, ci)), B W's columns of the group (b_base), Y
+  // [N, out..., M]; bias[g * M/G + n]; blocks take M along x.
   std::optional<ConvShape> conv;
+  bool channels_last = false;
 };
 
 GemmPlan matmulPlan(const Node& node) {
@@ -198,10 +210,33 @@ GemmPlan convPlan(const Node& node) {
   return p;
 }
 
+GemmPlan convNhwcPlan(const Node& node) {
+  ConvShape s = convShape(channelsFirstView(node)->node);
+  requireF32(node);
+  GemmPlan p;
+  const int64_t taps = product(s.kernel, 0, s.rank());
+  p.M = s.n * product(s.out, 0, s.rank());
+  p.K = taps * s.cPerGroup();
+  p.N = s.mPerGroup();
+  p.a_sm = 0;  // gathered
+  p.a_sk = 1;  // consecutive threads take consecutive channels of a pixel
+  p.b_sk = s.m;
+  p.b_sn = 1;
+  p.batch_dims = {s.group};
+  p.a_batch_strides = {0};
+  p.b_batch_strides = {s.mPerGroup()};  // the group's columns of W
+  p.batches = s.group;
+  if (s.has_bias) p.bias_input = 2;
+  p.conv = s;
+  p.channels_last = true;
+  return p;
+}
+
 GemmPlan planOf(const Node& node) {
-  GemmPlan p = node.op == "Gemm"   ? gemmPlan(node)
-               : node.op == "Conv" ? convPlan(node)
-                                   : matmulPlan(node);
+  GemmPlan p = node.op == "Gemm"             ? gemmPlan(node)
+               : node.op == "Conv"           ? convPlan(node)
+               : node.op == "nanoc.ConvNHWC" ? convNhwcPlan(node)
+                                             : matmulPlan(node);
   p.epilogue = epilogueSpec(node);
   if (p.epilogue.residual) p.residual_input = static_cast<int>(kResidualInput);
   return p;
@@ -213,6 +248,10 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // multiply-add), else 64 x 64 (more blocks for a small product). Convs keep
 // the 64 x 64 tile: with the patch gather's index arithmetic the large tile
 // spilled 8-12 bytes on sm_90 (squeezenet1_1's and mobilenet_v2's Convs).
+// The channels-last plan does not spill with it (the zoo CNNs, every SM and
+// mode), but a batch-1 CNN's layers give it few blocks (resnet18's 28 x 28
+// x 128 layer: 7 of 128 x 128 against 26 of 64 x 64 on a GPU of 132 SMs):
+// unmeasured, so it keeps 64 x 64 too.
 Tile tileFor(const GemmPlan& p, Mma mma) {
   const bool large = p.M >= 128 && p.N >= 128 && !p.conv;
   if (mma != Mma::None) return large ? kMmaLargeTile : kMmaSmallTile;
@@ -224,8 +263,9 @@ bool supportsGemm(const Node& node) {
   if (p.epilogue.residual && (node.inputs.size() <= kResidualInput || !node.inputs[kResidualInput]))
     return false;
   Tile t = tileFor(p, mmaOf(node));
-  return ceilDiv(p.M, t.tm) <= kMaxGridYZ && p.batches <= kMaxGridYZ &&
-         ceilDiv(p.N, t.tn) <= std::numeric_limits<int32_t>::max();
+  const int64_t rows = ceilDiv(p.M, t.tm), cols = ceilDiv(p.N, t.tn);
+  const int64_t x = p.channels_last ? rows : cols, y = p.channels_last ? cols : rows;
+  return y <= kMaxGridYZ && p.batches <= kMaxGridYZ && x <= std::numeric_limits<int32_t>::max();
 }
 
 GpuLaunch gemmLaunch(const Node& node) {
@@ -235,6 +275,7 @@ GpuLaunch gemmLaunch(const Node& node) {
   launch.block[0] = kThreads;
   launch.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.N, t.tn)));
   launch.grid[1] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.M, t.tm)));
+  if (p.channels_last) std::swap(launch.grid[0], launch.grid[1]);
   launch.grid[2] = static_cast<uint32_t>(std::max<int64_t>(1, p.batches));
   return launch;
 }
@@ -246,9 +287,11 @@ void emitGemm(GpuKernelBuilder& kb) {
   llvm::Type* f32 = b.getFloatTy();
   auto c64 = [&](int64_t v) { return b.getInt64(v); };
   auto c32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
-  // Conv: A is W (input 1), B gathers from X (input 0).
-  llvm::Value* A = kb.input_ptrs[p.conv ? 1 : 0];
-  llvm::Value* B = kb.input_ptrs[p.conv ? 0 : 1];
+  // Conv: A is W (input 1), B gathers from X (input 0); ConvNHWC: A
+  // gathers from X, B is W.
+  const bool swapped = p.conv && !p.channels_last;
+  llvm::Value* A = kb.input_ptrs[swapped ? 1 : 0];
+  llvm::Value* B = kb.input_ptrs[swapped ? 0 : 1];
   llvm::Value* Y = kb.output_ptrs[0];
 
   const Mma mma = mmaOf(kb.node);
@@ -269,8 +312,10 @@ void emitGemm(GpuKernelBuilder& kb) {
   llvm::Value* tid = threadIdX(b);
   llvm::Value* tx = b.CreateAnd(tid, c32(15), "tx");
   llvm::Value* ty = b.CreateLShr(tid, c32(4), "ty");
-  llvm::Value* row0 = b.CreateMul(b.CreateZExt(blockIdY(b), b.getInt64Ty()), c64(t.tm), "row0");
-  llvm::Value* col0 = b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), c64(t.tn), "col0");
+  llvm::Value* row_block = p.channels_last ? blockIdX(b) : blockIdY(b);
+  llvm::Value* col_block = p.channels_last ? blockIdY(b) : blockIdX(b);
+  llvm::Value* row0 = b.CreateMul(b.CreateZExt(row_block, b.getInt64Ty()), c64(t.tm), "row0");
+  llvm::Value* col0 = b.CreateMul(b.CreateZExt(col_block, b.getInt64Ty()), c64(t.tn), "col0");
 
   // This batch's matrices.
   llvm::Value* a_base = c64(0);
@@ -357,6 +402,43 @@ void emitGemm(GpuKernelBuilder& kb) {
     return Staged{v, bs, at};
   };
 
+  // ConvNHWC's A: element (m, k) of the patch matrix, gathered from X [N,
+  // in..., C]: m = (image, output position), k = (tap, ci), so consecutive
+  // k are consecutive channels of one input pixel (0 in the padding and
+  // outside the matrix).
+  auto fetchConvA = [&](llvm::Value* m, llvm::Value* k, llvm::Value* m_local,
+                        llvm::Value* k_local) {
+    const ConvShape& cs = *p.conv;
+    const size_t rank = cs.rank();
+    const int64_t outs = product(cs.out, 0, rank), in_plane = product(cs.in, 0, rank);
+    std::vector<int64_t> in_stride = convStridesOf(cs.in);
+    llvm::Value* at = b.CreateAdd(b.CreateMul(k_local, c32(t.pitchA())), m_local);
+    if (in_plane == 0) return Staged{llvm::ConstantFP::get(f32, 0.0), as, at};
+    llvm::Value* inside = b.CreateAnd(b.CreateICmpULT(m, c64(p.M)), b.CreateICmpULT(k, c64(p.K)));
+    llvm::Value* tap = b.CreateUDiv(k, c64(cs.cPerGroup()));
+    llvm::Value* ci = b.CreateURem(k, c64(cs.cPerGroup()));
+    llvm::Value* image = b.CreateUDiv(m, c64(outs));
+    llvm::Value* pos = b.CreateURem(m, c64(outs));
+    llvm::Value* pixel = b.CreateMul(image, c64(in_plane));
+    for (size_t d = rank; d-- > 0;) {
+      llvm::Value* o = b.CreateURem(pos, c64(cs.out[d]));
+      pos = b.CreateUDiv(pos, c64(cs.out[d]));
+      llvm::Value* t_d = b.CreateURem(tap, c64(cs.kernel[d]));
+      tap = b.CreateUDiv(tap, c64(cs.kernel[d]));
+      llvm::Value* q = b.CreateAdd(b.CreateSub(b.CreateMul(o, c64(cs.strides[d])), c64(cs.pads[d])),
+                                   b.CreateMul(t_d, c64(cs.dilations[d])));
+      inside = b.CreateAnd(
+          inside, b.CreateAnd(b.CreateICmpSGE(q, c64(0)), b.CreateICmpSLT(q, c64(cs.in[d]))));
+      pixel = b.CreateAdd(pixel, b.CreateMul(q, c64(in_stride[d])));
+    }
+    llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(cs.cPerGroup())), ci);
+    llvm::Value* offset = b.CreateAdd(b.CreateMul(pixel, c64(cs.c)), channel);
+    offset = b.CreateSelect(inside, offset, c64(0));
+    llvm::Value* v = cpu::loadF32(b, A, offset);
+    v = b.CreateSelect(inside, v, llvm::ConstantFP::get(f32, 0.0));
+    return Staged{v, as, at};
+  };
+
   // Everything this thread stages for K step `step` (step k_steps: zeros,
   // from in-bounds addresses).
   auto fetchStep = [&](llvm::Value* step) {
@@ -369,9 +451,13 @@ void emitGemm(GpuKernelBuilder& kb) {
         std::tie(k_local, m_local) = split(e, t.bk);
       else
         std::tie(m_local, k_local) = split(e, t.tm);
-      staged.push_back(fetch(A, a_base, b.CreateZExt(m_local, b.getInt64Ty()), p.a_sm, p.M,
-                             b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty())), p.a_sk, row0,
-                             as, t.pitchA(), k_local, m_local));
+      llvm::Value* gk = b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty()));
+      if (p.channels_last)
+        staged.push_back(fetchConvA(b.CreateAdd(row0, b.CreateZExt(m_local, b.getInt64Ty())), gk,
+                                    m_local, k_local));
+      else
+        staged.push_back(fetch(A, a_base, b.CreateZExt(m_local, b.getInt64Ty()), p.a_sm, p.M, gk,
+                               p.a_sk, row0, as, t.pitchA(), k_local, m_local));
     }
     for (int64_t r = 0; r < (t.tn * t.bk) / kThreads; ++r) {
       llvm::Value* e = b.CreateAdd(tid, c32(r * kThreads));
@@ -381,7 +467,7 @@ void emitGemm(GpuKernelBuilder& kb) {
       else
         std::tie(k_local, n_local) = split(e, t.bk);
       llvm::Value* gk = b.CreateAdd(k0, b.CreateZExt(k_local, b.getInt64Ty()));
-      if (p.conv)
+      if (swapped)
         staged.push_back(fetchConvB(gk, b.CreateAdd(col0, b.CreateZExt(n_local, b.getInt64Ty())),
                                     k_local, n_local));
       else
@@ -568,7 +654,12 @@ void emitGemm(GpuKernelBuilder& kb) {
             v = b.CreateFAdd(v, b.CreateFMul(llvm::ConstantFP::get(f32, p.beta), c));
           }
           llvm::Value* at;
-          if (p.conv) {
+          if (p.channels_last) {
+            // Y[image, position, g * M/G + n]; the bias per output channel.
+            llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.N)), gn);
+            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, channel));
+            at = b.CreateAdd(b.CreateMul(gm, c64(p.conv->m)), channel);
+          } else if (p.conv) {
             // Y[image, g * M/G + m, position]; the bias per output channel.
             const ConvShape& cs = *p.conv;
             const int64_t outs = product(cs.out, 0, cs.rank());
@@ -614,11 +705,29 @@ GpuLowering makeGemmLowering() {
   return lowering;
 }
 
+// ConvNHWC: the GEMM, or for narrow groups (depthwise) the direct kernel.
+GpuLowering makeConvNhwcLowering() {
+  GpuLowering gemm = makeGemmLowering(), direct = directConvGpuLowering();
+  GpuLowering lowering;
+  lowering.supports = [gemm, direct](const Node& node) {
+    return isDirectConv(node) ? direct.supports(node) : gemm.supports(node);
+  };
+  lowering.launch = [gemm, direct](const Node& node) {
+    return isDirectConv(node) ? direct.launch(node) : gemm.launch(node);
+  };
+  lowering.emit = [gemm, direct](GpuKernelBuilder& kb) {
+    isDirectConv(kb.node) ? direct.emit(kb) : gemm.emit(kb);
+  };
+  return lowering;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings() {
-  return {
-      {"MatMul", makeGemmLowering()}, {"Gemm", makeGemmLowering()}, {"Conv", makeGemmLowering()}};
+  return {{"MatMul", makeGemmLowering()},
+          {"Gemm", makeGemmLowering()},
+          {"Conv", makeGemmLowering()},
+          {"nanoc.ConvNHWC", makeConvNhwcLowering()}};
 }
 
 }  // namespace nanoc::gpu

@@ -61,6 +61,12 @@ llvm::IntegerType* indexType(llvm::IRBuilder<>& b, int64_t count);
 GpuLaunch perElementLaunch(int64_t n);
 GpuLaunch outputElementLaunch(const Node& node);
 
+// nanoc.ConvNHWC with groups of fewer than 16 output channels (depthwise):
+// too narrow for the GEMM's 64-column tiles, so gpu_conv_direct.cc's kernel
+// (a thread per output element) runs it; gpu_gemm.cc dispatches.
+bool isDirectConv(const Node& node);
+GpuLowering directConvGpuLowering();
+
 // Lowerings by op name, the registry's entries (gpu_lowering.cc).
 std::vector<std::pair<std::string, GpuLowering>> elementwiseGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings();

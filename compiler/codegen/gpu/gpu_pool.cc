@@ -6,6 +6,12 @@
 // NaN never wins either. The average divides by the taps inside the input
 // (count_include_pad 0) or inside the padded extent (1), as the reference.
 //
+// nanoc.MaxPoolNHWC and nanoc.AveragePoolNHWC (ops/channels_last.h) are the
+// same kernel over [N, spatial..., C]: consecutive threads take consecutive
+// channels of one output pixel, so each tap's reads are contiguous across a
+// warp. nanoc.GlobalAveragePoolNHWC: a thread per (image, channel), summing
+// the pixels in order (the reads of a warp contiguous at each pixel).
+//
 // Launch: 256 threads per block, ceil(outputs / 256) blocks up to 8192.
 #include <algorithm>
 #include <cfloat>
@@ -13,25 +19,33 @@
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/gpu/gpu_ir.h"
 #include "compiler/ir/error.h"
+#include "compiler/ops/channels_last.h"
 #include "compiler/ops/pool.h"
+#include "compiler/ops/schema_checks.h"
 
 namespace nanoc::gpu {
 namespace {
 
+// The node's pool geometry; a channels-last form's through its NCHW view.
+PoolShape poolShapeOf(const Node& node) {
+  if (channelsFirstOp(node.op).empty()) return poolShape(node);
+  return poolShape(channelsFirstView(node)->node);
+}
+
 bool supportsPool(const Node& node) {
   if (node.inputs.size() != 1 || !node.inputs[0] || node.outputs.size() != 1) return false;
   if (node.inputs[0]->type.dtype != DType::F32) return false;
-  poolShape(node);
+  poolShapeOf(node);
   return true;
 }
 
 GpuLaunch poolLaunch(const Node& node) {
-  PoolShape s = poolShape(node);
+  PoolShape s = poolShapeOf(node);
   return perElementLaunch(s.planes() * s.outPlane());
 }
 
-void emitPool(GpuKernelBuilder& kb, bool max) {
-  const PoolShape s = poolShape(kb.node);
+void emitPool(GpuKernelBuilder& kb, bool max, bool channels_last) {
+  const PoolShape s = poolShapeOf(kb.node);
   const bool include_pad = !max && kb.node.i("count_include_pad", 0) != 0;
   const int64_t total = s.planes() * s.outPlane();
   if (total == 0) return;
@@ -53,6 +67,9 @@ void emitPool(GpuKernelBuilder& kb, bool max) {
       [&](llvm::Value* i) {
         std::vector<llvm::Value*> start(k);
         llvm::Value* rest = i;
+        // Channels-last: the channel is the fastest index.
+        llvm::Value* channel = channels_last ? b.CreateURem(rest, c(s.c)) : nullptr;
+        if (channels_last) rest = b.CreateUDiv(rest, c(s.c));
         for (size_t d = k; d-- > 0;) {
           llvm::Value* o = b.CreateURem(rest, c(s.out[d]));
           rest = b.CreateUDiv(rest, c(s.out[d]));
@@ -67,7 +84,9 @@ void emitPool(GpuKernelBuilder& kb, bool max) {
             taps = [&](size_t d, llvm::Value* offset, llvm::Value* inside, llvm::Value* padded,
                        const std::vector<llvm::Value*>& acc) -> std::vector<llvm::Value*> {
           if (d == k) {
-            llvm::Value* at = b.CreateSelect(inside, b.CreateAdd(plane_base, offset), c(0));
+            llvm::Value* at = b.CreateAdd(plane_base, offset);
+            if (channels_last) at = b.CreateAdd(b.CreateMul(at, c(s.c)), channel);
+            at = b.CreateSelect(inside, at, c(0));
             llvm::Value* v = cpu::loadF32(b, X, at);
             if (max) {
               llvm::Value* wins = b.CreateAnd(inside, b.CreateFCmpOGT(v, acc[0]));
@@ -104,18 +123,69 @@ void emitPool(GpuKernelBuilder& kb, bool max) {
       "out");
 }
 
-GpuLowering makePoolLowering(bool max) {
+GpuLowering makePoolLowering(bool max, bool channels_last) {
   GpuLowering lowering;
   lowering.supports = supportsPool;
   lowering.launch = poolLaunch;
-  lowering.emit = [max](GpuKernelBuilder& kb) { emitPool(kb, max); };
+  lowering.emit = [max, channels_last](GpuKernelBuilder& kb) { emitPool(kb, max, channels_last); };
+  return lowering;
+}
+
+// X [N, spatial..., C] -> Y [N, 1..., C]: Y[n, c] = the mean of X[n, p, c]
+// over the pixels p (0 for none, as the reference).
+void emitGlobalAveragePoolNhwc(GpuKernelBuilder& kb) {
+  const std::vector<int64_t>& x = kb.node.inputs[0]->type.dims;
+  const int64_t channels = x.back(), pixels = product(x, 1, x.size() - 1);
+  const int64_t total = x[0] * channels;
+  if (total == 0) return;
+  llvm::IRBuilder<>& b = kb.b;
+  llvm::Type* f32 = b.getFloatTy();
+  auto c = [&](int64_t v) { return b.getInt64(v); };
+  llvm::Value* X = kb.input_ptrs[0];
+  llvm::Value* Y = kb.output_ptrs[0];
+  llvm::Value* first =
+      b.CreateAdd(b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), c(kb.launch.block[0])),
+                  b.CreateZExt(threadIdX(b), b.getInt64Ty()));
+  llvm::Value* stride = c(int64_t{kb.launch.grid[0]} * kb.launch.block[0]);
+  emitStridedLoop(
+      b, first, c(total), stride,
+      [&](llvm::Value* i) {
+        llvm::Value* channel = b.CreateURem(i, c(channels));
+        llvm::Value* base = b.CreateMul(b.CreateUDiv(i, c(channels)), c(pixels * channels));
+        std::vector<llvm::Value*> sum = emitCarriedStridedLoop(
+            b, c(0), c(pixels), c(1), {llvm::ConstantFP::get(f32, 0.0)},
+            [&](llvm::Value* p, const std::vector<llvm::Value*>& acc) {
+              llvm::Value* at =
+                  b.CreateAdd(base, b.CreateAdd(b.CreateMul(p, c(channels)), channel));
+              return std::vector<llvm::Value*>{b.CreateFAdd(acc[0], cpu::loadF32(b, X, at))};
+            },
+            "pixel");
+        llvm::Value* y = pixels == 0 ? llvm::ConstantFP::get(f32, 0.0)
+                                     : b.CreateFDiv(sum[0], llvm::ConstantFP::get(f32, pixels));
+        cpu::storeF32(b, y, Y, i);
+      },
+      "out");
+}
+
+GpuLowering makeGlobalAveragePoolNhwcLowering() {
+  GpuLowering lowering;
+  lowering.supports = [](const Node& node) {
+    return node.inputs.size() == 1 && node.inputs[0] && node.outputs.size() == 1 &&
+           node.inputs[0]->type.dtype == DType::F32 && node.inputs[0]->type.rank() >= 3;
+  };
+  lowering.launch = outputElementLaunch;
+  lowering.emit = emitGlobalAveragePoolNhwc;
   return lowering;
 }
 
 }  // namespace
 
 std::vector<std::pair<std::string, GpuLowering>> poolGpuLowerings() {
-  return {{"MaxPool", makePoolLowering(true)}, {"AveragePool", makePoolLowering(false)}};
+  return {{"MaxPool", makePoolLowering(true, false)},
+          {"AveragePool", makePoolLowering(false, false)},
+          {"nanoc.MaxPoolNHWC", makePoolLowering(true, true)},
+          {"nanoc.AveragePoolNHWC", makePoolLowering(false, true)},
+          {"nanoc.GlobalAveragePoolNHWC", makeGlobalAveragePoolNhwcLowering()}};
 }
 
 }  // namespace nanoc::gpu

@@ -156,6 +156,38 @@ inline std::vector<KernelCase> linalgCases() {
     addCase(cases, "Conv/bias residual relu", "Conv",
             {f32({1, 8, 10, 10}), f32({8, 8, 3, 3}), f32({8}), f32({1, 8, 10, 10})}, a);
   }
+  // nanoc.ConvNHWC (X [N, H, W, C], W [kH, kW, C / group, M]): the implicit
+  // GEMM over pixels x channels (a 3 x 3, the 7 x 7 stride-2 stem of 3
+  // channels, a 1 x 1 of 64 -> 128, a 3 x 3 with partial tiles along both M
+  // and N, odd sizes with uneven pads, strides and
+  // dilations, groups of 16 channels), and the direct kernel of narrow
+  // groups (depthwise, a channel multiplier, groups of 2).
+  addCase(cases, "ConvNHWC/3x3 p1", "nanoc.ConvNHWC",
+          {f32({2, 14, 14, 8}), f32({3, 3, 8, 16}), f32({16})},
+          conv(1, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}));
+  addCase(cases, "ConvNHWC/7x7 s2 p3 stem", "nanoc.ConvNHWC",
+          {f32({1, 32, 32, 3}), f32({7, 7, 3, 130}), f32({130})},
+          conv(1, {7, 7}, {3, 3, 3, 3}, {2, 2}, {1, 1}));
+  addCase(cases, "ConvNHWC/1x1 large", "nanoc.ConvNHWC",
+          {f32({2, 12, 12, 64}), f32({1, 1, 64, 128})},
+          conv(1, {1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}));
+  addCase(cases, "ConvNHWC/3x3 partial tiles", "nanoc.ConvNHWC",
+          {f32({1, 19, 21, 24}), f32({3, 3, 24, 150}), f32({150})},
+          conv(1, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}));
+  addCase(cases, "ConvNHWC/odd sizes", "nanoc.ConvNHWC",
+          {f32({3, 13, 11, 5}), f32({3, 2, 5, 7}), f32({7})},
+          conv(1, {3, 2}, {2, 1, 0, 1}, {2, 1}, {2, 2}));
+  addCase(cases, "ConvNHWC/groups of 16", "nanoc.ConvNHWC",
+          {f32({1, 9, 9, 32}), f32({3, 3, 8, 64}), f32({64})},
+          conv(4, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}));
+  addCase(cases, "ConvNHWC/depthwise s2", "nanoc.ConvNHWC",
+          {f32({2, 9, 9, 16}), f32({3, 3, 1, 16}), f32({16})},
+          conv(16, {3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}));
+  addCase(cases, "ConvNHWC/depthwise multiplier", "nanoc.ConvNHWC",
+          {f32({1, 7, 8, 6}), f32({3, 3, 1, 12})}, conv(6, {3, 3}, {0, 1, 2, 1}, {1, 2}, {2, 1}));
+  addCase(cases, "ConvNHWC/groups of 2", "nanoc.ConvNHWC",
+          {f32({1, 6, 6, 8}), f32({1, 1, 2, 8}), f32({8})},
+          conv(4, {1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}));
   addCase(cases, "Gemm/C column", "Gemm", {f32({9, 4}), f32({4, 6}), f32({9, 1})},
           {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
   addCase(cases, "Gemm/no C", "Gemm", {f32({9, 4}), f32({4, 6})},
@@ -260,6 +292,21 @@ inline std::vector<KernelCase> poolCases() {
   addCase(cases, "AveragePool/2x2 s2 ceil", "AveragePool", {f32({1, 4, 17, 33})}, avg);
   addCase(cases, "GlobalAveragePool/7x7", "GlobalAveragePool", {f32({2, 64, 7, 7})}, {});
   addCase(cases, "GlobalAveragePool/1-D", "GlobalAveragePool", {f32({3, 5, 100})}, {});
+  // The channels-last forms (X [N, H, W, C]).
+  addCase(cases, "MaxPoolNHWC/3x3 s2 p1", "nanoc.MaxPoolNHWC", {f32({2, 33, 33, 8})},
+          poolAttrs({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 0));
+  addCase(cases, "MaxPoolNHWC/3x3 s2 ceil", "nanoc.MaxPoolNHWC", {f32({1, 14, 13, 5})},
+          poolAttrs({3, 3}, {0, 0, 0, 0}, {2, 2}, {1, 1}, 1));
+  addCase(cases, "AveragePoolNHWC/2x2 s2 ceil", "nanoc.AveragePoolNHWC", {f32({1, 17, 33, 4})},
+          avg);
+  avg["count_include_pad"] = int64_t{1};
+  avg["pads"] = Ints{1, 0, 1, 1};
+  addCase(cases, "AveragePoolNHWC/pads counted", "nanoc.AveragePoolNHWC", {f32({2, 9, 10, 7})},
+          avg);
+  addCase(cases, "GlobalAveragePoolNHWC/7x7", "nanoc.GlobalAveragePoolNHWC", {f32({2, 7, 7, 64})},
+          {});
+  addCase(cases, "GlobalAveragePoolNHWC/13x13 odd channels", "nanoc.GlobalAveragePoolNHWC",
+          {f32({1, 13, 13, 1000})}, {});
   addCase(cases, "GlobalMaxPool/7x7", "GlobalMaxPool", {f32({2, 64, 7, 7})}, {});
   addCase(cases, "GlobalMaxPool/3-D", "GlobalMaxPool", {f32({1, 3, 4, 5, 6})}, {});
   return cases;

@@ -5,7 +5,7 @@
 // compares the outputs with ONNX Runtime.
 //
 //   gpu-simt-run MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR [--gpu-offload=all]
-//                [--gpu-precision=exact|tf32|bf16|f16]
+//                [--gpu-precision=exact|tf32|bf16|f16] [--gpu-layout=nchw]
 //
 // The pipeline is nanoc's for a GPU target (PipelineOptions::gpu), then
 // placeOnGpu.
@@ -45,6 +45,7 @@ int run(int argc, char** argv) {
   std::map<std::string, std::string> inputs;
   nanoc::GpuOffload offload = nanoc::GpuOffload::Auto;
   nanoc::GpuPrecision precision;
+  bool gpu_nhwc = true;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--input" && i + 1 < argc) {
@@ -54,6 +55,8 @@ int run(int argc, char** argv) {
       inputs[v.substr(0, eq)] = v.substr(eq + 1);
     } else if (arg == "--gpu-offload=all") {
       offload = nanoc::GpuOffload::All;
+    } else if (arg == "--gpu-layout=nchw") {
+      gpu_nhwc = false;
     } else if (arg.rfind("--gpu-precision=", 0) == 0 ||
                (arg == "--gpu-precision" && i + 1 < argc)) {
       // As nanoc's, for sm_80 and newer (min_sm 80).
@@ -67,7 +70,8 @@ int run(int argc, char** argv) {
     } else {
       throw nanoc::CompileError(
           "usage: gpu-simt-run MODEL --input NAME=FILE.npy ... "
-          "--output-dir DIR [--gpu-offload=all] [--gpu-precision=exact|tf32|bf16|f16]");
+          "--output-dir DIR [--gpu-offload=all] [--gpu-precision=exact|tf32|bf16|f16] "
+          "[--gpu-layout=nchw]");
     }
   }
   std::unique_ptr<nanoc::Graph> graph =
@@ -78,8 +82,8 @@ int run(int argc, char** argv) {
   nanoc::PipelineOptions pipeline;
   pipeline.gpu = true;
   nanoc::runPipeline(*graph, pipeline);
-  const size_t placed = nanoc::placeOnGpu(*graph, nanoc::gpu::hasGpuLowering, offload, precision);
-  nanoc::verifyGraph(*graph);
+  const size_t placed =
+      nanoc::runGpuPasses(*graph, nanoc::gpu::hasGpuLowering, {offload, precision, gpu_nhwc});
 
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> module = nanoc::gpu::createGpuModule("simt", context);

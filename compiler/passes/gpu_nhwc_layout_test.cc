@@ -1,0 +1,172 @@
+// The GPU's channels-last layout pass (gpu_nhwc_layout.h) on a small CNN:
+// what it converts, the weights it reorders, and that the graph computes
+// what it computed (every node run by its op's reference, before and after).
+#include "compiler/passes/gpu_nhwc_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/op_registry.h"
+#include "compiler/ir/text.h"
+#include "compiler/ops/channels_last.h"
+#include "compiler/passes/pipeline.h"
+#include "compiler/passes/shape_inference.h"
+
+namespace nanoc {
+namespace {
+
+// The stem's weights are distinct (w0[i] = i / 256), so a misplaced one shows.
+constexpr const char* kCnn = R"(
+graph @t(%x: f32[2,3,12,10]) -> (%y, %z) {
+  %w0 = constant f32[8,3,3,3] dense<0.125>
+  %b0 = constant f32[8] dense<0.5>
+  %w1 = constant f32[8,8,1,1] dense<0.0625>
+  %k = constant f32[8,1,1] dense<2.0>
+  %wd = constant f32[8,1,3,3] dense<0.25>
+  %c0 = Conv(%x, %w0, %b0) {dilations = [1, 1], group = 1, kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [1, 1]} name "stem"
+  %r0 = Relu(%c0) name "relu"
+  %m0 = MaxPool(%r0) {ceil_mode = 0, dilations = [1, 1], kernel_shape = [2, 2], pads = [0, 0, 0, 0], strides = [2, 2]} name "pool"
+  %c1 = Conv(%m0, %w1) {dilations = [1, 1], group = 1, kernel_shape = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} name "pointwise"
+  %s1 = Mul(%c1, %k) name "scale"
+  %a1 = Add(%s1, %m0) name "residual"
+  %d = Conv(%a1, %wd) {dilations = [1, 1], group = 8, kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 1]} name "dw"
+  %cat = Concat(%d, %d) {axis = 1} name "cat"
+  %y = GlobalAveragePool(%cat) name "gap"
+  %z = Relu(%a1) name "z"
+}
+)";
+
+std::unique_ptr<Graph> cnn() {
+  std::unique_ptr<Graph> g = parseGraph(kCnn);
+  for (auto& v : g->values)
+    if (v->name == "w0") {
+      std::vector<float> w(static_cast<size_t>(v->type.numel()));
+      for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i) / 256.0f;
+      v->data = std::make_shared<const std::vector<uint8_t>>(f32Bytes(w));
+    }
+  inferShapes(*g);
+  return g;
+}
+
+// The graph's outputs for input x, every node run by its op's reference.
+std::vector<std::vector<float>> evaluate(const Graph& g, const std::vector<float>& x) {
+  std::map<const Value*, std::vector<uint8_t>> memory;
+  memory[g.inputs[0]] = f32Bytes(x);
+  for (const auto& node : g.nodes) {
+    std::vector<const void*> in;
+    std::vector<void*> out;
+    for (const Value* v : node->inputs)
+      in.push_back(!v ? nullptr : v->isConstant() ? v->data->data() : memory.at(v).data());
+    for (const Value* v : node->outputs) {
+      memory[v].resize(v->type.bytes());
+      out.push_back(memory[v].data());
+    }
+    findOp(node->op)->reference(*node, in, out);
+  }
+  std::vector<std::vector<float>> outputs;
+  for (const Value* v : g.outputs) {
+    const std::vector<uint8_t>& bytes = memory.at(v);
+    outputs.emplace_back(bytes.size() / sizeof(float));
+    std::memcpy(outputs.back().data(), bytes.data(), bytes.size());
+  }
+  return outputs;
+}
+
+size_t count(const Graph& g, const std::string& op) {
+  size_t n = 0;
+  for (const auto& node : g.nodes) n += node->op == op;
+  return n;
+}
+
+const Node* named(const Graph& g, const std::string& name) {
+  for (const auto& node : g.nodes)
+    if (node->name == name) return node.get();
+  return nullptr;
+}
+
+TEST(GpuNhwcLayout, ConvertsTheCnnWithOneTransposeInAndOneOut) {
+  std::unique_ptr<Graph> g = cnn();
+  runGpuPasses(*g, [](const Node&) { return true; }, {GpuOffload::All});
+  EXPECT_EQ(count(*g, "nanoc.ConvNHWC"), 3u);
+  EXPECT_EQ(count(*g, "Conv"), 0u);
+  EXPECT_EQ(count(*g, "nanoc.MaxPoolNHWC"), 1u);
+  EXPECT_EQ(count(*g, "nanoc.GlobalAveragePoolNHWC"), 1u);
+  // In: x; out: %z (a Relu read by the graph's output). The pool's
+  // [2, 1, 1, 16] goes back as a Reshape.
+  EXPECT_EQ(count(*g, "Transpose"), 2u);
+  EXPECT_EQ(count(*g, "Reshape"), 1u);
+  const Node* cat = named(*g, "cat");
+  ASSERT_NE(cat, nullptr);
+  EXPECT_EQ(cat->i("axis"), 3);
+  const Node* scale = named(*g, "scale");
+  ASSERT_NE(scale, nullptr);
+  EXPECT_EQ(scale->inputs[1]->type.dims, std::vector<int64_t>{8});
+  for (const auto& node : g->nodes)
+    if (node->op != "nanoc.ToHost") EXPECT_TRUE(isGpuNode(*node)) << node->name;
+}
+
+TEST(GpuNhwcLayout, ReordersConvWeightsToKernelChannelsOut) {
+  std::unique_ptr<Graph> g = cnn();
+  runGpuPasses(*g, [](const Node&) { return true; }, {GpuOffload::All});
+  const Node* stem = named(*g, "stem");
+  ASSERT_NE(stem, nullptr);
+  ASSERT_EQ(stem->op, "nanoc.ConvNHWC");
+  const Value* w = stem->inputs[1];
+  ASSERT_TRUE(w->isConstant());
+  EXPECT_EQ(w->type.dims, (std::vector<int64_t>{3, 3, 3, 8}));
+  // W'[kh][kw][c][m] = W[m][c][kh][kw] = (((m * 3 + c) * 3 + kh) * 3 + kw) / 256.
+  const float* v = w->as<float>();
+  for (int64_t kh = 0; kh < 3; ++kh)
+    for (int64_t kw = 0; kw < 3; ++kw)
+      for (int64_t c = 0; c < 3; ++c)
+        for (int64_t m = 0; m < 8; ++m)
+          EXPECT_EQ(v[((kh * 3 + kw) * 3 + c) * 8 + m],
+                    static_cast<float>(((m * 3 + c) * 3 + kh) * 3 + kw) / 256.0f);
+}
+
+TEST(GpuNhwcLayout, ComputesWhatTheNchwGraphComputes) {
+  std::unique_ptr<Graph> before = cnn(), after = cnn();
+  runGpuPasses(*after, [](const Node&) { return true; }, {GpuOffload::All});
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> x(2 * 3 * 12 * 10);
+  for (float& e : x) e = dist(rng);
+  std::vector<std::vector<float>> want = evaluate(*before, x), got = evaluate(*after, x);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    ASSERT_EQ(got[o].size(), want[o].size());
+    for (size_t i = 0; i < want[o].size(); ++i)
+      EXPECT_NEAR(got[o][i], want[o][i], 1e-5f * (1.0f + std::abs(want[o][i])))
+          << "output " << o << " element " << i;
+  }
+}
+
+TEST(GpuNhwcLayout, LeavesALoneConvInNchw) {
+  // Two Transposes around one Conv would cost more than they save.
+  std::unique_ptr<Graph> g = parseGraph(R"(
+graph @t(%x: f32[1,4,8,8]) -> (%y) {
+  %w = constant f32[4,4,3,3] dense<0.5>
+  %y = Conv(%x, %w) {dilations = [1, 1], group = 1, kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [1, 1]} name "conv"
+}
+)");
+  inferShapes(*g);
+  runGpuPasses(*g, [](const Node&) { return true; }, {GpuOffload::All});
+  EXPECT_EQ(count(*g, "Conv"), 1u);
+  EXPECT_EQ(count(*g, "Transpose"), 0u);
+}
+
+TEST(GpuNhwcLayout, LeavesHostNodesAlone) {
+  std::unique_ptr<Graph> g = cnn();
+  EXPECT_EQ(runGpuPasses(*g, [](const Node&) { return false; }, {GpuOffload::All}), 0u);
+  EXPECT_EQ(count(*g, "Conv"), 3u);
+  EXPECT_EQ(count(*g, "nanoc.ConvNHWC"), 0u);
+}
+
+}  // namespace
+}  // namespace nanoc

@@ -304,9 +304,8 @@ TEST_F(GpuOffload, ACopyBetweenLaunchesMakesTwoGraphs) {
   EXPECT_EQ(Log(), expected);
 }
 
-// x -> device -> y: the fake's device memory is host memory, so the bytes
-// arrive only if nanort copied from the caller's input and into its output.
-TEST_F(GpuOffload, HostToDeviceToHostCopiesRoundTripTheBytes) {
+// x -> d -> y through one device buffer and two GPU copies.
+ProgramSpec RoundTripSpec() {
   using K = fb::BufferKind;
   ProgramSpec spec = GpuChainSpec();
   spec.buffers = {
@@ -317,7 +316,13 @@ TEST_F(GpuOffload, HostToDeviceToHostCopiesRoundTripTheBytes) {
   out.src = 2, out.dst = 1, out.size = 16;
   spec.thunks = {in, out};
   spec.gpu.device_arena_size = 272;
-  Session s(spec);
+  return spec;
+}
+
+// x -> device -> y: the fake's device memory is host memory, so the bytes
+// arrive only if nanort copied from the caller's input and into its output.
+TEST_F(GpuOffload, HostToDeviceToHostCopiesRoundTripTheBytes) {
+  Session s(RoundTripSpec());
   ASSERT_EQ(s.create_, NANORT_OK) << s.status_.message;
   const float x[4] = {1.5f, -2.25f, 3e9f, 0.125f};
   float y[4] = {};
@@ -443,21 +448,6 @@ TEST_F(GpuOffload, AGpuProgramWithoutASealIsRefused) {
 }
 
 // ---- inputs and outputs in CUDA memory (nanort_run_with_memory) ----
-
-// x -> d -> y through one device buffer and two GPU copies.
-ProgramSpec RoundTripSpec() {
-  using K = fb::BufferKind;
-  ProgramSpec spec = GpuChainSpec();
-  spec.buffers = {
-      {K::Input, 0, 0, 16, "x"}, {K::Output, 0, 0, 16, "y"}, {K::Device, 0, 256, 16, "d"}};
-  ThunkSpec in, out;
-  in.kind = out.kind = fb::ThunkKind::GpuCopyThunk;
-  in.src = 0, in.dst = 2, in.size = 16;
-  out.src = 2, out.dst = 1, out.size = 16;
-  spec.thunks = {in, out};
-  spec.gpu.device_arena_size = 272;
-  return spec;
-}
 
 // Device memory from the fake driver itself, as a caller's cuMemAlloc would
 // make it (the fake's device memory is host memory, so a test reads and

@@ -37,11 +37,8 @@ GpuLowering makeBatchNormLowering() {
     llvm::IRBuilder<>& b = kb.b;
     llvm::Type* f32 = b.getFloatTy();
     const double eps = kb.node.f("epsilon");
-    llvm::Value* first = b.CreateAdd(
-        b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), b.getInt64(kb.launch.block[0])),
-        b.CreateZExt(threadIdX(b), b.getInt64Ty()));
-    emitStridedLoop(
-        b, first, b.getInt64(n), b.getInt64(int64_t{kb.launch.grid[0]} * kb.launch.block[0]),
+    emitGridStrideLoop(
+        kb, n,
         [&](llvm::Value* i) {
           llvm::Value* c = b.CreateURem(b.CreateUDiv(i, b.getInt64(inner)), b.getInt64(channels));
           auto at = [&](size_t input) { return cpu::loadF32(b, kb.input_ptrs[input], c); };

@@ -41,12 +41,8 @@ void emitDirectConv(GpuKernelBuilder& kb) {
   llvm::Value* W = kb.input_ptrs[1];
   llvm::Value* bias = s.has_bias ? kb.input_ptrs[2] : nullptr;
   llvm::Value* Y = kb.output_ptrs[0];
-  llvm::Value* first =
-      b.CreateAdd(b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), c(kb.launch.block[0])),
-                  b.CreateZExt(threadIdX(b), b.getInt64Ty()));
-  llvm::Value* stride = c(int64_t{kb.launch.grid[0]} * kb.launch.block[0]);
-  emitStridedLoop(
-      b, first, c(total), stride,
+  emitGridStrideLoop(
+      kb, total,
       [&](llvm::Value* i) {
         llvm::Value* oc = b.CreateURem(i, c(s.m));
         llvm::Value* m = b.CreateUDiv(i, c(s.m));

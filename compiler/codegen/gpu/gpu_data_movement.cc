@@ -26,13 +26,7 @@ int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
 
 // for each output element i: body(i), i64.
 void emitPerElement(GpuKernelBuilder& kb, const std::function<void(llvm::Value*)>& body) {
-  llvm::IRBuilder<>& b = kb.b;
-  const int64_t n = kb.node.outputs[0]->type.numel();
-  llvm::Value* first = b.CreateAdd(
-      b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), b.getInt64(kb.launch.block[0])),
-      b.CreateZExt(threadIdX(b), b.getInt64Ty()));
-  emitStridedLoop(b, first, b.getInt64(n),
-                  b.getInt64(int64_t{kb.launch.grid[0]} * kb.launch.block[0]), body, "elem");
+  emitGridStrideLoop(kb, kb.node.outputs[0]->type.numel(), body);
 }
 
 bool oneOutputOfInputDType(const Node& node) {

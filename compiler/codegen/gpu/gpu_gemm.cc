@@ -364,6 +364,28 @@ void emitGemm(GpuKernelBuilder& kb) {
     return std::make_pair(b.CreateURem(e, c32(fast)), b.CreateUDiv(e, c32(fast)));
   };
 
+  // A gather's input element within its image's spatial plane, for output
+  // position `pos` and tap `tap` (both linear, innermost dimension fastest):
+  // per spatial dimension q = o * stride - pad + t * dilation, inside &= 0 <=
+  // q < in; returns the sum of q * the input's stride there.
+  auto gatherPixel = [&](const ConvShape& cs, llvm::Value* pos, llvm::Value* tap,
+                         llvm::Value*& inside) {
+    const std::vector<int64_t> in_stride = convStridesOf(cs.in);
+    llvm::Value* pixel = c64(0);
+    for (size_t d = cs.rank(); d-- > 0;) {
+      llvm::Value* o = b.CreateURem(pos, c64(cs.out[d]));
+      pos = b.CreateUDiv(pos, c64(cs.out[d]));
+      llvm::Value* t_d = b.CreateURem(tap, c64(cs.kernel[d]));
+      tap = b.CreateUDiv(tap, c64(cs.kernel[d]));
+      llvm::Value* q = b.CreateAdd(b.CreateSub(b.CreateMul(o, c64(cs.strides[d])), c64(cs.pads[d])),
+                                   b.CreateMul(t_d, c64(cs.dilations[d])));
+      inside = b.CreateAnd(
+          inside, b.CreateAnd(b.CreateICmpSGE(q, c64(0)), b.CreateICmpSLT(q, c64(cs.in[d]))));
+      pixel = b.CreateAdd(pixel, b.CreateMul(q, c64(in_stride[d])));
+    }
+    return pixel;
+  };
+
   // Conv's B: element (k, n) of the im2col matrix, gathered from X (0 in
   // the padding and outside the matrix).
   llvm::Value* group = p.conv ? b.CreateZExt(blockIdZ(b), b.getInt64Ty()) : nullptr;
@@ -373,7 +395,6 @@ void emitGemm(GpuKernelBuilder& kb) {
     const size_t rank = cs.rank();
     const int64_t taps = product(cs.kernel, 0, rank), outs = product(cs.out, 0, rank);
     const int64_t in_plane = product(cs.in, 0, rank);
-    std::vector<int64_t> in_stride = convStridesOf(cs.in);
     llvm::Value* at = b.CreateAdd(b.CreateMul(k_local, c32(t.pitchB())), n_local);
     // An empty input (all padding): nothing to read.
     if (in_plane == 0) return Staged{llvm::ConstantFP::get(f32, 0.0), bs, at};
@@ -384,18 +405,8 @@ void emitGemm(GpuKernelBuilder& kb) {
     llvm::Value* pos = b.CreateURem(n, c64(outs));
     llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(cs.cPerGroup())), ci);
     llvm::Value* offset =
-        b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(cs.c)), channel), c64(in_plane));
-    for (size_t d = rank; d-- > 0;) {
-      llvm::Value* o = b.CreateURem(pos, c64(cs.out[d]));
-      pos = b.CreateUDiv(pos, c64(cs.out[d]));
-      llvm::Value* t_d = b.CreateURem(tap, c64(cs.kernel[d]));
-      tap = b.CreateUDiv(tap, c64(cs.kernel[d]));
-      llvm::Value* q = b.CreateAdd(b.CreateSub(b.CreateMul(o, c64(cs.strides[d])), c64(cs.pads[d])),
-                                   b.CreateMul(t_d, c64(cs.dilations[d])));
-      inside = b.CreateAnd(
-          inside, b.CreateAnd(b.CreateICmpSGE(q, c64(0)), b.CreateICmpSLT(q, c64(cs.in[d]))));
-      offset = b.CreateAdd(offset, b.CreateMul(q, c64(in_stride[d])));
-    }
+        b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(cs.c)), channel), c64(in_plane)),
+                    gatherPixel(cs, pos, tap, inside));
     offset = b.CreateSelect(inside, offset, c64(0));
     llvm::Value* v = cpu::loadF32(b, B, offset);
     v = b.CreateSelect(inside, v, llvm::ConstantFP::get(f32, 0.0));
@@ -411,7 +422,6 @@ void emitGemm(GpuKernelBuilder& kb) {
     const ConvShape& cs = *p.conv;
     const size_t rank = cs.rank();
     const int64_t outs = product(cs.out, 0, rank), in_plane = product(cs.in, 0, rank);
-    std::vector<int64_t> in_stride = convStridesOf(cs.in);
     llvm::Value* at = b.CreateAdd(b.CreateMul(k_local, c32(t.pitchA())), m_local);
     if (in_plane == 0) return Staged{llvm::ConstantFP::get(f32, 0.0), as, at};
     llvm::Value* inside = b.CreateAnd(b.CreateICmpULT(m, c64(p.M)), b.CreateICmpULT(k, c64(p.K)));
@@ -419,18 +429,8 @@ void emitGemm(GpuKernelBuilder& kb) {
     llvm::Value* ci = b.CreateURem(k, c64(cs.cPerGroup()));
     llvm::Value* image = b.CreateUDiv(m, c64(outs));
     llvm::Value* pos = b.CreateURem(m, c64(outs));
-    llvm::Value* pixel = b.CreateMul(image, c64(in_plane));
-    for (size_t d = rank; d-- > 0;) {
-      llvm::Value* o = b.CreateURem(pos, c64(cs.out[d]));
-      pos = b.CreateUDiv(pos, c64(cs.out[d]));
-      llvm::Value* t_d = b.CreateURem(tap, c64(cs.kernel[d]));
-      tap = b.CreateUDiv(tap, c64(cs.kernel[d]));
-      llvm::Value* q = b.CreateAdd(b.CreateSub(b.CreateMul(o, c64(cs.strides[d])), c64(cs.pads[d])),
-                                   b.CreateMul(t_d, c64(cs.dilations[d])));
-      inside = b.CreateAnd(
-          inside, b.CreateAnd(b.CreateICmpSGE(q, c64(0)), b.CreateICmpSLT(q, c64(cs.in[d]))));
-      pixel = b.CreateAdd(pixel, b.CreateMul(q, c64(in_stride[d])));
-    }
+    llvm::Value* pixel =
+        b.CreateAdd(b.CreateMul(image, c64(in_plane)), gatherPixel(cs, pos, tap, inside));
     llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(cs.cPerGroup())), ci);
     llvm::Value* offset = b.CreateAdd(b.CreateMul(pixel, c64(cs.c)), channel);
     offset = b.CreateSelect(inside, offset, c64(0));

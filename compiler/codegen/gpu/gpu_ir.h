@@ -43,6 +43,12 @@ std::vector<llvm::Value*> emitCarriedStridedLoop(
         body,
     const char* name = "i");
 
+// The launch's grid-stride loop over [0, total), in i64: body(i) from this
+// thread's global x index (blockIdx.x * blockDim.x + threadIdx.x) on, a
+// whole grid's threads (grid.x * block.x) a step.
+void emitGridStrideLoop(GpuKernelBuilder& kb, int64_t total,
+                        const std::function<void(llvm::Value*)>& body, const char* name = "elem");
+
 // if (cond) then(); with the builder after it.
 void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,
             const char* name = "if");

@@ -159,6 +159,16 @@ void emitStridedLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
       name);
 }
 
+void emitGridStrideLoop(GpuKernelBuilder& kb, int64_t total,
+                        const std::function<void(llvm::Value*)>& body, const char* name) {
+  llvm::IRBuilder<>& b = kb.b;
+  llvm::Value* first = b.CreateAdd(
+      b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), b.getInt64(kb.launch.block[0])),
+      b.CreateZExt(threadIdX(b), b.getInt64Ty()));
+  emitStridedLoop(b, first, b.getInt64(total),
+                  b.getInt64(int64_t{kb.launch.grid[0]} * kb.launch.block[0]), body, name);
+}
+
 void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,
             const char* name) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();

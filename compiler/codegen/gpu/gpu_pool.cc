@@ -58,12 +58,8 @@ void emitPool(GpuKernelBuilder& kb, bool max, bool channels_last) {
   for (size_t d = k; d-- > 1;) in_stride[d - 1] = in_stride[d] * s.axes[d].size;
   llvm::Value* X = kb.input_ptrs[0];
   llvm::Value* Y = kb.output_ptrs[0];
-  llvm::Value* first =
-      b.CreateAdd(b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), c(kb.launch.block[0])),
-                  b.CreateZExt(threadIdX(b), b.getInt64Ty()));
-  llvm::Value* stride = c(int64_t{kb.launch.grid[0]} * kb.launch.block[0]);
-  emitStridedLoop(
-      b, first, c(total), stride,
+  emitGridStrideLoop(
+      kb, total,
       [&](llvm::Value* i) {
         std::vector<llvm::Value*> start(k);
         llvm::Value* rest = i;
@@ -143,12 +139,8 @@ void emitGlobalAveragePoolNhwc(GpuKernelBuilder& kb) {
   auto c = [&](int64_t v) { return b.getInt64(v); };
   llvm::Value* X = kb.input_ptrs[0];
   llvm::Value* Y = kb.output_ptrs[0];
-  llvm::Value* first =
-      b.CreateAdd(b.CreateMul(b.CreateZExt(blockIdX(b), b.getInt64Ty()), c(kb.launch.block[0])),
-                  b.CreateZExt(threadIdX(b), b.getInt64Ty()));
-  llvm::Value* stride = c(int64_t{kb.launch.grid[0]} * kb.launch.block[0]);
-  emitStridedLoop(
-      b, first, c(total), stride,
+  emitGridStrideLoop(
+      kb, total,
       [&](llvm::Value* i) {
         llvm::Value* channel = b.CreateURem(i, c(channels));
         llvm::Value* base = b.CreateMul(b.CreateUDiv(i, c(channels)), c(pixels * channels));

@@ -201,8 +201,8 @@ nanort_status_code CheckKernelsSeal(const nanort_model& model, nanort_status* st
   NANORT_CHECK_OR_RETURN(
       seal->num_images == flatbuffers::VectorLength(gpu.images()) && seal->images_sha256 != nullptr,
       status, NANORT_INVALID_PROGRAM,
-      "the program's GPU module has %" PRIu32 " images, the object's seal %" PRIu32,
-      flatbuffers::VectorLength(gpu.images()), seal->num_images);
+      "the program's GPU module has %zu images, the object's seal %" PRIu32,
+      static_cast<size_t>(flatbuffers::VectorLength(gpu.images())), seal->num_images);
   cuda::Sha256 sha;
   HashSink sink{&sha};
   gpu_seal::EncodeKernels(gpu, sink);

@@ -44,7 +44,8 @@ template <typename Sink, typename T>
 void PutVector(Sink& sink, const flatbuffers::Vector<T>* values) {
   const size_t size = flatbuffers::VectorLength(values);
   PutU64(sink, size);
-  for (size_t i = 0; i < size; ++i) PutU64(sink, values->Get(static_cast<flatbuffers::uoffset_t>(i)));
+  for (size_t i = 0; i < size; ++i)
+    PutU64(sink, values->Get(static_cast<flatbuffers::uoffset_t>(i)));
 }
 
 // The device arena, the number of images and every kernel.

@@ -500,7 +500,8 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
     gpu_precision.min_sm = gpu_targets[0].sm;
     for (const nanoc::gpu::SmTarget& t : gpu_targets)
       gpu_precision.min_sm = std::min(gpu_precision.min_sm, t.sm);
-    nanoc::runGpuPasses(*graph, nanoc::gpu::hasGpuLowering, {gpu_offload, gpu_precision, gpu_nhwc});
+    nanoc::runGpuPasses(*graph, nanoc::gpu::hasGpuLowering,
+                        {gpu_offload, gpu_precision, gpu_nhwc, /*fuse_epilogues=*/fuse});
   }
   if (emit == "ir") {
     progress->finish();

@@ -21,6 +21,8 @@ constexpr const char* kForms[][2] = {{"Conv", "nanoc.ConvNHWC"},
 std::vector<int64_t> inputToBase(const std::string& base, size_t index, size_t rank) {
   if (index == 0) return toChannelsFirst(rank);
   if (index == 1 && base == "Conv") return fromKernelMajor(rank);
+  // Conv's fused residual (ops/epilogue.h) has the output's layout.
+  if (index == 3 && base == "Conv") return toChannelsFirst(rank);
   std::vector<int64_t> same(rank);
   for (size_t i = 0; i < rank; ++i) same[i] = static_cast<int64_t>(i);
   return same;
@@ -29,10 +31,10 @@ std::vector<int64_t> inputToBase(const std::string& base, size_t index, size_t r
 OpSchema makeChannelsLastSchema(const std::string& base, const std::string& name) {
   OpSchema schema;
   schema.name = name;
-  // Conv: X, W, B? (no fused residual: the GPU fuses no epilogue); the
+  // Conv: X, W, B?, the fused residual? (channels-last, as the output); the
   // pools: X.
   schema.min_inputs = base == "Conv" ? 2 : 1;
-  schema.max_inputs = base == "Conv" ? 3 : 1;
+  schema.max_inputs = base == "Conv" ? 4 : 1;
   // The base op's schema is looked up when used: the table is still being
   // built when this one is made.
   schema.infer = [base](const Node& node) {

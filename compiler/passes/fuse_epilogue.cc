@@ -13,12 +13,13 @@ namespace {
 
 bool isAnchorOp(const std::string& op) {
   return op == "Conv" || op == "nanoc.ConvGemm" || op == "nanoc.Winograd" ||
-         op == "nanoc.ConvNCHWc" || op == "Gemm" || op == "MatMul";
+         op == "nanoc.ConvNCHWc" || op == "nanoc.ConvNHWC" || op == "Gemm" || op == "MatMul";
 }
 
 class EpilogueFuser {
  public:
-  explicit EpilogueFuser(Graph& graph) : graph_(graph) {
+  EpilogueFuser(Graph& graph, const std::function<bool(const Node&)>& where)
+      : graph_(graph), where_(where) {
     for (size_t at = 0; at < graph.nodes.size(); ++at) {
       Node* node = graph.nodes[at].get();
       position_[node] = at;
@@ -52,6 +53,7 @@ class EpilogueFuser {
   Node* anchorOf(Value* v, const Node* user) {
     Node* a = v ? v->producer : nullptr;
     if (!a || !isAnchorOp(a->op) || a->outputs.size() != 1 || a->outputs[0] != v) return nullptr;
+    if (where_ && (!where_(*a) || !where_(*user))) return nullptr;
     if (v->type.dtype != DType::F32 || a->has("fused_activation")) return nullptr;
     if (output_uses_.count(v)) return nullptr;
     const std::vector<Node*>& users = users_[v];
@@ -175,6 +177,7 @@ class EpilogueFuser {
       if (!a || !isAnchorOp(a->op) || a->outputs.size() != 1 || a->outputs[0] != x ||
           x->type.dtype != DType::F32 || a->has("fused_activation") || output_uses_.count(x))
         continue;
+      if (where_ && (!where_(*a) || !where_(*mul) || !where_(*sigmoid))) continue;
       std::vector<Node*> users = users_[x];
       std::sort(users.begin(), users.end());
       std::vector<Node*> want = {sigmoid, mul};
@@ -190,6 +193,7 @@ class EpilogueFuser {
   }
 
   Graph& graph_;
+  std::function<bool(const Node&)> where_;  // empty: every anchor and tail
   std::map<const Node*, size_t> position_;
   std::map<const Value*, std::vector<Node*>> users_;  // one entry per use
   std::map<const Value*, int> output_uses_;
@@ -197,6 +201,8 @@ class EpilogueFuser {
 
 }  // namespace
 
-int fuseEpilogues(Graph& graph) { return EpilogueFuser(graph).run(); }
+int fuseEpilogues(Graph& graph, const std::function<bool(const Node&)>& where) {
+  return EpilogueFuser(graph, where).run();
+}
 
 }  // namespace nanoc

@@ -19,11 +19,15 @@
 // conv_b(x)) fusing into conv_a), the anchor moves to the Add's place.
 #pragma once
 
+#include <functional>
+
 #include "compiler/ir/graph.h"
 
 namespace nanoc {
 
-// Returns the number of nodes folded away.
-int fuseEpilogues(Graph& graph);
+// Returns the number of nodes folded away. With `where`, only into anchors
+// it accepts, from tail nodes it accepts too (the GPU's pass: GPU anchors,
+// GPU tails; nanoc.ConvNHWC is an anchor there).
+int fuseEpilogues(Graph& graph, const std::function<bool(const Node&)>& where = nullptr);
 
 }  // namespace nanoc

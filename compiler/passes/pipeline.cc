@@ -42,6 +42,7 @@ size_t runGpuPasses(Graph& graph, const std::function<bool(const Node&)>& on_gpu
                     const GpuPassOptions& options) {
   const size_t placed = placeOnGpu(graph, on_gpu, options.offload, options.precision);
   if (options.nhwc && placed > 0) convertGpuToNhwc(graph);
+  if (options.fuse_epilogues && placed > 0) fuseEpilogues(graph, isGpuNode);
   verifyGraph(graph);
   return placed;
 }

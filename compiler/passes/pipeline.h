@@ -53,6 +53,9 @@ struct GpuPassOptions {
   GpuOffload offload = GpuOffload::Auto;
   GpuPrecision precision;
   bool nhwc = true;
+  // Fold residual Adds and activations into the GPU products that make them
+  // (fuse_epilogue.h, GPU anchors and tails only), after the layout.
+  bool fuse_epilogues = true;
 };
 size_t runGpuPasses(Graph& graph, const std::function<bool(const Node&)>& on_gpu,
                     const GpuPassOptions& options = {});

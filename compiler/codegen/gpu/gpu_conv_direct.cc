@@ -2,19 +2,21 @@
 // all: a thread per output element Y[image, position, oc], in a grid-stride
 // loop, accumulating over the taps (inside the input) and the group's input
 // channels: acc = bias[oc] + sum X[image, q, g * C/G + ci] *
-// W[tap, ci, oc]. Consecutive threads take consecutive output channels, so
-// the reads of W, and of X where a group has one input channel, are
-// contiguous across a warp. f32 exact (gpu_precision does not apply: there is
-// no GEMM to put on tensor cores).
+// W[tap, ci, oc], then the fused epilogue, act(acc + residual). Consecutive
+// threads take consecutive output channels, so the reads of W, and of X
+// where a group has one input channel, are contiguous across a warp. f32 exact (gpu_precision does
+// not apply: there is no GEMM to put on tensor cores).
 //
 // Launch: 256 threads per block, ceil(outputs / 256) blocks up to 8192.
 #include <llvm/IR/Intrinsics.h>
 
+#include "compiler/codegen/cpu/epilogue.h"
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/gpu/gpu_ir.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/channels_last.h"
 #include "compiler/ops/conv.h"
+#include "compiler/ops/epilogue.h"
 
 namespace nanoc::gpu {
 namespace {
@@ -41,6 +43,8 @@ void emitDirectConv(GpuKernelBuilder& kb) {
   llvm::Value* W = kb.input_ptrs[1];
   llvm::Value* bias = s.has_bias ? kb.input_ptrs[2] : nullptr;
   llvm::Value* Y = kb.output_ptrs[0];
+  const EpilogueSpec epilogue = epilogueSpec(kb.node);
+  llvm::Value* residual = epilogue.residual ? kb.input_ptrs[kResidualInput] : nullptr;
   emitGridStrideLoop(
       kb, total,
       [&](llvm::Value* i) {
@@ -87,7 +91,10 @@ void emitDirectConv(GpuKernelBuilder& kb) {
                   "ci");
             },
             "tap");
-        cpu::storeF32(b, acc[0], Y, i);
+        // The fused epilogue (ops/epilogue.h): act(y + residual).
+        llvm::Value* v = acc[0];
+        if (residual) v = b.CreateFAdd(v, cpu::loadF32(b, residual, i));
+        cpu::storeF32(b, cpu::emitActivation(b, epilogue, v), Y, i);
       },
       "out");
 }

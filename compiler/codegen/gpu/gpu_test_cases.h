@@ -188,6 +188,24 @@ inline std::vector<KernelCase> linalgCases() {
   addCase(cases, "ConvNHWC/groups of 2", "nanoc.ConvNHWC",
           {f32({1, 6, 6, 8}), f32({1, 1, 2, 8}), f32({8})},
           conv(4, {1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}));
+  // The fused epilogue (gpu_nhwc_layout, then fuse_epilogue on the GPU):
+  // the GEMM plan with a residual and Relu, the direct kernel with a residual
+  // and Clip (mobilenet's Relu6), and without a residual.
+  {
+    Attrs a = conv(1, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1});
+    a["fused_activation"] = std::string("Relu");
+    addCase(cases, "ConvNHWC/bias residual relu", "nanoc.ConvNHWC",
+            {f32({1, 10, 10, 8}), f32({3, 3, 8, 24}), f32({24}), f32({1, 10, 10, 24})}, a);
+    a = conv(16, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1});
+    a["fused_activation"] = std::string("Clip");
+    a["fused_alpha"] = 0.0, a["fused_beta"] = 0.5;
+    addCase(cases, "ConvNHWC/depthwise residual clip", "nanoc.ConvNHWC",
+            {f32({2, 7, 7, 16}), f32({3, 3, 1, 16}), f32({16}), f32({2, 7, 7, 16})}, a);
+    a.erase("fused_alpha"), a.erase("fused_beta");
+    a["fused_activation"] = std::string("HardSwish");
+    addCase(cases, "ConvNHWC/depthwise hardswish", "nanoc.ConvNHWC",
+            {f32({1, 7, 7, 16}), f32({3, 3, 1, 16}), f32({16})}, a);
+  }
   addCase(cases, "Gemm/C column", "Gemm", {f32({9, 4}), f32({4, 6}), f32({9, 1})},
           {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
   addCase(cases, "Gemm/no C", "Gemm", {f32({9, 4}), f32({4, 6})},

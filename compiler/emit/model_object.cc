@@ -4,6 +4,7 @@
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/Support/SHA256.h>
 
+#include <algorithm>
 #include <array>
 
 #include "compiler/ir/error.h"
@@ -28,6 +29,18 @@ llvm::Constant* byteArray(llvm::Module& module, const std::string& symbol,
   return global;
 }
 
+// LLVM's SHA-256 as gpu_seal.h's digests take a hasher.
+struct LlvmSha256 {
+  llvm::SHA256 sha;
+  void Update(const void* data, size_t size) {
+    sha.update(llvm::ArrayRef<uint8_t>(static_cast<const uint8_t*>(data), size));
+  }
+  void Final(uint8_t digest[32]) {
+    const std::array<uint8_t, 32> result = sha.final();
+    std::copy(result.begin(), result.end(), digest);
+  }
+};
+
 // NAME_gpu_seal (nanort_gpu_seal) for a program with a GPU part, read back
 // from its bytes with the encoders nanort checks it with; NULL otherwise.
 llvm::Constant* gpuSeal(llvm::Module& module, const std::string& name,
@@ -39,23 +52,10 @@ llvm::Constant* gpuSeal(llvm::Module& module, const std::string& name,
   if (parsed == nullptr || parsed->gpu() == nullptr)
     return llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx));
   const nanort::fb::GpuModule& gpu = *parsed->gpu();
-  auto digest = [](auto&& encode) {
-    llvm::SHA256 sha;
-    auto sink = [&](const void* data, size_t size) {
-      sha.update(llvm::ArrayRef<uint8_t>(static_cast<const uint8_t*>(data), size));
-    };
-    encode(sink);
-    const std::array<uint8_t, 32> result = sha.final();
-    return std::vector<uint8_t>(result.begin(), result.end());
-  };
-  const std::vector<uint8_t> kernels =
-      digest([&](auto& sink) { nanort::gpu_seal::EncodeKernels(gpu, sink); });
-  std::vector<uint8_t> images;
-  for (flatbuffers::uoffset_t i = 0; i < flatbuffers::VectorLength(gpu.images()); ++i) {
-    const std::vector<uint8_t> one =
-        digest([&](auto& sink) { nanort::gpu_seal::EncodeImage(*gpu.images()->Get(i), sink); });
-    images.insert(images.end(), one.begin(), one.end());
-  }
+  std::vector<uint8_t> kernels(32), images(32 * flatbuffers::VectorLength(gpu.images()));
+  nanort::gpu_seal::DigestKernels<LlvmSha256>(gpu, kernels.data());
+  for (flatbuffers::uoffset_t i = 0; i < flatbuffers::VectorLength(gpu.images()); ++i)
+    nanort::gpu_seal::DigestImage<LlvmSha256>(*gpu.images()->Get(i), images.data() + 32 * i);
   llvm::Constant* images_ptr = byteArray(module, name + "_gpu_image_digests", images, 8, nullptr);
   // struct nanort_gpu_seal (nanort.h): kernels_sha256, num_images, images_sha256.
   auto* i8 = llvm::Type::getInt8Ty(ctx);

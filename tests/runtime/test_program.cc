@@ -234,18 +234,10 @@ void ChainModel::SetProgram(std::vector<uint8_t> bytes) {
   if (program.empty() || !fb::VerifyProgramBuffer(verifier)) return;
   const fb::GpuModule* gpu = fb::GetProgram(program.data())->gpu();
   if (gpu == nullptr) return;
-  struct Sink {
-    cuda::Sha256 sha;
-    void operator()(const void* data, size_t size) { sha.Update(data, size); }
-  };
-  Sink kernels;
-  gpu_seal::EncodeKernels(*gpu, kernels);
-  kernels.sha.Final(gpu_seal.kernels_sha256);
+  gpu_seal::DigestKernels<cuda::Sha256>(*gpu, gpu_seal.kernels_sha256);
   image_digests.assign(32 * flatbuffers::VectorLength(gpu->images()), 0);
   for (flatbuffers::uoffset_t i = 0; i < flatbuffers::VectorLength(gpu->images()); ++i) {
-    Sink image;
-    gpu_seal::EncodeImage(*gpu->images()->Get(i), image);
-    image.sha.Final(image_digests.data() + 32 * i);
+    gpu_seal::DigestImage<cuda::Sha256>(*gpu->images()->Get(i), image_digests.data() + 32 * i);
   }
   gpu_seal.num_images = flatbuffers::VectorLength(gpu->images());
   gpu_seal.images_sha256 = image_digests.data();

@@ -179,12 +179,6 @@ void FindHostUses(const nanort_model& model, uint32_t* host_thunk) {
   }
 }
 
-// The sinks gpu_seal.h's encoders write to.
-struct HashSink {
-  cuda::Sha256* sha;
-  void operator()(const void* data, size_t size) const { sha->Update(data, size); }
-};
-
 bool SameDigest(const uint8_t* a, const uint8_t* b) {
   uint8_t differ = 0;
   for (int i = 0; i < 32; ++i) differ |= a[i] ^ b[i];
@@ -203,11 +197,8 @@ nanort_status_code CheckKernelsSeal(const nanort_model& model, nanort_status* st
       status, NANORT_INVALID_PROGRAM,
       "the program's GPU module has %zu images, the object's seal %" PRIu32,
       static_cast<size_t>(flatbuffers::VectorLength(gpu.images())), seal->num_images);
-  cuda::Sha256 sha;
-  HashSink sink{&sha};
-  gpu_seal::EncodeKernels(gpu, sink);
   uint8_t digest[32];
-  sha.Final(digest);
+  gpu_seal::DigestKernels<cuda::Sha256>(gpu, digest);
   NANORT_CHECK_OR_RETURN(SameDigest(digest, seal->kernels_sha256), status, NANORT_INVALID_PROGRAM,
                          "the program's GPU kernel table is not the one nanoc compiled into this "
                          "object (SHA-256 differs from its seal)");
@@ -216,11 +207,8 @@ nanort_status_code CheckKernelsSeal(const nanort_model& model, nanort_status* st
 
 nanort_status_code CheckImageSeal(const nanort_model& model, uint32_t index,
                                   nanort_status* status) {
-  cuda::Sha256 sha;
-  HashSink sink{&sha};
-  gpu_seal::EncodeImage(*model.program->gpu()->images()->Get(index), sink);
   uint8_t digest[32];
-  sha.Final(digest);
+  gpu_seal::DigestImage<cuda::Sha256>(*model.program->gpu()->images()->Get(index), digest);
   NANORT_CHECK_OR_RETURN(SameDigest(digest, model.def.gpu->images_sha256 + 32 * size_t{index}),
                          status, NANORT_INVALID_PROGRAM,
                          "the program's GPU image %" PRIu32

@@ -78,6 +78,24 @@ void EncodeImage(const fb::GpuImage& image, Sink& sink) {
   PutBytes(sink, data != nullptr ? data->Data() : nullptr, flatbuffers::VectorLength(data));
 }
 
+// The seal's digests, with any SHA-256 of Update(data, size) and
+// Final(uint8_t[32]): nanort's cuda::Sha256, or nanoc's adapter of LLVM's.
+template <typename Hasher>
+void DigestKernels(const fb::GpuModule& gpu, uint8_t digest[32]) {
+  Hasher hasher;
+  auto sink = [&](const void* data, size_t size) { hasher.Update(data, size); };
+  EncodeKernels(gpu, sink);
+  hasher.Final(digest);
+}
+
+template <typename Hasher>
+void DigestImage(const fb::GpuImage& image, uint8_t digest[32]) {
+  Hasher hasher;
+  auto sink = [&](const void* data, size_t size) { hasher.Update(data, size); };
+  EncodeImage(image, sink);
+  hasher.Final(digest);
+}
+
 }  // namespace nanort::gpu_seal
 
 #endif  // NANORT_SRC_CUDA_GPU_SEAL_H_

@@ -13,6 +13,7 @@
 #include "compiler/emit/model_object.h"
 #include "compiler/emit/program_builder.h"
 #include "compiler/ir/error.h"
+#include "compiler/passes/control_flow.h"
 #include "compiler/passes/gpu_placement.h"
 
 namespace nanoc {
@@ -87,8 +88,15 @@ GpuSpec compileGpuKernels(const std::vector<const Node*>& nodes, const CompileOp
 
 }  // namespace
 
-CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
+CompiledModel compileGraph(Graph& graph, const CompileOptions& options) {
   if (options.targets.empty()) throw CompileError("no target to compile for");
+  if (!options.gpu_targets.empty())
+    for (const auto& node : graph.nodes)
+      if (!node->subgraphs.empty())
+        throw CompileError("node '" + node->name + "' (" + node->op +
+                           ") decides at run time what runs; nanoc compiles such control flow "
+                           "for CPU targets only, not with a GPU target");
+  flattenControlFlow(graph);
   const cpu::CpuTarget& base = options.targets[0];
   for (const cpu::CpuTarget& t : options.targets)
     if (llvm::Triple(t.triple).getArch() != llvm::Triple(base.triple).getArch() ||
@@ -116,6 +124,15 @@ CompiledModel compileGraph(const Graph& graph, const CompileOptions& options) {
     if (out.plan.isAlias(node.get())) continue;
     ThunkSpec thunk;
     thunk.node = node.get();
+    if (isControlMarker(*node)) {
+      thunk.kind = node->op == "nanoc.If"      ? ThunkSpec::Kind::IfBegin
+                   : node->op == "nanoc.Else"  ? ThunkSpec::Kind::Else
+                   : node->op == "nanoc.EndIf" ? ThunkSpec::Kind::EndIf
+                   : node->op == "nanoc.Loop"  ? ThunkSpec::Kind::LoopBegin
+                                               : ThunkSpec::Kind::EndLoop;
+      spec.thunks.push_back(thunk);
+      continue;
+    }
     const bool copy_op = isViewOp(*node);
     if (isDeviceCopy(*node) || (copy_op && isGpuNode(*node))) {
       if (options.gpu_targets.empty())

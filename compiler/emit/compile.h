@@ -56,9 +56,10 @@ struct CompiledModel {
   std::vector<std::string> ptx;
 };
 
-// `graph` has been through runPipeline. Throws CompileError naming the node
-// whose lowering fails.
-CompiledModel compileGraph(const Graph& graph, const CompileOptions& options);
+// `graph` has been through runPipeline. Its If and Loop nodes are spliced
+// in first (flattenControlFlow: the graph is left so, for printPlan). Throws
+// CompileError naming the node whose lowering fails.
+CompiledModel compileGraph(Graph& graph, const CompileOptions& options);
 
 // Links `object_path` into the shared object `so_path` with ld.lld (the one
 // linker that handles every target triple nanoc emits).

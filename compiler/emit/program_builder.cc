@@ -1,8 +1,10 @@
 #include "compiler/emit/program_builder.h"
 
+#include <functional>
 #include <map>
 #include <tuple>
 
+#include "compiler/ir/error.h"
 #include "nanort/nanort.h"
 #include "program_generated.h"
 
@@ -39,12 +41,39 @@ std::vector<uint8_t> buildProgram(const Graph& graph, const ArenaPlan& plan,
   auto inputs = tensors(graph.inputs);
   auto outputs = tensors(graph.outputs);
 
-  std::vector<flatbuffers::Offset<fb::Thunk>> thunks;
-  for (const ThunkSpec& t : spec.thunks) {
+  // One thunk of the sequence spec.thunks[at ...]; `at` moves past it (past
+  // a whole If or Loop for their markers).
+  constexpr uint32_t kNone = 0xFFFFFFFFu;
+  std::function<std::vector<flatbuffers::Offset<fb::Thunk>>(size_t&, ThunkSpec::Kind)> sequence;
+  auto one = [&](size_t& at) -> flatbuffers::Offset<fb::Thunk> {
+    const ThunkSpec& t = spec.thunks[at++];
     const Node& node = *t.node;
     flatbuffers::Offset<void> kind;
     fb::ThunkKind kind_type;
-    if (t.kind == ThunkSpec::Kind::Copy) {
+    std::string op = node.op;
+    if (t.kind == ThunkSpec::Kind::IfBegin) {
+      auto then_thunks = sequence(at, ThunkSpec::Kind::Else);
+      auto else_thunks = sequence(at, ThunkSpec::Kind::EndIf);
+      const Node& end = *spec.thunks[at - 1].node;  // nanoc.EndIf: reads the If's outputs
+      std::vector<uint32_t> outs;
+      for (const Value* v : end.inputs) outs.push_back(bufferOf(v));
+      kind_type = fb::ThunkKind::IfThunk;
+      kind = fb::CreateIfThunk(b, bufferOf(node.inputs[0]), b.CreateVector(then_thunks),
+                               b.CreateVector(else_thunks), b.CreateVector(outs))
+                 .Union();
+      op = "If";
+    } else if (t.kind == ThunkSpec::Kind::LoopBegin) {
+      auto body_thunks = sequence(at, ThunkSpec::Kind::EndLoop);
+      const Value* m = node.inputs.size() > 0 ? node.inputs[0] : nullptr;
+      const Value* cond = node.inputs.size() > 1 ? node.inputs[1] : nullptr;
+      kind_type = fb::ThunkKind::LoopThunk;
+      kind =
+          fb::CreateLoopThunk(b, m ? bufferOf(m) : kNone, cond ? bufferOf(cond) : kNone,
+                              bufferOf(node.outputs[0]), static_cast<uint64_t>(node.i("max_trips")),
+                              b.CreateVector(body_thunks))
+              .Union();
+      op = "Loop";
+    } else if (t.kind == ThunkSpec::Kind::Copy) {
       kind_type = fb::ThunkKind::CopyThunk;
       kind = fb::CreateCopyThunk(b, bufferOf(node.inputs[0]), bufferOf(node.outputs[0]),
                                  node.outputs[0]->type.bytes())
@@ -66,7 +95,7 @@ std::vector<uint8_t> buildProgram(const Graph& graph, const ArenaPlan& plan,
       kind = fb::CreateGpuLaunchThunkDirect(b, t.kernel, &args,
                                             static_cast<uint32_t>(node.outputs.size()))
                  .Union();
-    } else {
+    } else if (t.kind == ThunkSpec::Kind::Kernel) {
       std::vector<uint32_t> args;
       for (const Value* in : node.inputs)
         if (in) args.push_back(bufferOf(in));
@@ -75,10 +104,29 @@ std::vector<uint8_t> buildProgram(const Graph& graph, const ArenaPlan& plan,
       kind = fb::CreateKernelThunkDirect(b, t.kernel, &args, t.task_count,
                                          static_cast<uint32_t>(node.outputs.size()))
                  .Union();
+    } else {
+      throw CompileError("internal error: control flow marker '" + node.name + "' (" + node.op +
+                         ") out of place");
     }
-    thunks.push_back(
-        fb::CreateThunk(b, kind_type, kind, b.CreateString(node.name), b.CreateString(node.op)));
-  }
+    return fb::CreateThunk(b, kind_type, kind, b.CreateString(node.name), b.CreateString(op));
+  };
+  // The thunks up to the marker `until` (consumed), or to the end for Kernel.
+  sequence = [&](size_t& at, ThunkSpec::Kind until) {
+    std::vector<flatbuffers::Offset<fb::Thunk>> out;
+    while (true) {
+      if (at == spec.thunks.size()) {
+        if (until == ThunkSpec::Kind::Kernel) return out;
+        throw CompileError("internal error: control flow markers unbalanced");
+      }
+      if (spec.thunks[at].kind == until && until != ThunkSpec::Kind::Kernel) {
+        ++at;
+        return out;
+      }
+      out.push_back(one(at));
+    }
+  };
+  size_t at = 0;
+  std::vector<flatbuffers::Offset<fb::Thunk>> thunks = sequence(at, ThunkSpec::Kind::Kernel);
   auto entry = fb::CreateEntryDirect(b, "main", &inputs, &outputs, &thunks);
   std::vector<flatbuffers::Offset<fb::Entry>> entries{entry};
 

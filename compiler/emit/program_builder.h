@@ -17,7 +17,20 @@ namespace nanoc {
 // How one node runs: as a compiled kernel, a byte copy, a GPU kernel launch,
 // a copy to, from or on the GPU, or not at all (a view).
 struct ThunkSpec {
-  enum class Kind { Kernel, Copy, GpuLaunch, GpuCopy } kind = Kind::Kernel;
+  // IfBegin ... Else ... EndIf and LoopBegin ... EndLoop: the markers of
+  // control flow spliced in (passes/control_flow.h), which the program
+  // nests: IfThunk and LoopThunk.
+  enum class Kind {
+    Kernel,
+    Copy,
+    GpuLaunch,
+    GpuCopy,
+    IfBegin,
+    Else,
+    EndIf,
+    LoopBegin,
+    EndLoop
+  } kind = Kind::Kernel;
   const Node* node = nullptr;
   uint32_t kernel = 0;      // Kernel: index into the kernel table; GpuLaunch: the GPU module's
   uint64_t task_count = 1;  // Kernel: size of its parallel iteration space

@@ -101,6 +101,23 @@ Value* Graph::newValue(const std::string& hint) {
   return values.back().get();
 }
 
+Value* Graph::adoptValue(std::unique_ptr<Value> value, std::set<std::string>& taken) {
+  value->id = next_id_++;
+  if (taken.count(value->name)) value->name = uniqueName(value->name);
+  name_counts_.emplace(value->name, 1);
+  taken.insert(value->name);
+  values.push_back(std::move(value));
+  return values.back().get();
+}
+
+Node* Graph::adoptNode(std::unique_ptr<Node> node, std::set<std::string>& taken) {
+  if (taken.count(node->name)) node->name = uniqueNodeName(node->name);
+  node_name_counts_.emplace(node->name, 1);
+  taken.insert(node->name);
+  nodes.push_back(std::move(node));
+  return nodes.back().get();
+}
+
 Value* Graph::addInput(const std::string& name, const TensorType& type) {
   Value* v = newValue(name);
   v->type = type;
@@ -212,7 +229,7 @@ void verifyGraph(const Graph& graph) {
     if (n < schema->min_inputs || n > schema->max_inputs)
       fail(where + ": has " + std::to_string(n) + " inputs, expected " +
            std::to_string(schema->min_inputs) + ".." + std::to_string(schema->max_inputs));
-    if (static_cast<int>(node->outputs.size()) != schema->num_outputs)
+    if (schema->num_outputs >= 0 && static_cast<int>(node->outputs.size()) != schema->num_outputs)
       fail(where + ": has " + std::to_string(node->outputs.size()) + " outputs, expected " +
            std::to_string(schema->num_outputs));
     for (const Value* in : node->inputs)
@@ -233,6 +250,11 @@ void verifyGraph(const Graph& graph) {
   }
   for (const Value* v : graph.outputs)
     if (!defined.count(v)) fail("graph output '" + v->name + "' is never defined");
+  for (const auto& node : graph.nodes)
+    for (const auto& sub : node->subgraphs) {
+      if (!sub) fail("node '" + node->name + "' (" + node->op + ") has a null subgraph");
+      verifyGraph(*sub);
+    }
 }
 
 }  // namespace nanoc

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -16,6 +17,7 @@
 namespace nanoc {
 
 struct Node;
+class Graph;
 
 struct TensorType {
   DType dtype = DType::F32;
@@ -53,6 +55,13 @@ struct Node {
   std::vector<Value*> inputs;  // a null entry is an absent optional input
   std::vector<Value*> outputs;
   std::map<std::string, Attr> attrs;  // sorted, so printing is deterministic
+  // Control flow decided at run time (If, Loop: compiler/ops/control_flow.cc):
+  // the graphs the node runs, each self-contained (what it reads from
+  // outside is one of its inputs, bound to the node's operands). Passes see
+  // the node as one opaque op; runPipeline runs on these graphs first, and
+  // flattenControlFlow (passes/control_flow.h) splices them in before the
+  // arena plan.
+  std::vector<std::shared_ptr<Graph>> subgraphs;
 
   bool has(const std::string& key) const { return attrs.count(key) != 0; }
   // Typed accessors; throw CompileError naming the node if missing or mistyped.
@@ -88,6 +97,11 @@ class Graph {
                 size_t num_outputs, const std::vector<std::string>& output_names = {});
   // Creates a value with a fresh unique name derived from `hint`.
   Value* newValue(const std::string& hint);
+  // Takes over a value or node made in another graph (control flow's
+  // regions): a fresh id, and the same name unless one in `taken` (the names
+  // of this graph's values, or of its nodes) has it. Nodes are appended.
+  Value* adoptValue(std::unique_ptr<Value> value, std::set<std::string>& taken);
+  Node* adoptNode(std::unique_ptr<Node> node, std::set<std::string>& taken);
 
   // Every use of `from` (node inputs and graph outputs) now uses `to`.
   void replaceAllUses(Value* from, Value* to);

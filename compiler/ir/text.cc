@@ -1141,6 +1141,19 @@ std::string printGraph(const Graph& graph) {
   for (const auto& node : graph.nodes) {
     appendNode(out, *node);
     out += '\n';
+    // An If's or Loop's graphs, indented below it: for reading (parseGraph
+    // reads no such blocks).
+    for (size_t k = 0; k < node->subgraphs.size(); ++k) {
+      const char* role = node->op == "If" ? (k == 0 ? "then" : "else") : "body";
+      std::string text = node->subgraphs[k] ? printGraph(*node->subgraphs[k]) : "null\n";
+      out += "    ";
+      out += role;
+      out += ": ";
+      for (size_t at = 0; at < text.size(); ++at) {
+        out += text[at];
+        if (text[at] == '\n' && at + 1 < text.size()) out += "    ";
+      }
+    }
   }
   out += "}\n";
   return out;

@@ -40,6 +40,7 @@ std::vector<OpSchema> nchwcSchemas();             // nchwc.cc
 std::vector<OpSchema> nchwcPoolSchemas();         // nchwc_pool.cc
 std::vector<OpSchema> deviceCopySchemas();        // device_copy.cc
 std::vector<OpSchema> channelsLastSchemas();      // channels_last.cc
+std::vector<OpSchema> controlFlowSchemas();       // control_flow.cc
 
 namespace {
 
@@ -61,7 +62,7 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
          {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas,
           quantizationSchemas, samplingSchemas, convGemmSchemas, winogradSchemas,
           fusedElementwiseSchemas, nchwcSchemas, nchwcPoolSchemas, deviceCopySchemas,
-          channelsLastSchemas})
+          channelsLastSchemas, controlFlowSchemas})
       for (OpSchema& schema : family()) {
         std::string name = schema.name;
         t.emplace(std::move(name), std::move(schema));

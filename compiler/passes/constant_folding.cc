@@ -7,6 +7,9 @@ namespace nanoc {
 bool foldNode(Node& node, uint64_t max_bytes) {
   const OpSchema* schema = findOp(node.op);
   if (!schema || !schema->reference) return false;
+  // If and Loop are left to run time: a Loop's iterations are bounded only
+  // by its max_trips, and an If on a constant is inlined by the importer.
+  if (!node.subgraphs.empty()) return false;
   uint64_t out_bytes = 0;
   for (const Value* in : node.inputs)
     if (in && !in->isConstant()) return false;

@@ -16,6 +16,10 @@
 namespace nanoc {
 
 void runPipeline(Graph& graph, const PipelineOptions& options) {
+  // The graphs of If and Loop first, each on its own (they are
+  // self-contained): the node stays one opaque op to the passes below.
+  for (const auto& node : graph.nodes)
+    for (const auto& sub : node->subgraphs) runPipeline(*sub, options);
   inferShapes(graph);
   verifyGraph(graph);
   if (options.fold_constants) {

@@ -128,6 +128,33 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
   // graph input or output) and starts on a 64-byte boundary, and the result
   // is not a graph output (the caller's buffer).
   std::map<const Value*, int> uses = countUses(graph);
+  // Control flow spliced in (passes/control_flow.h): the region each node
+  // runs in (0: the entry's own sequence; each If branch and Loop body one of
+  // its own), and each loop's first and last node.
+  std::map<const Node*, int> region;
+  std::vector<std::pair<int, int>> loops;  // [nanoc.Loop, nanoc.EndLoop]
+  {
+    std::vector<int> open = {0};
+    std::vector<int> loop_begin;
+    int regions = 0;
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      const Node& node = *graph.nodes[n];
+      if (node.op == "nanoc.EndIf" || node.op == "nanoc.EndLoop" || node.op == "nanoc.Else") {
+        if (open.size() < 2) throw CompileError("arena plan: unbalanced control flow markers");
+        open.pop_back();
+      }
+      if (node.op == "nanoc.EndLoop") {
+        loops.emplace_back(loop_begin.back(), static_cast<int>(n));
+        loop_begin.pop_back();
+      }
+      region[&node] = open.back();
+      if (node.op == "nanoc.If" || node.op == "nanoc.Else" || node.op == "nanoc.Loop")
+        open.push_back(++regions);
+      if (node.op == "nanoc.Loop") loop_begin.push_back(static_cast<int>(n));
+    }
+    if (open.size() != 1 || !loop_begin.empty())
+      throw CompileError("arena plan: unbalanced control flow markers");
+  }
   std::map<const Value*, std::pair<const Value*, uint64_t>> part;
   for (const auto& node : graph.nodes) {
     if (node->op != "Concat" || node->outputs.size() != 1) continue;
@@ -142,7 +169,8 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
       if (!ok) break;
       ok = in && in->producer && !in->isConstant() && !graph_outputs.count(in) && !root.count(in) &&
            !part.count(in) && uses[in] == 1 && in->producer->op != "Concat" &&
-           delta % kAlign == 0 && isDeviceValue(in) == isGpuNode(*node);
+           delta % kAlign == 0 && isDeviceValue(in) == isGpuNode(*node) &&
+           region[in->producer] == region[node.get()];
       for (const auto& [seen, at] : parts) ok = ok && seen != in;
       if (!ok) break;
       parts.emplace_back(in, delta);
@@ -164,7 +192,12 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
       if (graph_outputs.count(out)) continue;
       auto whole = part.find(out);
       if (whole != part.end()) out = whole->second.first;
-      if (range_of.count(out)) continue;
+      // A value defined again (an If's outputs, by both branches; a loop's
+      // state, before and in the body) lives through its last definition.
+      if (auto it = range_of.find(out); it != range_of.end()) {
+        ranges[it->second].last = std::max(ranges[it->second].last, static_cast<int>(n));
+        continue;
+      }
       range_of[out] = ranges.size();
       arena_values.push_back(out);
       int at = static_cast<int>(n);
@@ -179,9 +212,18 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
       auto it = range_of.find(rootOf(in));
       // Inclusive: a node's inputs stay alive while it writes its outputs,
       // so no output ever shares memory with an input of the same node.
-      if (it != range_of.end()) ranges[it->second].last = static_cast<int>(n);
+      if (it != range_of.end())
+        ranges[it->second].last = std::max(ranges[it->second].last, static_cast<int>(n));
     }
   }
+  // A value from before a loop that its body reads is read again by every
+  // iteration: alive to the loop's end (inner loops first, so that an outer
+  // loop sees the extended range).
+  std::sort(loops.begin(), loops.end(),
+            [](const auto& a, const auto& b) { return a.second - a.first < b.second - b.first; });
+  for (const auto& [begin, end] : loops)
+    for (LiveRange& r : ranges)
+      if (r.first < begin && r.last > begin && r.last < end) r.last = end;
   // Host and device values are placed apart, each side in its own arena.
   for (const bool device : {false, true}) {
     std::vector<size_t> side;

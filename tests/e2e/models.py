@@ -1825,6 +1825,116 @@ def loop_fixed_trips_reverse_scan():
                  [vi("v_all", [4, 5]), vi("total", [5]), vi("partials", [3, 5])], [s, trips])
 
 
+def _if_branches(rng, tag):
+    """Two branches over x [4,8] and the outer values w and b: then
+    Relu(x @ w + b), else Tanh(2 x) @ w; the second output the outer b as is
+    in then, b * 3 in else."""
+    two = init(f"{tag}_two", np.array(2.0, np.float32))
+    three = init(f"{tag}_three", np.array(3.0, np.float32))
+    then_g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], [f"{tag}_t0"]),
+         helper.make_node("Add", [f"{tag}_t0", "b"], [f"{tag}_t1"]),
+         helper.make_node("Relu", [f"{tag}_t1"], [f"{tag}_then_y"]),
+         helper.make_node("Identity", ["b"], [f"{tag}_then_z"])],
+        f"{tag}_then", [], [vi(f"{tag}_then_y", [4, 6]), vi(f"{tag}_then_z", [6])])
+    else_g = helper.make_graph(
+        [helper.make_node("Mul", ["x", f"{tag}_two"], [f"{tag}_e0"]),
+         helper.make_node("Tanh", [f"{tag}_e0"], [f"{tag}_e1"]),
+         helper.make_node("MatMul", [f"{tag}_e1", "w"], [f"{tag}_else_y"]),
+         helper.make_node("Mul", ["b", f"{tag}_three"], [f"{tag}_else_z"])],
+        f"{tag}_else", [], [vi(f"{tag}_else_y", [4, 6]), vi(f"{tag}_else_z", [6])],
+        initializer=[two, three])
+    return then_g, else_g
+
+
+@case()
+def if_runtime_cond():
+    """If on a condition computed at run time (sum(x) > 0), twice: once on
+    the condition and once on its negation, so every run takes both
+    branches; the branches read the outer graph's x, w and b."""
+    rng = rng_for("if_runtime_cond")
+    w = init("w", weights(rng, [8, 6]))
+    b = init("b", (rng.standard_normal(6) * 0.5).astype(np.float32))
+    zero = init("zero", np.array(0.0, np.float32))
+    then_a, else_a = _if_branches(rng, "a")
+    then_b, else_b = _if_branches(rng, "b")
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+        helper.make_node("Greater", ["s", "zero"], ["c"]),
+        helper.make_node("Not", ["c"], ["not_c"]),
+        helper.make_node("If", ["c"], ["y1", "z1"], name="if_c", then_branch=then_a,
+                         else_branch=else_a),
+        helper.make_node("If", ["not_c"], ["y2", "z2"], name="if_not_c", then_branch=then_b,
+                         else_branch=else_b),
+        helper.make_node("Add", ["y1", "y2"], ["y"]),
+    ]
+    return model("if_runtime_cond", nodes, [vi("x", [4, 8])],
+                 [vi("y", [4, 6]), vi("z1", [6]), vi("z2", [6])], [w, b, zero])
+
+
+@case(ranges={"n": (0.0, 7.0, False)})
+def loop_runtime_trips():
+    """Loop whose trip count is a graph input (0 to 6 on each run): v <- v *
+    0.9 + tanh(x) * i, and a second carried value summing the iteration
+    numbers; the body reads the outer x."""
+    c09 = init("c09", np.array(0.9, np.float32))
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["v_in", "c09"], ["v0"]),
+         helper.make_node("Tanh", ["x"], ["tx"]),
+         helper.make_node("Mul", ["tx", "i_f"], ["v1"]),
+         helper.make_node("Add", ["v0", "v1"], ["v_out"]),
+         helper.make_node("Add", ["acc_in", "i"], ["acc_out"])],
+        "body", [vi("i", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL),
+                 vi("v_in", [5]), vi("acc_in", [], TensorProto.INT64)],
+        [vi("cond_out", [], TensorProto.BOOL), vi("v_out", [5]),
+         vi("acc_out", [], TensorProto.INT64)], initializer=[c09])
+    acc0 = init("acc0", np.array(0, np.int64))
+    loop = helper.make_node("Loop", ["n", "", "x", "acc0"], ["v", "acc"], name="loop", body=body)
+    return model("loop_runtime_trips", [loop], [vi("n", [], TensorProto.INT64), vi("x", [5])],
+                 [vi("v", [5]), vi("acc", [], TensorProto.INT64)], [acc0])
+
+
+@case()
+def loop_runtime_cond():
+    """A while loop: (a, b) <- (b, a + b) while sum(b) < 40, at most 30
+    trips; a and b swap every iteration (a parallel assignment), and an If
+    inside the body picks on the iteration's parity."""
+    limit = init("limit", np.array(40.0, np.float32))
+    two = init("two_i", np.array(2, np.int64))
+    zero_i = init("zero_i", np.array(0, np.int64))
+    half = init("half", np.array(0.5, np.float32))
+    even = helper.make_graph([helper.make_node("Add", ["a_in", "b_in"], ["sum_even"])], "even",
+                             [], [vi("sum_even", [3])])
+    odd = helper.make_graph(
+        [helper.make_node("Mul", ["a_in", "half"], ["ah"]),
+         helper.make_node("Add", ["ah", "b_in"], ["sum_odd"])], "odd", [], [vi("sum_odd", [3])])
+    body = helper.make_graph(
+        [helper.make_node("Mod", ["i", "two_i"], ["parity"]),
+         helper.make_node("Equal", ["parity", "zero_i"], ["is_even"]),
+         helper.make_node("If", ["is_even"], ["next"], name="parity_if", then_branch=even,
+                          else_branch=odd),
+         helper.make_node("Identity", ["b_in"], ["a_out"]),
+         helper.make_node("Identity", ["next"], ["b_out"]),
+         helper.make_node("ReduceSum", ["next"], ["s"], keepdims=0),
+         helper.make_node("Less", ["s", "limit"], ["cond_out"])],
+        "body", [vi("i", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL),
+                 vi("a_in", [3]), vi("b_in", [3])],
+        [vi("cond_out", [], TensorProto.BOOL), vi("a_out", [3]), vi("b_out", [3])],
+        initializer=[two, zero_i, half])
+    trips = init("trips", np.array(30, np.int64))
+    nodes = [
+        helper.make_node("Abs", ["x"], ["a0"]),
+        helper.make_node("Abs", ["y"], ["b0"]),
+        helper.make_node("ReduceSum", ["b0"], ["s0"], keepdims=0),
+        helper.make_node("Less", ["s0", "limit"], ["c0"]),
+        helper.make_node("Loop", ["trips", "c0", "a0", "b0"], ["a", "b"], name="loop", body=body),
+    ]
+    return model("loop_runtime_cond", nodes, [vi("x", [3]), vi("y", [3])],
+                 [vi("a", [3]), vi("b", [3])], [limit, trips])
+
+
 # ---- negative cases (run by negative.py) -----------------------------------
 
 

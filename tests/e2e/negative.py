@@ -356,26 +356,47 @@ def control_flow(args):
     if not np.allclose(got, want, rtol=1e-6, atol=0):
         return fail(f"the inlined If computes {got}, not {want}")
 
-    # A run-time condition, and a Loop whose trip count is a graph input:
-    # refused, each in one clear line.
+    # A run-time condition: both branches compiled, the one the input picks
+    # runs (nanort's IfThunk).
+    path = os.path.join(args.work, "if_runtime.onnx")
+    onnx.save(if_model(cond_from_input=True), path)
+    p = run([args.nanoc, path, "--name", "if_runtime", "-o", out])
+    if p.returncode != 0:
+        return fail(f"nanoc refused If on a run-time condition (status {p.returncode})")
+    for cond, want in ((True, (np.maximum(x, 0) + 5) * 2),
+                       (False, 2 / (1 + np.exp(-x.astype(np.float64))))):
+        c_path = os.path.join(args.work, f"cond_{cond}.npy")
+        np.save(c_path, np.array(cond))
+        p = run([args.nanort_run, os.path.join(out, "if_runtime.so"), "--input", f"x={x_path}",
+                 "--input", f"cond={c_path}", "--output-dir", outs])
+        if p.returncode != 0:
+            return fail(f"nanort-run failed on If with cond={cond}")
+        got = np.load(os.path.join(outs, "z.npy"))
+        if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
+            return fail(f"If with cond={cond} computes {got}, not {want}")
+
+    # A Loop whose trip count is a graph input and that has a scan output
+    # (whose length would depend on the data): refused in one clear line.
     f = TensorProto.FLOAT
     body = helper.make_graph(
         [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
-         helper.make_node("Identity", ["v_in"], ["v_out"])],
+         helper.make_node("Identity", ["v_in"], ["v_out"]),
+         helper.make_node("Identity", ["v_in"], ["v_scan"])],
         "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
                  helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
                  helper.make_tensor_value_info("v_in", f, [2])],
         [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("v_out", f, [2])])
+         helper.make_tensor_value_info("v_out", f, [2]),
+         helper.make_tensor_value_info("v_scan", f, [None, 2])])
     loop = small_model(
-        [helper.make_node("Loop", ["n", "", "v"], ["y"], name="loop", body=body)],
+        [helper.make_node("Loop", ["n", "", "v"], ["y", "ys"], name="loop", body=body)],
         [helper.make_tensor_value_info("n", TensorProto.INT64, []),
          helper.make_tensor_value_info("v", f, [2])],
-        [helper.make_tensor_value_info("y", f, [2])])
-    refused = [(if_model(cond_from_input=True), "if_runtime",
-                ["node 'choose' (If, opset 17)", "condition 'cond' is computed at run time"]),
-               (loop, "loop", ["node 'loop' (Loop, opset 17)",
-                               "trip count 'n' is computed at run time (from input 'n')"])]
+        [helper.make_tensor_value_info("y", f, [2]),
+         helper.make_tensor_value_info("ys", f, [None, 2])])
+    refused = [(loop, "loop", ["node 'loop' (Loop, opset 17)",
+                               "trip count 'n' is computed at run time (from input 'n')",
+                               "1 scan output"])]
     for model, name, words in refused:
         path = os.path.join(args.work, name + ".onnx")
         onnx.save(model, path)
@@ -388,7 +409,8 @@ def control_flow(args):
         if missing:
             return fail(f"{name}: the error {line!r} does not name {', '.join(missing)}")
     print("PASS: If with a constant condition is inlined and computes its branch; If on a "
-          "run-time condition and Loop with a run-time trip count are refused in one clear line")
+          "run-time condition runs the branch its input picks; a Loop with a run-time trip "
+          "count and a scan output is refused in one clear line")
     return 0
 
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "compiler/ir/graph.h"
+#include "compiler/passes/control_flow.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/plan/arena_plan.h"
 
@@ -16,6 +17,7 @@ inline void RunFrontHalf(nanoc::Graph& graph, size_t input_size) {
   options.conv_gemm_panel = 24;
   options.nchwc_block = input_size % 2 ? 16 : 8;
   nanoc::runPipeline(graph, options);
+  nanoc::flattenControlFlow(graph);
   nanoc::planBuffers(graph);
 }
 

@@ -498,11 +498,9 @@ class NodeSequenceImporter {
   // branch could not be imported.
   bool inlineIf(NodeImporter& n, const Scope& scope) {
     Value* cond = n.requiredInput(0, "cond");
-    if (!cond->isConstant())
-      n.fail("condition '" + cond->name +
-             "' is computed at run time; nanoc inlines If only when its condition is a constant");
     if (cond->type.dtype != DType::Bool || cond->type.numel() != 1)
       n.fail("condition '" + cond->name + "' is " + cond->type.str() + ", not one bool");
+    if (!cond->isConstant()) return runtimeIf(n, scope, cond);
     const char* key = (*cond->data)[0] ? "then_branch" : "else_branch";
     const onnx::GraphProto& body = graphAttr(n, key);
     if (body.input_size() > 0) n.fail(std::string(key) + " has inputs; If's branches take none");
@@ -516,6 +514,189 @@ class NodeSequenceImporter {
     if (!outs) return false;
     std::set<Value*> made_here = valuesSince(n, values_before);
     for (size_t j = 0; j < outs->size(); ++j) setBodyOutput(n, j, (*outs)[j], made_here);
+    return true;
+  }
+
+  // The nodes and values imported since the graph had `nodes_before` and
+  // `values_before` of them (one If branch or one Loop body, imported in
+  // place), moved into a graph of their own named `name`, whose outputs are
+  // `results`. `leading` (placeholders the caller made for a Loop body's own
+  // inputs) become its first inputs, in order. A constant it reads from
+  // outside becomes a constant of its own (sharing the bytes); any other
+  // value from outside is left in place and added to `captures` (in order of
+  // first use; addCaptureInputs makes them inputs once every branch is in).
+  static std::shared_ptr<Graph> moveRegion(Graph& from, size_t nodes_before, size_t values_before,
+                                           const std::string& name,
+                                           const std::vector<Value*>& leading,
+                                           const std::vector<Value*>& results,
+                                           std::vector<Value*>& captures) {
+    auto sub = std::make_shared<Graph>();
+    sub->name = name;
+    sub->max_nodes = from.max_nodes;
+    std::set<std::string> value_names, node_names;
+    std::set<const Value*> owned;
+    for (size_t k = values_before; k < from.values.size(); ++k)
+      owned.insert(sub->adoptValue(std::move(from.values[k]), value_names));
+    from.values.resize(values_before);
+    for (size_t k = nodes_before; k < from.nodes.size(); ++k)
+      sub->adoptNode(std::move(from.nodes[k]), node_names);
+    from.nodes.resize(nodes_before);
+    sub->outputs = results;
+    std::map<Value*, Value*> local;
+    for (Value* v : leading) {
+      Value* in = sub->addInput(v->name, v->type);
+      local[v] = in;
+      owned.insert(in);
+    }
+    auto bind = [&](Value* v) {
+      if (!v || owned.count(v) || local.count(v)) return;
+      if (v->isConstant()) {
+        Value* c = sub->newValue(v->name);
+        c->type = v->type;
+        c->typed = true;
+        c->data = v->data;
+        local[v] = c;
+        owned.insert(c);
+      } else if (std::find(captures.begin(), captures.end(), v) == captures.end()) {
+        captures.push_back(v);
+      }
+    };
+    for (const auto& node : sub->nodes)
+      for (Value* in : node->inputs) bind(in);
+    for (Value* out : sub->outputs) bind(out);
+    for (const auto& [outer, inner] : local) sub->replaceAllUses(outer, inner);
+    return sub;
+  }
+
+  // Makes each of `captures` an input of `sub`, after its own, and what read
+  // it from outside read that input.
+  static void addCaptureInputs(Graph& sub, const std::vector<Value*>& captures) {
+    for (Value* c : captures) sub.replaceAllUses(c, sub.addInput(c->name, c->type));
+  }
+
+  // A placeholder for one of a Loop body's own inputs while the body is
+  // imported: typed, neither constant nor produced, so nothing folds it.
+  static Value* placeholder(NodeImporter& n, const std::string& hint, const TensorType& type) {
+    Value* v = n.graph().newValue(n.name() + "/" + hint);
+    v->type = type;
+    v->typed = true;
+    return v;
+  }
+
+  static void dropPlaceholders(NodeImporter& n, const std::vector<Value*>& placeholders) {
+    std::set<const Value*> drop(placeholders.begin(), placeholders.end());
+    std::erase_if(n.graph().values,
+                  [&](const std::unique_ptr<Value>& v) { return drop.count(v.get()) != 0; });
+  }
+
+  // If on a condition computed at run time: an IR If whose two graphs are
+  // the branches, each imported on its own and moved out of the model's
+  // graph; what they read from around the If becomes the node's operands.
+  bool runtimeIf(NodeImporter& n, const Scope& scope, Value* cond) {
+    std::vector<std::shared_ptr<Graph>> branches;
+    std::vector<Value*> captures;
+    for (const char* key : {"then_branch", "else_branch"}) {
+      const onnx::GraphProto& body = graphAttr(n, key);
+      if (body.input_size() > 0) n.fail(std::string(key) + " has inputs; If's branches take none");
+      if (body.output_size() != n.proto().output_size())
+        n.fail(std::string(key) + " has " + std::to_string(body.output_size()) +
+               " outputs, the node " + std::to_string(n.proto().output_size()));
+      const size_t nodes_before = n.graph().nodes.size();
+      const size_t values_before = n.graph().values.size();
+      const std::string prefix = n.name() + "/" + (key[0] == 't' ? "then" : "else") + "/";
+      std::optional<std::vector<Value*>> outs =
+          importBody(n, body, {}, bodyConstants(n, body, key), prefix, scope, key);
+      if (!outs) return false;
+      branches.push_back(moveRegion(n.graph(), nodes_before, values_before, n.name() + "/" + key,
+                                    {}, *outs, captures));
+    }
+    for (size_t j = 0; j < branches[0]->outputs.size(); ++j)
+      if (!(branches[0]->outputs[j]->type == branches[1]->outputs[j]->type))
+        n.fail("output " + std::to_string(j) + " is " + branches[0]->outputs[j]->type.str() +
+               " in then_branch but " + branches[1]->outputs[j]->type.str() +
+               " in else_branch; nanoc needs one static type per output");
+    for (auto& branch : branches) addCaptureInputs(*branch, captures);
+    std::vector<Value*> inputs = {cond};
+    inputs.insert(inputs.end(), captures.begin(), captures.end());
+    std::vector<std::string> names;
+    for (const std::string& out : n.proto().output()) names.push_back(out);
+    Node* node = n.graph().addNode("If", n.name(), inputs, names.size(), names);
+    node->subgraphs = std::move(branches);
+    for (size_t j = 0; j < node->outputs.size(); ++j) {
+      node->outputs[j]->type = node->subgraphs[0]->outputs[j]->type;
+      node->outputs[j]->typed = true;
+      if (!names[j].empty()) n.setOutput(j, node->outputs[j]);
+    }
+    return true;
+  }
+
+  // The most iterations a run-time Loop may take when its trip count is not
+  // a constant: past it, nanort_run fails (LoopThunk.max_trips).
+  static constexpr int64_t kRunTimeLoopMaxTrips = (int64_t{1} << 31) - 1;
+
+  // Loop whose trip count or condition is known only at run time: an IR
+  // Loop whose graph is the body, imported once with placeholders for the
+  // iteration number, the condition and the loop-carried values.
+  bool runtimeLoop(NodeImporter& n, const Scope& scope, const onnx::GraphProto& body, Value* m,
+                   Value* cond, const std::vector<Value*>& initial, size_t scans) {
+    if (scans > 0) {
+      Value* v = m && !m->isConstant() ? m : cond;
+      n.fail(std::string(v == m ? "trip count '" : "condition '") + v->name +
+             "' is computed at run time" + runTimeSources(v) + ", and the Loop has " +
+             std::to_string(scans) + " scan output" + (scans > 1 ? "s" : "") +
+             ", whose length would then depend on the data: nanoc does not support that "
+             "(compile such inputs in with --bind NAME=FILE.pb)");
+    }
+    if (m && (m->type.dtype != DType::I64 || m->type.numel() != 1))
+      n.fail("trip count '" + m->name + "' is " + m->type.str() + ", not one int64");
+    if (cond && (cond->type.dtype != DType::Bool || cond->type.numel() != 1))
+      n.fail("condition '" + cond->name + "' is " + cond->type.str() + ", not one bool");
+    int64_t max_trips = kRunTimeLoopMaxTrips;
+    if (m && m->isConstant()) max_trips = std::max<int64_t>(1, *m->as<int64_t>());
+    std::vector<Value*> leading = {placeholder(n, "iteration", {DType::I64, {}}),
+                                   placeholder(n, "cond_in", {DType::Bool, {}})};
+    for (size_t k = 0; k < initial.size(); ++k)
+      leading.push_back(placeholder(n, "carried" + std::to_string(k), initial[k]->type));
+    const size_t nodes_before = n.graph().nodes.size();
+    const size_t values_before = n.graph().values.size();
+    std::optional<std::vector<Value*>> outs = importBody(
+        n, body, leading, bodyConstants(n, body, "body"), n.name() + "/body/", scope, "body");
+    if (!outs) {
+      dropPlaceholders(n, leading);
+      return false;
+    }
+    std::vector<Value*> results(outs->begin(),
+                                outs->begin() + 1 + static_cast<long>(initial.size()));
+    if (results[0]->type.dtype != DType::Bool || results[0]->type.numel() != 1)
+      n.fail("the condition its body computes is " + results[0]->type.str() + ", not one bool");
+    if (results[0]->type.rank() != 0)
+      results[0] =
+          n.emit("Reshape", {results[0]}, {{"shape", std::vector<int64_t>{}}}, "body/cond_scalar");
+    for (size_t k = 0; k < initial.size(); ++k)
+      if (!(results[1 + k]->type == initial[k]->type))
+        n.fail("loop-carried value " + std::to_string(k) + " starts as " + initial[k]->type.str() +
+               " and the body makes it " + results[1 + k]->type.str() +
+               "; nanoc needs one static type per loop-carried value");
+    std::vector<Value*> captures;
+    std::shared_ptr<Graph> sub = moveRegion(n.graph(), nodes_before, values_before,
+                                            n.name() + "/body", leading, results, captures);
+    addCaptureInputs(*sub, captures);
+    dropPlaceholders(n, leading);
+    std::vector<Value*> inputs = {m, cond};
+    inputs.insert(inputs.end(), initial.begin(), initial.end());
+    inputs.insert(inputs.end(), captures.begin(), captures.end());
+    std::vector<std::string> names;
+    for (size_t k = 0; k < initial.size(); ++k)
+      names.push_back(n.proto().output(static_cast<int>(k)));
+    Node* node = n.graph().addNode("Loop", n.name(), inputs, names.size(), names);
+    node->attrs["num_carried"] = static_cast<int64_t>(initial.size());
+    node->attrs["max_trips"] = max_trips;
+    node->subgraphs = {sub};
+    for (size_t k = 0; k < node->outputs.size(); ++k) {
+      node->outputs[k]->type = initial[k]->type;
+      node->outputs[k]->typed = true;
+      if (!names[k].empty()) n.setOutput(k, node->outputs[k]);
+    }
     return true;
   }
 
@@ -684,12 +865,14 @@ class NodeSequenceImporter {
           "has neither a trip count nor a condition: it would run until a run-time value stops "
           "it, and nanoc unrolls Loop only when its trip count and condition are known at "
           "compile time");
+    std::vector<Value*> state;
+    for (size_t i = 0; i < carried; ++i)
+      state.push_back(n.requiredInput(2 + i, "loop-carried initial value"));
+    // A trip count or condition computed at run time: a loop at run time.
+    if ((m && !m->isConstant()) || (cond && !cond->isConstant()))
+      return runtimeLoop(n, scope, body, m, cond, state, scans);
     // M and cond: each a constant of one element of its dtype.
     auto constantScalar = [&](Value* v, const std::string& role, DType dtype, const char* what) {
-      if (!v->isConstant())
-        n.fail(role + " '" + v->name + "' is computed at run time" + runTimeSources(v) +
-               "; nanoc unrolls Loop only when its trip count and condition are known at compile "
-               "time (compile such inputs in with --bind NAME=FILE.pb)");
       if (v->type.dtype != dtype || v->type.numel() != 1)
         n.fail(role + " '" + v->name + "' is " + v->type.str() + ", not one " + what);
     };
@@ -708,10 +891,10 @@ class NodeSequenceImporter {
       constantScalar(cond, "condition", DType::Bool, "bool");
       go = (*cond->data)[0] != 0;
     }
-    std::vector<Value*> state;
-    for (size_t i = 0; i < carried; ++i)
-      state.push_back(n.requiredInput(2 + i, "loop-carried initial value"));
+    const std::vector<Value*> initial = state;
+    const size_t nodes_before = n.graph().nodes.size();
     const size_t values_before = n.graph().values.size();
+    const size_t iterations_before = unrolled_iterations_;
     const std::map<std::string, Value*> constants = bodyConstants(n, body, "body");
     std::vector<std::vector<Value*>> pieces(scans);
     int64_t k = 0;
@@ -731,11 +914,14 @@ class NodeSequenceImporter {
       if (!outs) return false;
       if (cond) {
         Value* c = (*outs)[0];
-        if (!c->isConstant())
-          n.fail("the condition its body computes ('" + c->name + "') is computed at run time" +
-                 runTimeSources(c) +
-                 "; nanoc unrolls Loop only when its trip count and condition are known at "
-                 "compile time");
+        if (!c->isConstant()) {
+          // The body decides at run time when to stop: undo the unrolling
+          // and loop at run time instead.
+          n.graph().nodes.resize(nodes_before);
+          n.graph().values.resize(values_before);
+          unrolled_iterations_ = iterations_before;
+          return runtimeLoop(n, scope, body, m, cond, initial, scans);
+        }
         if (c->type.dtype != DType::Bool || c->type.numel() != 1)
           n.fail("the condition its body computes is " + c->type.str() + ", not one bool");
         go = (*c->data)[0] != 0;

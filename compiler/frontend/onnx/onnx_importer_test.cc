@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/ir/error.h"
+#include "compiler/ir/op_registry.h"
 
 namespace nanoc {
 namespace {
@@ -1117,14 +1118,28 @@ TEST(OnnxImporter, IfOfAValueFromOutsideCopiesIt) {
   EXPECT_EQ(g->outputs[0]->name, "y");
 }
 
-TEST(OnnxImporter, IfWithARunTimeConditionIsAnError) {
+TEST(OnnxImporter, IfWithARunTimeConditionKeepsBothBranches) {
   ModelBuilder m(13);
   m.input("c", {}, onnx::TensorProto::BOOL);
   ifModel(m, "c");
-  std::string err = m.importError();
-  EXPECT_EQ(err.substr(0, err.find('\n')),
-            "model.onnx: node 'choose' (If, opset 13): condition 'c' is computed at run time; "
-            "nanoc inlines If only when its condition is a constant");
+  auto g = m.import();
+  ASSERT_EQ(ops(*g), (std::vector<std::string>{"If"}));
+  const Node& node = *g->nodes[0];
+  EXPECT_EQ(node.name, "choose");
+  ASSERT_EQ(node.subgraphs.size(), 2u);
+  EXPECT_EQ(ops(*node.subgraphs[0]), (std::vector<std::string>{"Relu", "Add"}));
+  EXPECT_EQ(ops(*node.subgraphs[1]), (std::vector<std::string>{"Sigmoid"}));
+  // The branches read x from outside: the node's second operand, each
+  // branch's one input; the then branch's initializer is its own constant.
+  ASSERT_EQ(node.inputs.size(), 2u);
+  EXPECT_EQ(node.inputs[0]->name, "c");
+  EXPECT_EQ(node.inputs[1]->name, "x");
+  EXPECT_EQ(node.subgraphs[0]->inputs.size(), 1u);
+  EXPECT_EQ(node.subgraphs[0]->nodes[0]->inputs[0], node.subgraphs[0]->inputs[0]);
+  EXPECT_TRUE(node.subgraphs[0]->nodes[1]->inputs[1]->isConstant());
+  EXPECT_EQ(g->outputs[0]->name, "y");
+  EXPECT_EQ(g->outputs[0]->producer, &node);
+  EXPECT_NO_THROW(verifyGraph(*g));
 }
 
 TEST(OnnxImporter, AnUnsupportedNodeInTheTakenBranchIsListed) {
@@ -1226,17 +1241,61 @@ TEST(OnnxImporter, LoopStopsWhenItsBodysConstantConditionSaysSo) {
   EXPECT_EQ(g->outputs[0]->as<float>()[0], 4.f);
 }
 
-TEST(OnnxImporter, LoopWithARunTimeTripCountNamesTheInputs) {
+TEST(OnnxImporter, LoopWithARunTimeTripCountAndScanOutputsNamesTheInputs) {
   ModelBuilder m = doublingLoop("M", "");
   m.input("M", {}, onnx::TensorProto::INT64);
   std::string err = m.importError();
   EXPECT_EQ(err.substr(0, err.find('\n')),
             "model.onnx: node 'loop' (Loop, opset 13): trip count 'M' is computed at run time "
-            "(from input 'M'); nanoc unrolls Loop only when its trip count and condition are "
-            "known at compile time (compile such inputs in with --bind NAME=FILE.pb)");
+            "(from input 'M'), and the Loop has 1 scan output, whose length would then depend "
+            "on the data: nanoc does not support that (compile such inputs in with --bind "
+            "NAME=FILE.pb)");
   ModelBuilder forever = doublingLoop("", "");
   err = forever.importError();
   EXPECT_NE(err.find("has neither a trip count nor a condition"), std::string::npos) << err;
+}
+
+TEST(OnnxImporter, LoopWithARunTimeTripCountRunsItsBodyAtRunTime) {
+  // Loop(M, "", y) { y_out = Relu(y_in) + w }, M a graph input: one IR Loop
+  // whose body takes (iteration, cond, y) and reads w as its own constant.
+  ModelBuilder m(13);
+  m.input("M", {}, onnx::TensorProto::INT64);
+  m.input("y", {2});
+  m.floatInit("w", {2}, {1.f, 2.f});
+  onnx::NodeProto* n = m.node("Loop", {"M", "", "y"}, {"final"}, "loop");
+  onnx::GraphProto* body = setGraph(n, "body");
+  for (const char* in : {"iter", "cond_in", "y_in"}) body->add_input()->set_name(in);
+  addNode(body, "Identity", {"cond_in"}, {"cond_out"}, "keep");
+  addNode(body, "Relu", {"y_in"}, {"r"}, "relu");
+  addNode(body, "Add", {"r", "w"}, {"y_out"}, "add");
+  for (const char* out : {"cond_out", "y_out"}) body->add_output()->set_name(out);
+  m.output("final");
+  auto g = m.import();
+  ASSERT_EQ(ops(*g), (std::vector<std::string>{"Loop"}));
+  const Node& loop = *g->nodes[0];
+  EXPECT_EQ(loop.i("num_carried"), 1);
+  EXPECT_EQ(loop.i("max_trips"), (int64_t{1} << 31) - 1);
+  ASSERT_EQ(loop.inputs.size(), 3u);
+  EXPECT_EQ(loop.inputs[0]->name, "M");
+  EXPECT_EQ(loop.inputs[1], nullptr);
+  EXPECT_EQ(loop.inputs[2]->name, "y");
+  ASSERT_EQ(loop.subgraphs.size(), 1u);
+  const Graph& b = *loop.subgraphs[0];
+  EXPECT_EQ(b.inputs.size(), 3u);
+  EXPECT_EQ(b.inputs[0]->type.str(), "i64[]");
+  EXPECT_EQ(b.inputs[1]->type.str(), "bool[]");
+  EXPECT_EQ(ops(b), (std::vector<std::string>{"Identity", "Relu", "Add"}));
+  EXPECT_EQ(b.nodes[1]->inputs[0], b.inputs[2]);
+  EXPECT_TRUE(b.nodes[2]->inputs[1]->isConstant());
+  EXPECT_EQ(g->outputs[0]->producer, &loop);
+  EXPECT_NO_THROW(verifyGraph(*g));
+  // The op's reference runs the body per iteration: Relu(y) + w, three times.
+  const int64_t trips = 3;
+  const float y[2] = {-1.f, 2.f};
+  float final_y[2] = {0, 0};
+  findOp("Loop")->reference(loop, {&trips, nullptr, y}, {final_y});
+  EXPECT_EQ(final_y[0], 3.f);
+  EXPECT_EQ(final_y[1], 8.f);
 }
 
 TEST(OnnxImporter, ScanIsUnrolledInBothDirections) {

@@ -175,6 +175,10 @@ extern "C" nanort_status_code nanort_model_load(const nanort_model_def* def,
   model->num_outputs = num_outputs;
   model->num_slots = totals.slots;
   model->num_patches = totals.patches;
+#if NANORT_WITH_CONTROL_FLOW
+  model->num_thunks = totals.thunks;
+  model->num_controls = totals.controls;
+#endif
   int64_t* dims = reinterpret_cast<int64_t*>(base + dims_at);
   dims = FillInfos(entry->inputs(), model->inputs, dims);
   FillInfos(entry->outputs(), model->outputs, dims);
@@ -271,21 +275,82 @@ extern "C" uint32_t nanort_model_arena_alignment(const nanort_model* model) {
   return model != nullptr ? model->arena_alignment : 0;
 }
 
+#if NANORT_WITH_CONTROL_FLOW
+namespace nanort {
+namespace {
+
+using ThunkList = flatbuffers::Vector<flatbuffers::Offset<fb::Thunk>>;
+
+// Counts *index down over `thunks` and what they nest, in pre-order; the
+// verifier bounded the recursion (kMaxControlDepth).
+const fb::Thunk* FindInPreOrder(const ThunkList* thunks, size_t* index, uint32_t level,
+                                uint32_t* out_level) {
+  for (flatbuffers::uoffset_t i = 0; i < flatbuffers::VectorLength(thunks); ++i) {
+    const fb::Thunk* thunk = thunks->Get(i);
+    if (*index == 0) {
+      *out_level = level;
+      return thunk;
+    }
+    --*index;
+    const fb::Thunk* found = nullptr;
+    if (const fb::IfThunk* branch = thunk->kind_as_IfThunk()) {
+      found = FindInPreOrder(branch->then_thunks(), index, level + 1, out_level);
+      if (found == nullptr) {
+        found = FindInPreOrder(branch->else_thunks(), index, level + 1, out_level);
+      }
+    } else if (const fb::LoopThunk* loop = thunk->kind_as_LoopThunk()) {
+      found = FindInPreOrder(loop->body(), index, level + 1, out_level);
+    }
+    if (found != nullptr) return found;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const fb::Thunk* ThunkInPreOrder(const nanort_model& model, size_t index, uint32_t* level) {
+  *level = 0;
+  if (model.num_controls == 0) {
+    return index < flatbuffers::VectorLength(model.entry->thunks())
+               ? model.entry->thunks()->Get(static_cast<flatbuffers::uoffset_t>(index))
+               : nullptr;
+  }
+  return FindInPreOrder(model.entry->thunks(), &index, 0, level);
+}
+
+}  // namespace nanort
+#endif
+
 extern "C" size_t nanort_model_thunk_count(const nanort_model* model) {
+#if NANORT_WITH_CONTROL_FLOW
+  return model != nullptr ? model->num_thunks : 0;
+#else
   return model != nullptr ? flatbuffers::VectorLength(model->entry->thunks()) : 0;
+#endif
 }
 
 extern "C" nanort_status_code nanort_model_thunk_info(const nanort_model* model, size_t index,
                                                       nanort_thunk_info* out_info) {
   if (out_info == nullptr || index >= nanort_model_thunk_count(model))
     return NANORT_INVALID_ARGUMENT;
+#if NANORT_WITH_CONTROL_FLOW
+  uint32_t level = 0;
+  const nanort::fb::Thunk& thunk = *nanort::ThunkInPreOrder(*model, index, &level);
+  out_info->level = level;
+  out_info->control = thunk.kind_type() == nanort::fb::ThunkKind::IfThunk     ? NANORT_THUNK_IF
+                      : thunk.kind_type() == nanort::fb::ThunkKind::LoopThunk ? NANORT_THUNK_LOOP
+                                                                              : 0;
+#else
   const nanort::fb::Thunk& thunk =
       *model->entry->thunks()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  out_info->level = 0;
+  out_info->control = 0;
+#endif
   // Flatbuffers strings end in a NUL, which the verifier checked.
   out_info->node = thunk.node() != nullptr ? thunk.node()->c_str() : "";
   out_info->op = thunk.op() != nullptr ? thunk.op()->c_str() : "";
   const nanort::fb::KernelThunk* kernel = thunk.kind_as_KernelThunk();
-  out_info->is_copy = kernel == nullptr;
+  out_info->is_copy = kernel == nullptr && out_info->control == 0;
   out_info->kernel = kernel != nullptr ? kernel->kernel() : 0;
 #if NANORT_WITH_CUDA
   if (const nanort::fb::GpuLaunchThunk* launch = thunk.kind_as_GpuLaunchThunk()) {

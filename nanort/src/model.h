@@ -45,6 +45,13 @@ struct nanort_model {
   // The session's table sizes, counted by the verifier (ProgramTotals).
   size_t num_slots;
   size_t num_patches;
+#if NANORT_WITH_CONTROL_FLOW
+  // Thunks at every nesting level (pre-order, as sessions flatten them),
+  // and the IfThunks and LoopThunks among them; 0: the program has no
+  // control flow and sessions run the entry's thunks as they are.
+  size_t num_thunks;
+  size_t num_controls;
+#endif
 
   // GPU offload (format 1.3 programs with a GPU module): the table of the
   // CUDA code that loaded `gpu` (the driver, device and chosen image); both
@@ -57,5 +64,14 @@ struct nanort_model {
   void* library;
   void (*close_library)(void* library);
 };
+
+#if NANORT_WITH_CONTROL_FLOW
+namespace nanort {
+// The thunk numbered `index` in pre-order over the entry's nested thunk
+// sequences (the numbering of sessions, observers and messages), and its
+// nesting level; NULL when there is none. Linear in `index`.
+const fb::Thunk* ThunkInPreOrder(const nanort_model& model, size_t index, uint32_t* level);
+}  // namespace nanort
+#endif
 
 #endif  // NANORT_SRC_MODEL_H_

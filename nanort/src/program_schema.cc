@@ -61,7 +61,7 @@ constexpr uint8_t kFields[] = {
     kU32,
     kU32,
     kU64,
-#if NANORT_SCHEMA_GPU
+#if NANORT_SCHEMA_GPU_THUNKS
     // GpuLaunchThunk: kernel, args, num_outputs
     kU32,
     kVec4,
@@ -70,6 +70,19 @@ constexpr uint8_t kFields[] = {
     kU32,
     kU32,
     kU64,
+#endif
+#if NANORT_SCHEMA_CONTROL_FLOW
+    // IfThunk: cond, then_thunks, else_thunks, outputs
+    kU32,
+    Field(kVecTable, kThunk),
+    Field(kVecTable, kThunk),
+    kVec4,
+    // LoopThunk: trip_count, cond, counter, max_trips, body
+    kU32,
+    kU32,
+    kU32,
+    kU64,
+    Field(kVecTable, kThunk),
 #endif
     // Thunk: kind_type, kind, node, op
     kU8,
@@ -110,19 +123,39 @@ constexpr uint8_t kFields[] = {
     kU32,
 #endif
 };
-// Where each table's row starts in kFields; the last entry is its end.
-#if NANORT_SCHEMA_GPU
-constexpr uint8_t kFirstField[kTableCount + 1] = {0,  14, 21, 27, 31, 34, 37, 40,
-                                                  44, 48, 52, 54, 59, 65, 69};
-#else
-constexpr uint8_t kFirstField[kTableCount + 1] = {0, 14, 21, 27, 31, 34, 38, 42, 46, 48};
+// Each table's number of fields, in TableId order.
+constexpr uint8_t kRowLength[kTableCount] = {
+    14, 7, 6, 4, 3,
+#if NANORT_SCHEMA_GPU_THUNKS
+    3,  3,
 #endif
+#if NANORT_SCHEMA_CONTROL_FLOW
+    4,  5,
+#endif
+    4,  4, 4, 2,
+#if NANORT_SCHEMA_GPU
+    5,  6, 4,
+#endif
+};
+// Where each table's row starts in kFields; the last entry is its end.
+struct RowStarts {
+  uint8_t at[kTableCount + 1];
+};
+constexpr RowStarts MakeRowStarts() {
+  RowStarts starts{};
+  for (unsigned t = 0; t < kTableCount; ++t) starts.at[t + 1] = starts.at[t] + kRowLength[t];
+  return starts;
+}
+constexpr RowStarts kRowStarts = MakeRowStarts();
+constexpr const uint8_t* kFirstField = kRowStarts.at;
 // clang-format on
 static_assert(kFirstField[kTableCount] == sizeof(kFields), "rows and fields differ");
 
 // flatbuffers::Verifier's limits: buffers under 2 GiB, at most a million
-// tables verified (a vector may name one table many times). Its depth limit
-// (64) cannot be reached: this schema nests four tables deep.
+// tables verified (a vector may name one table many times), nested at most
+// kMaxTableDepth deep. Without control flow the depth limit cannot be
+// reached (the schema nests four tables deep) and is not tracked; with it,
+// nested thunk sequences can, and the walk's recursion is bounded by it.
 constexpr size_t kMaxBufferSize = 0x7fffffff;
 constexpr uint32_t kMaxTables = 1000000;
 
@@ -192,6 +225,11 @@ class Walker {
     if (!Scalar(pos, 4)) return false;
     const int32_t to_vtable = LoadUnaligned<int32_t>(buf_ + pos);
     *vtable = pos - static_cast<size_t>(to_vtable);
+#if NANORT_SCHEMA_CONTROL_FLOW
+    // Verifier::VerifyComplexity: EndTable (the end of Table) undoes the
+    // depth; a failure ends the walk.
+    if (++depth_ > kMaxTableDepth) return false;
+#endif
     if (++tables_ > kMaxTables || !Charge(4) || !Scalar(*vtable, 2)) return false;
     *vtable_size = U16(*vtable);
     return (*vtable_size & 1) == 0 && In(*vtable, *vtable_size);
@@ -261,6 +299,9 @@ class Walker {
       }
       if (!ok) return false;
     }
+#if NANORT_SCHEMA_CONTROL_FLOW
+    --depth_;
+#endif
     return true;
   }
 
@@ -269,6 +310,9 @@ class Walker {
   size_t budget_;
   size_t charged_ = 0;
   uint32_t tables_ = 0;
+#if NANORT_SCHEMA_CONTROL_FLOW
+  uint32_t depth_ = 0;
+#endif
   FormatVersion version_;
 };
 

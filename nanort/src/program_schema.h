@@ -20,26 +20,41 @@
 namespace nanort::schema {
 
 // The tables of program.fbs. Format 1.3's GPU tables (and Program's gpu and
-// gpu_target fields, and the GPU thunk kinds) only in builds with GPU offload
-// (NANORT_WITH_CUDA): without it nanort reads programs as a format 1.2
-// runtime does, skipping those fields as flatbuffers' generated code skips
-// fields newer than its schema, and refuses a program with a GPU module by
-// its vtable entry alone (program_verifier.cc). The bare-metal core keeps
-// its bytes.
+// gpu_target fields) only in builds with GPU offload (NANORT_WITH_CUDA):
+// without it nanort reads programs as a format 1.2 runtime does, skipping
+// those fields as flatbuffers' generated code skips fields newer than its
+// schema, and refuses a program with a GPU module by its vtable entry alone
+// (program_verifier.cc). Format 1.4's IfThunk and LoopThunk only with
+// control flow (NANORT_WITH_CONTROL_FLOW). The ThunkKind union's members must
+// stay consecutive table ids, so the GPU thunk kinds come in with either: a
+// build with control flow but no GPU offload verifies them and CheckThunks
+// refuses them. The bare-metal core (neither) keeps its bytes.
 #if defined(NANORT_WITH_CUDA) && NANORT_WITH_CUDA
 #define NANORT_SCHEMA_GPU 1
 #else
 #define NANORT_SCHEMA_GPU 0
 #endif
+#if defined(NANORT_WITH_CONTROL_FLOW) && NANORT_WITH_CONTROL_FLOW
+#define NANORT_SCHEMA_CONTROL_FLOW 1
+#else
+#define NANORT_SCHEMA_CONTROL_FLOW 0
+#endif
+#define NANORT_SCHEMA_GPU_THUNKS (NANORT_SCHEMA_GPU || NANORT_SCHEMA_CONTROL_FLOW)
+// Every table and field of program.fbs (what the reflection tests compare).
+#define NANORT_SCHEMA_FULL (NANORT_SCHEMA_GPU && NANORT_SCHEMA_CONTROL_FLOW)
 enum TableId : uint8_t {
   kProgram,
   kTarget,
   kBuffer,
   kKernelThunk,
   kCopyThunk,
-#if NANORT_SCHEMA_GPU
+#if NANORT_SCHEMA_GPU_THUNKS
   kGpuLaunchThunk,  // the union's members stay consecutive (kUnion below)
   kGpuCopyThunk,
+#endif
+#if NANORT_SCHEMA_CONTROL_FLOW
+  kIfThunk,
+  kLoopThunk,
 #endif
   kThunk,
   kTensor,
@@ -52,6 +67,9 @@ enum TableId : uint8_t {
 #endif
   kTableCount
 };
+// A descriptor holds a table id in 4 bits: 16 tables at most (the full
+// schema has exactly 16).
+static_assert(kTableCount <= 16, "a table id must fit a descriptor's high nibble");
 
 // A field descriptor: the kind in the low 4 bits, a table id in the high 4
 // (the element table for kTable/kVecTable; for kUnion, the table of the
@@ -70,8 +88,14 @@ enum FieldKind : uint8_t {
   kUnion,      // union value; its type is the field before it
   kVec1,       // vector of 1-byte scalars (GpuImage.data)
 };
-// ThunkKind: KernelThunk, CopyThunk (, GpuLaunchThunk, GpuCopyThunk)
-constexpr uint8_t kUnionMembers = NANORT_SCHEMA_GPU ? 4 : 2;
+// ThunkKind: KernelThunk, CopyThunk (, GpuLaunchThunk, GpuCopyThunk
+// (, IfThunk, LoopThunk))
+constexpr uint8_t kUnionMembers = NANORT_SCHEMA_CONTROL_FLOW ? 6 : NANORT_SCHEMA_GPU ? 4 : 2;
+
+// flatbuffers::Verifier's depth limit: tables nested at most 64 deep (the
+// root is at depth 1). IfThunk and LoopThunk nest thunk sequences, so this
+// schema reaches it (Program, Entry, Thunk, then two levels per nesting).
+constexpr uint32_t kMaxTableDepth = 64;
 
 // Table `table`'s field descriptors in field-id order (vtable slot i is at
 // byte 4 + 2 * i), and how many.

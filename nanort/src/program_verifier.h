@@ -27,6 +27,20 @@ constexpr bool kWithCuda = true;
 constexpr bool kWithCuda = false;
 #endif
 
+// Whether this nanort runs format 1.4's run-time control flow (IfThunk,
+// LoopThunk); without it, a program that has any is refused with
+// NANORT_UNAVAILABLE.
+#if defined(NANORT_WITH_CONTROL_FLOW) && NANORT_WITH_CONTROL_FLOW
+constexpr bool kWithControlFlow = true;
+#else
+constexpr bool kWithControlFlow = false;
+#endif
+// How deep control flow may nest: the entry's thunks are level 0, an If's
+// branches or a Loop's body one level below the thunk that holds them, and
+// no sequence is deeper than this. It bounds the verifier's and the run's
+// recursion and the verifier's definedness snapshots (one per level).
+constexpr uint32_t kMaxControlDepth = 8;
+
 // Bounds of a GPU module that no real program comes near, so that a hostile
 // one cannot make load or session creation work or allocate without bound.
 constexpr uint32_t kMaxGpuImages = 64;
@@ -67,6 +81,14 @@ struct ProgramTotals {
   // where worker 0's starts in the arena, after the program's buffers.
   size_t scratch_offset = 0;
   size_t scratch_size = 0;
+#if NANORT_WITH_CONTROL_FLOW
+  // Thunks at every nesting level (what sessions flatten), and how many of
+  // them are IfThunks or LoopThunks. Slots and patches above count the
+  // nested thunks' too, and each control thunk's condition, trip count and
+  // counter buffers.
+  size_t thunks = 0;
+  size_t controls = 0;
+#endif
 };
 
 // The most scratch a kernel may declare (nanort_kernel::scratch_bytes).

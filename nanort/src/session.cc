@@ -31,6 +31,12 @@ struct nanort_session {
   void** slots;
   nanort::TensorPatch* patches;
   size_t num_patches;
+#if NANORT_WITH_CONTROL_FLOW
+  // The program's IfThunks and LoopThunks, in pre-order; 0: runs take the
+  // loops below as they are.
+  nanort::ControlThunk* controls;
+  size_t num_controls;
+#endif
 #if NANORT_WITH_THUNK_OBSERVER
   nanort_thunk_observer observer;  // NULL: runs take the plain loop
   void* observer_data;
@@ -238,6 +244,218 @@ void ObserveThunk(const nanort_session& session, size_t t, nanort_thunk_event ev
 }
 #endif
 
+#if NANORT_WITH_CONTROL_FLOW
+// Runs of programs with control flow (format 1.4): the flattened thunks
+// [begin, end), whose first control thunk at or after begin is `control`,
+// each kernel and copy thunk as the plain, split or observed loop would run
+// it, each If and Loop by running the ranges it nests. The recursion is as
+// deep as the nesting, at most kMaxControlDepth.
+
+__attribute__((cold, noinline)) nanort_status_code TooManyTrips(const nanort_session& session,
+                                                                const ControlThunk& loop,
+                                                                nanort_status* status) {
+  const char* node = "";
+  if (kFullMessages) {
+    uint32_t level;
+    const fb::Thunk* thunk = ThunkInPreOrder(*session.model, loop.index, &level);
+    if (thunk != nullptr && thunk->node() != nullptr) node = thunk->node()->c_str();
+  }
+  return NANORT_FAIL(status, NANORT_INVALID_ARGUMENT,
+                     "loop (thunk %" PRIu32
+                     ", node '%s') would run more than its max_trips "
+                     "of %llu iterations",
+                     loop.index, node, static_cast<unsigned long long>(loop.max_trips));
+}
+
+inline void Observe(const nanort_session& session, size_t t, nanort_thunk_event event) {
+#if NANORT_WITH_THUNK_OBSERVER
+  if (session.observer != nullptr) session.observer(session.observer_data, t, event);
+#else
+  (void)session, (void)t, (void)event;
+#endif
+}
+
+nanort_status_code RunRange(const nanort_session& session, size_t begin, size_t end, size_t control,
+                            nanort_status* status);
+
+nanort_status_code RunControl(const nanort_session& session, const ControlThunk& c, size_t control,
+                              nanort_status* status) {
+  void* const* slots = session.slots;
+  if (c.max_trips == 0) {
+    const bool taken = *static_cast<const uint8_t*>(slots[c.cond]) != 0;
+    return taken ? RunRange(session, c.index + 1, c.split, control + 1, status)
+                 : RunRange(session, c.split, c.end, c.else_control, status);
+  }
+  // The trip count is read once (unaligned-safe); a negative one means no
+  // iteration, as does a condition of 0.
+  int64_t trips = 0;
+  if (c.trip_count != kNoSlot) memcpy(&trips, slots[c.trip_count], sizeof(trips));
+  for (uint64_t i = 0;; ++i) {
+    const int64_t counter = static_cast<int64_t>(i);
+    memcpy(slots[c.counter], &counter, sizeof(counter));
+    if (c.trip_count != kNoSlot && (trips <= 0 || static_cast<uint64_t>(trips) <= i)) break;
+    if (c.cond != kNoSlot && *static_cast<const uint8_t*>(slots[c.cond]) == 0) break;
+    if (i == c.max_trips) return TooManyTrips(session, c, status);
+    NANORT_RETURN_IF_ERROR(RunRange(session, c.index + 1, c.end, control + 1, status));
+  }
+  return NANORT_OK;
+}
+
+nanort_status_code RunRange(const nanort_session& session, size_t begin, size_t end, size_t control,
+                            nanort_status* status) {
+  for (size_t t = begin; t < end;) {
+    Observe(session, t, NANORT_THUNK_BEGIN);
+    if (control < session.num_controls && session.controls[control].index == t) {
+      const ControlThunk& c = session.controls[control];
+      NANORT_RETURN_IF_ERROR(RunControl(session, c, control, status));
+      Observe(session, t, NANORT_THUNK_END);
+      t = c.end;
+      control = c.next_control;
+      continue;
+    }
+#if NANORT_WITH_THREADS
+    if (session.run_split != nullptr) {
+      RunThunkSplit(session, session.thunks[t]);
+    } else {
+      RunThunk(session.thunks[t]);
+    }
+#else
+    RunThunk(session.thunks[t]);
+#endif
+    Observe(session, t, NANORT_THUNK_END);
+    ++t;
+  }
+  return NANORT_OK;
+}
+
+__attribute__((noinline)) nanort_status_code RunControlFlow(const nanort_session& session,
+                                                            nanort_status* status) {
+  NANORT_RETURN_IF_ERROR(RunRange(session, 0, session.num_thunks, 0, status));
+  return SetOk(status);
+}
+#endif
+
+// Fills the session's slots and patches, in the order the verifier counted
+// them.
+struct SlotBinder {
+  nanort_session* session;
+  const nanort_model* model;
+  const flatbuffers::Vector<flatbuffers::Offset<fb::Buffer>>* buffers;
+  size_t slot;
+  size_t patch;
+
+  void Bind(uint32_t buffer_index) {
+    const fb::Buffer& buffer = *buffers->Get(buffer_index);
+    session->slots[slot] = StaticAddress(buffer, *model, session->arena);
+    if (NeedsPatch(buffer)) {
+      session->patches[patch++] =
+          TensorPatch{static_cast<uint32_t>(slot), PatchTensor(buffer, *model), buffer.offset()};
+    }
+    ++slot;
+  }
+};
+
+// Resolves a kernel, copy or GPU thunk into `exec`.
+__attribute__((always_inline)) inline void BindThunk(const fb::Thunk& thunk, ExecutableThunk& exec,
+                                                     SlotBinder& binder) {
+  exec.args.buffers = binder.session->slots + binder.slot;
+  if (const fb::KernelThunk* kernel = thunk.kind_as_KernelThunk()) {
+    const auto* args = kernel->args();
+    const uint32_t num_args = args != nullptr ? args->size() : 0;
+    for (uint32_t a = 0; a < num_args; ++a) binder.Bind(args->Get(a));
+    exec.kernel = binder.model->def.kernels[kernel->kernel()].fn;
+    exec.args.num_buffers = num_args;
+    exec.args.scratch = binder.session->arena + binder.model->scratch_offset;
+    exec.count = kernel->task_count();
+#if NANORT_WITH_CUDA
+  } else if (const fb::CopyThunk* copy = thunk.kind_as_CopyThunk()) {
+    binder.Bind(copy->src());
+    binder.Bind(copy->dst());
+    exec.kernel = nullptr;
+    exec.args.num_buffers = 2;
+    exec.count = copy->size();
+  } else if (const fb::GpuCopyThunk* gpu_copy = thunk.kind_as_GpuCopyThunk()) {
+    // The host side's address, patched per run when it is a tensor; the
+    // GPU offload copies, so the host loop's memmove sees count 0.
+    binder.Bind(gpu_copy->src());
+    binder.Bind(gpu_copy->dst());
+    exec.kernel = nullptr;
+    exec.args.num_buffers = 2;
+    exec.count = 0;
+  } else {
+    // A GpuLaunchThunk: device addresses only, which the GPU offload holds.
+    exec.kernel = nullptr;
+    exec.args.num_buffers = 0;
+    exec.count = 0;
+  }
+#else
+  } else {
+    const fb::CopyThunk& copy = *thunk.kind_as_CopyThunk();
+    binder.Bind(copy.src());
+    binder.Bind(copy.dst());
+    exec.kernel = nullptr;
+    exec.args.num_buffers = 2;
+    exec.count = copy.size();
+  }
+#endif
+}
+
+#if NANORT_WITH_CONTROL_FLOW
+using ThunkList = flatbuffers::Vector<flatbuffers::Offset<fb::Thunk>>;
+
+// Flattens nested thunk sequences in pre-order into the session's thunks
+// and controls (recursion bounded by the verifier's kMaxControlDepth).
+struct Flattener {
+  SlotBinder binder;
+  uint32_t next_thunk;
+  uint32_t next_control;
+
+  uint32_t BindSlot(uint32_t buffer_index) {
+    if (buffer_index == 0xFFFFFFFF) return kNoSlot;
+    const uint32_t slot = static_cast<uint32_t>(binder.slot);
+    binder.Bind(buffer_index);
+    return slot;
+  }
+
+  void Sequence(const ThunkList* thunks) {
+    nanort_session& session = *binder.session;
+    for (flatbuffers::uoffset_t i = 0; i < flatbuffers::VectorLength(thunks); ++i) {
+      const fb::Thunk& thunk = *thunks->Get(i);
+      const uint32_t t = next_thunk++;
+      ExecutableThunk& exec = session.thunks[t];
+      const fb::IfThunk* branch = thunk.kind_as_IfThunk();
+      const fb::LoopThunk* loop = thunk.kind_as_LoopThunk();
+      if (branch == nullptr && loop == nullptr) {
+        BindThunk(thunk, exec, binder);
+        continue;
+      }
+      exec = ExecutableThunk{nullptr, {session.slots + binder.slot, 0, nullptr}, 0};
+      ControlThunk& control = session.controls[next_control++];
+      control.index = t;
+      control.cond = control.trip_count = control.counter = kNoSlot;
+      control.max_trips = 0;
+      if (branch != nullptr) {
+        control.cond = BindSlot(branch->cond());
+        Sequence(branch->then_thunks());
+        control.split = next_thunk;
+        control.else_control = next_control;
+        Sequence(branch->else_thunks());
+      } else {
+        // The verifier's order: trip count, condition, counter.
+        control.trip_count = BindSlot(loop->trip_count());
+        control.cond = BindSlot(loop->cond());
+        control.counter = BindSlot(loop->counter());
+        control.max_trips = loop->max_trips();
+        Sequence(loop->body());
+        control.split = next_thunk;
+      }
+      control.end = next_thunk;
+      control.next_control = next_control;
+    }
+  }
+};
+#endif
+
 }  // namespace
 }  // namespace nanort
 
@@ -268,7 +486,12 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
 
   const auto* buffers = model->program->buffers();
   const auto* thunks = model->entry->thunks();
+#if NANORT_WITH_CONTROL_FLOW
+  // Every level's thunks, flattened in pre-order.
+  const size_t num_thunks = model->num_thunks;
+#else
   const size_t num_thunks = thunks != nullptr ? thunks->size() : 0;
+#endif
   const size_t num_slots = model->num_slots, num_patches = model->num_patches;
 
   BlockLayout layout;
@@ -276,6 +499,9 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
   const size_t thunks_at = layout.Add<ExecutableThunk>(num_thunks);
   const size_t slots_at = layout.Add<void*>(num_slots);
   const size_t patches_at = layout.Add<TensorPatch>(num_patches);
+#if NANORT_WITH_CONTROL_FLOW
+  const size_t controls_at = layout.Add<ControlThunk>(model->num_controls);
+#endif
   NANORT_CHECK_OR_RETURN(!layout.overflow(), status, NANORT_OUT_OF_MEMORY,
                          "session tables too large");
   uint8_t* block =
@@ -291,6 +517,10 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
   session->slots = reinterpret_cast<void**>(block + slots_at);
   session->patches = reinterpret_cast<TensorPatch*>(block + patches_at);
   session->num_patches = num_patches;
+#if NANORT_WITH_CONTROL_FLOW
+  session->controls = reinterpret_cast<ControlThunk*>(block + controls_at);
+  session->num_controls = model->num_controls;
+#endif
 
   if (arena == nullptr) {
     const size_t rounded = model->arena_rounded_size;
@@ -305,59 +535,17 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
   }
   session->arena = static_cast<uint8_t*>(arena);
 
-  size_t slot = 0, patch = 0;
-  auto bind = [&](uint32_t buffer_index) {
-    const fb::Buffer& buffer = *buffers->Get(buffer_index);
-    session->slots[slot] = StaticAddress(buffer, *model, session->arena);
-    if (NeedsPatch(buffer)) {
-      session->patches[patch++] =
-          TensorPatch{static_cast<uint32_t>(slot), PatchTensor(buffer, *model), buffer.offset()};
-    }
-    ++slot;
-  };
-  for (size_t t = 0; t < num_thunks; ++t) {
-    const fb::Thunk& thunk = *thunks->Get(static_cast<flatbuffers::uoffset_t>(t));
-    ExecutableThunk& exec = session->thunks[t];
-    exec.args.buffers = session->slots + slot;
-    if (const fb::KernelThunk* kernel = thunk.kind_as_KernelThunk()) {
-      const auto* args = kernel->args();
-      const uint32_t num_args = args != nullptr ? args->size() : 0;
-      for (uint32_t a = 0; a < num_args; ++a) bind(args->Get(a));
-      exec.kernel = model->def.kernels[kernel->kernel()].fn;
-      exec.args.num_buffers = num_args;
-      exec.args.scratch = session->arena + model->scratch_offset;
-      exec.count = kernel->task_count();
-#if NANORT_WITH_CUDA
-    } else if (const fb::CopyThunk* copy = thunk.kind_as_CopyThunk()) {
-      bind(copy->src());
-      bind(copy->dst());
-      exec.kernel = nullptr;
-      exec.args.num_buffers = 2;
-      exec.count = copy->size();
-    } else if (const fb::GpuCopyThunk* gpu_copy = thunk.kind_as_GpuCopyThunk()) {
-      // The host side's address, patched per run when it is a tensor; the
-      // GPU offload copies, so the host loop's memmove sees count 0.
-      bind(gpu_copy->src());
-      bind(gpu_copy->dst());
-      exec.kernel = nullptr;
-      exec.args.num_buffers = 2;
-      exec.count = 0;
-    } else {
-      // A GpuLaunchThunk: device addresses only, which the GPU offload holds.
-      exec.kernel = nullptr;
-      exec.args.num_buffers = 0;
-      exec.count = 0;
-    }
-#else
-    } else {
-      const fb::CopyThunk& copy = *thunk.kind_as_CopyThunk();
-      bind(copy.src());
-      bind(copy.dst());
-      exec.kernel = nullptr;
-      exec.args.num_buffers = 2;
-      exec.count = copy.size();
-    }
+  SlotBinder binder{session, model, buffers, 0, 0};
+#if NANORT_WITH_CONTROL_FLOW
+  if (model->num_controls != 0) {
+    Flattener flattener{binder, 0, 0};
+    flattener.Sequence(thunks);
+  } else
 #endif
+  {
+    for (size_t t = 0; t < num_thunks; ++t) {
+      BindThunk(*thunks->Get(static_cast<flatbuffers::uoffset_t>(t)), session->thunks[t], binder);
+    }
   }
 
 #if NANORT_WITH_CUDA
@@ -465,6 +653,10 @@ __attribute__((always_inline)) inline nanort_status_code Run(
     session->slots[patch.slot] =
         data != nullptr ? static_cast<uint8_t*>(data) + patch.offset : nullptr;
   }
+#if NANORT_WITH_CONTROL_FLOW
+  // The verifier refused control flow in GPU programs.
+  if (session->num_controls != 0) return RunControlFlow(*session, status);
+#endif
 #if NANORT_WITH_CUDA
   if (session->gpu != nullptr) {
     const RunMemory memory{inputs, input_memory, outputs, output_memory};

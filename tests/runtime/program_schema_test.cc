@@ -36,8 +36,11 @@ using schema::TableId;
 constexpr const char* kTableNames[] = {
     "nanort.fb.Program",        "nanort.fb.Target",       "nanort.fb.Buffer",
     "nanort.fb.KernelThunk",    "nanort.fb.CopyThunk",
-#if NANORT_SCHEMA_GPU
+#if NANORT_SCHEMA_GPU_THUNKS
     "nanort.fb.GpuLaunchThunk", "nanort.fb.GpuCopyThunk",
+#endif
+#if NANORT_SCHEMA_CONTROL_FLOW
+    "nanort.fb.IfThunk",        "nanort.fb.LoopThunk",
 #endif
     "nanort.fb.Thunk",          "nanort.fb.Tensor",       "nanort.fb.Entry",
     "nanort.fb.Kernel",
@@ -47,20 +50,25 @@ constexpr const char* kTableNames[] = {
 };
 
 // A build without GPU offload reads programs as format 1.2 did (the GPU
-// tables and fields skipped, program_schema.h): its descriptors are not the
-// schema's, and it may accept damage inside GPU tables that flatbuffers
-// refuses (load then refuses the program by its GPU module's vtable entry).
-// The default build, with GPU offload, holds the descriptors to the schema.
-#if NANORT_SCHEMA_GPU
+// tables and fields skipped, program_schema.h), one without control flow
+// skips IfThunk and LoopThunk: their descriptors are not the schema's, and
+// they may accept damage inside those tables that flatbuffers refuses (load
+// then refuses the program by its GPU module's vtable entry, or the thunk's
+// kind). The default build, with both, holds the descriptors to the schema.
+#if NANORT_SCHEMA_FULL
 #define SKIP_WITHOUT_GPU_SCHEMA() \
   do {                            \
   } while (0)
 #else
-#define SKIP_WITHOUT_GPU_SCHEMA() \
-  GTEST_SKIP() << "nanort built without NANORT_WITH_CUDA reads programs as format 1.2 did"
+#define SKIP_WITHOUT_GPU_SCHEMA()                                                            \
+  GTEST_SKIP() << "nanort built without NANORT_WITH_CUDA or NANORT_WITH_CONTROL_FLOW reads " \
+                  "only part of the schema"
 #endif
 static_assert(std::size(kTableNames) == schema::kTableCount, "one name per TableId");
 static_assert(schema::kTableCount <= 16, "a table id must fit a descriptor's high nibble");
+#if NANORT_SCHEMA_FULL
+static_assert(schema::kTableCount == 16, "the whole schema: every table id of 4 bits in use");
+#endif
 
 uint8_t Descriptor(FieldKind kind, unsigned table = 0) {
   return static_cast<uint8_t>(kind | (table << 4));
@@ -443,6 +451,22 @@ NamedProgram EveryFieldProgram() {
       thunk(fb::ThunkKind::NONE, 0),
       thunk(static_cast<fb::ThunkKind>(9), fb::CreateCopyThunk(b, 1, 0, 8).Union()),
   };
+  // Format 1.4: an If whose branches hold a Loop and a copy, nested in a Loop.
+  const auto copy_in = [&] {
+    return b.CreateVector(
+        std::vector{thunk(fb::ThunkKind::CopyThunk, fb::CreateCopyThunk(b, 0, 1, 4).Union())});
+  };
+  const auto inner_loop =
+      thunk(fb::ThunkKind::LoopThunk, fb::CreateLoopThunk(b, 2, 3, 4, 10, copy_in()).Union());
+  const auto branch =
+      thunk(fb::ThunkKind::IfThunk,
+            fb::CreateIfThunk(b, 5, b.CreateVector(std::vector{inner_loop}), copy_in(),
+                              b.CreateVector(std::vector<uint32_t>{1, 2}))
+                .Union());
+  thunks.push_back(thunk(
+      fb::ThunkKind::LoopThunk,
+      fb::CreateLoopThunk(b, 0xFFFFFFFF, 0xFFFFFFFF, 6, 1, b.CreateVector(std::vector{branch}))
+          .Union()));
   const std::vector<uint8_t> cubin = {0x7f, 'E', 'L', 'F', 2, 1, 1};
   std::vector<flatbuffers::Offset<fb::GpuImage>> images = {
       fb::CreateGpuImage(b, fb::GpuImageFormat::Cubin, 80, b.CreateString(""), 78,
@@ -498,6 +522,12 @@ std::vector<NamedProgram> ValidPrograms() {
   kinds.thunks.push_back(unknown);
   kinds.thunks.push_back(none);
   programs.push_back(Named("unknown thunk kind", kinds));
+
+  // Format 1.4: the chain's thunks nested in an If inside a Loop.
+  ProgramSpec control = ChainSpec();
+  control.thunks = {LoopSpec(
+      0, 1, 4, 3, {IfSpec(0, {control.thunks[0]}, {control.thunks[1], control.thunks[2]}, {5})})};
+  programs.push_back(Named("control flow", control));
 
   programs.push_back(EveryFieldProgram());
   return programs;
@@ -581,6 +611,38 @@ TEST(ProgramSchemaVerify, AMillionTableVisitsPassAndOneMoreFailsInBoth) {
   const std::vector<uint8_t> over = ManyTableVisits(999, true);
   EXPECT_FALSE(OursAccepts(over.data(), over.size()));
   EXPECT_FALSE(FlatbuffersAccepts(over.data(), over.size()));
+}
+
+// Program, Entry, Thunk, then (LoopThunk, Thunk) `loops` times, and a
+// KernelThunk: 4 + 2 * loops tables deep.
+std::vector<uint8_t> NestedLoops(int loops) {
+  flatbuffers::FlatBufferBuilder b;
+  auto thunk = fb::CreateThunk(b, fb::ThunkKind::KernelThunk, fb::CreateKernelThunk(b).Union());
+  for (int i = 0; i < loops; ++i) {
+    const auto body = b.CreateVector(std::vector{thunk});
+    thunk = fb::CreateThunk(b, fb::ThunkKind::LoopThunk,
+                            fb::CreateLoopThunk(b, 0, 0, 0, 1, body).Union());
+  }
+  const auto entry = fb::CreateEntry(b, 0, 0, 0, b.CreateVector(std::vector{thunk}));
+  b.Finish(fb::CreateProgram(b, 1, 4, 1, 0, 0, 0, 0, b.CreateVector(std::vector{entry})),
+           fb::ProgramIdentifier());
+  return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+}
+
+TEST(ProgramSchemaVerify, TablesSixtyFourDeepPassAndDeeperFailInBoth) {
+  SKIP_WITHOUT_GPU_SCHEMA();
+  const std::vector<uint8_t> at_limit = NestedLoops(30);  // 64 tables deep
+  EXPECT_TRUE(OursAccepts(at_limit.data(), at_limit.size()));
+  EXPECT_TRUE(FlatbuffersAccepts(at_limit.data(), at_limit.size()));
+  const std::vector<uint8_t> over = NestedLoops(31);  // 66
+  EXPECT_FALSE(OursAccepts(over.data(), over.size()));
+  EXPECT_FALSE(FlatbuffersAccepts(over.data(), over.size()));
+  schema::FormatVersion version;
+  EXPECT_FALSE(schema::VerifyProgramFlatbuffer(over.data(), over.size(), &version, over.size()));
+  EXPECT_TRUE(version.read);
+  EXPECT_FALSE(version.shared);
+  // Depth is per path: many siblings at the limit are fine.
+  EXPECT_EQ(OursAccepts(NestedLoops(5).data(), NestedLoops(5).size()), true);
 }
 
 // One change to a program. Word and half-word changes aim at offsets and

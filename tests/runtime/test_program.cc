@@ -4,6 +4,8 @@
 // nanort/src on its include path.
 #include <string.h>
 
+#include <functional>
+
 #include "../../nanort/src/cuda/gpu_seal.h"
 #include "../../nanort/src/cuda/sha256.h"
 
@@ -56,26 +58,44 @@ std::vector<uint8_t> BuildProgram(const ProgramSpec& spec) {
     }
     return b.CreateVector(out);
   };
-  std::vector<flatbuffers::Offset<fb::Thunk>> thunks;
-  for (const ThunkSpec& t : spec.thunks) {
-    flatbuffers::Offset<void> kind;
-    if (t.kind == fb::ThunkKind::CopyThunk) {
-      kind = fb::CreateCopyThunk(b, t.src, t.dst, t.size).Union();
-    } else if (t.kind == fb::ThunkKind::GpuCopyThunk) {
-      kind = fb::CreateGpuCopyThunk(b, t.src, t.dst, t.size).Union();
-    } else if (t.kind == fb::ThunkKind::GpuLaunchThunk) {
-      kind = fb::CreateGpuLaunchThunk(b, t.kernel, b.CreateVector(t.args), t.num_outputs).Union();
-    } else if (t.kind != fb::ThunkKind::NONE) {
-      kind = fb::CreateKernelThunk(b, t.kernel, b.CreateVector(t.args), t.task_count, t.num_outputs)
-                 .Union();
-    }
-    thunks.push_back(
-        fb::CreateThunk(b, t.kind, kind, b.CreateString(t.node), b.CreateString(t.op)));
-  }
+  // Nested sequences first: a table is finished before the one naming it.
+  std::function<flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Thunk>>>(
+      const std::vector<ThunkSpec>&)>
+      sequence = [&](const std::vector<ThunkSpec>& specs) {
+        std::vector<flatbuffers::Offset<fb::Thunk>> thunks;
+        for (const ThunkSpec& t : specs) {
+          flatbuffers::Offset<void> kind;
+          if (t.kind == fb::ThunkKind::CopyThunk) {
+            kind = fb::CreateCopyThunk(b, t.src, t.dst, t.size).Union();
+          } else if (t.kind == fb::ThunkKind::GpuCopyThunk) {
+            kind = fb::CreateGpuCopyThunk(b, t.src, t.dst, t.size).Union();
+          } else if (t.kind == fb::ThunkKind::GpuLaunchThunk) {
+            kind = fb::CreateGpuLaunchThunk(b, t.kernel, b.CreateVector(t.args), t.num_outputs)
+                       .Union();
+          } else if (t.kind == fb::ThunkKind::IfThunk) {
+            const auto then_thunks = sequence(t.then_thunks);
+            const auto else_thunks = sequence(t.else_thunks);
+            kind = fb::CreateIfThunk(b, t.cond, then_thunks, else_thunks, b.CreateVector(t.outputs))
+                       .Union();
+          } else if (t.kind == fb::ThunkKind::LoopThunk) {
+            const auto body = sequence(t.body);
+            kind =
+                fb::CreateLoopThunk(b, t.trip_count, t.cond, t.counter, t.max_trips, body).Union();
+          } else if (t.kind != fb::ThunkKind::NONE) {
+            kind = fb::CreateKernelThunk(b, t.kernel, b.CreateVector(t.args), t.task_count,
+                                         t.num_outputs)
+                       .Union();
+          }
+          thunks.push_back(
+              fb::CreateThunk(b, t.kind, kind, b.CreateString(t.node), b.CreateString(t.op)));
+        }
+        return b.CreateVector(thunks);
+      };
+  const auto thunks = sequence(spec.thunks);
   std::vector<flatbuffers::Offset<fb::Entry>> entries;
   for (int e = 0; e < spec.num_entries; ++e) {
     entries.push_back(fb::CreateEntry(b, b.CreateString("main"), tensors(spec.inputs),
-                                      tensors(spec.outputs), b.CreateVector(thunks)));
+                                      tensors(spec.outputs), thunks));
   }
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Target>>> variants;
   if (!spec.variants.empty()) {
@@ -118,6 +138,53 @@ std::vector<uint8_t> BuildProgram(const ProgramSpec& spec) {
       spec.arena_size, spec.arena_alignment, spec.constants_size, variants, gpu, gpu_target);
   b.Finish(program, spec.identifier);
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+ThunkSpec IfSpec(uint32_t cond, std::vector<ThunkSpec> then_thunks,
+                 std::vector<ThunkSpec> else_thunks, std::vector<uint32_t> outputs,
+                 std::string node) {
+  ThunkSpec t;
+  t.kind = fb::ThunkKind::IfThunk;
+  t.cond = cond;
+  t.then_thunks = std::move(then_thunks);
+  t.else_thunks = std::move(else_thunks);
+  t.outputs = std::move(outputs);
+  t.node = std::move(node);
+  t.op = "If";
+  return t;
+}
+
+ThunkSpec LoopSpec(uint32_t trip_count, uint32_t cond, uint32_t counter, uint64_t max_trips,
+                   std::vector<ThunkSpec> body, std::string node) {
+  ThunkSpec t;
+  t.kind = fb::ThunkKind::LoopThunk;
+  t.trip_count = trip_count;
+  t.cond = cond;
+  t.counter = counter;
+  t.max_trips = max_trips;
+  t.body = std::move(body);
+  t.node = std::move(node);
+  t.op = "Loop";
+  return t;
+}
+
+ThunkSpec CopySpec(uint32_t src, uint32_t dst, uint64_t size, std::string node) {
+  ThunkSpec t;
+  t.kind = fb::ThunkKind::CopyThunk;
+  t.src = src, t.dst = dst, t.size = size;
+  t.node = std::move(node);
+  t.op = "Copy";
+  return t;
+}
+
+ThunkSpec KernelSpec(uint32_t kernel, std::vector<uint32_t> args, std::string node) {
+  ThunkSpec t;
+  t.kernel = kernel;
+  t.args = std::move(args);
+  t.task_count = kChainLength;
+  t.node = std::move(node);
+  t.op = kernel == 0 ? "Add" : "Mul";
+  return t;
 }
 
 std::vector<uint8_t> FakeCubin(const std::string& tag) {

@@ -45,7 +45,26 @@ struct ThunkSpec {
   uint64_t size = 0;
   std::string node;
   std::string op;
+  // IfThunk (format 1.4): cond, then_thunks, else_thunks, outputs.
+  // LoopThunk: trip_count, cond, counter, max_trips, body. 0xFFFFFFFF: none.
+  uint32_t cond = 0xFFFFFFFF;
+  std::vector<ThunkSpec> then_thunks;
+  std::vector<ThunkSpec> else_thunks;
+  std::vector<uint32_t> outputs;
+  uint32_t trip_count = 0xFFFFFFFF;
+  uint32_t counter = 0;
+  uint64_t max_trips = 1;
+  std::vector<ThunkSpec> body;
 };
+
+// Control flow (format 1.4), for tests to nest.
+ThunkSpec IfSpec(uint32_t cond, std::vector<ThunkSpec> then_thunks,
+                 std::vector<ThunkSpec> else_thunks, std::vector<uint32_t> outputs,
+                 std::string node = "if");
+ThunkSpec LoopSpec(uint32_t trip_count, uint32_t cond, uint32_t counter, uint64_t max_trips,
+                   std::vector<ThunkSpec> body, std::string node = "loop");
+ThunkSpec CopySpec(uint32_t src, uint32_t dst, uint64_t size, std::string node = "copy");
+ThunkSpec KernelSpec(uint32_t kernel, std::vector<uint32_t> args, std::string node = "kernel");
 
 // One CPU variant of a format 1.1 program (Program.variants).
 struct VariantSpec {

@@ -28,7 +28,7 @@ extern "C" {
 /* Program format written by nanoc (schema/program.fbs). A program with a newer
  * major version is refused; a newer minor version is read. */
 #define NANORT_FORMAT_MAJOR 1u
-#define NANORT_FORMAT_MINOR 3u
+#define NANORT_FORMAT_MINOR 4u
 /* Calling convention of compiled kernels and layout of the object's kernel
  * table (nanort_kernel_fn, nanort_kernel below). 2: every table entry carries
  * its kernel's signature; 3: kernels get per-worker scratch (scratch_bytes,
@@ -282,7 +282,21 @@ typedef struct nanort_thunk_info {
                        0: a call of compiled kernel `kernel` or a GPU kernel launch */
   uint32_t kernel;  /* kernel index in the program (variant 0's numbering; for a GPU
                        launch, in the program's GPU module); 0 for a copy */
+  int control;      /* format 1.4's run-time control flow: NANORT_THUNK_IF or
+                       NANORT_THUNK_LOOP (is_copy and kernel 0), else 0 */
+  uint32_t level;   /* nesting level: 0 for the entry's thunks, 1 for those in an If's
+                       branch or a Loop's body at level 0, and so on */
 } nanort_thunk_info;
+
+#define NANORT_THUNK_IF 1
+#define NANORT_THUNK_LOOP 2
+
+/* Thunks are numbered in pre-order: the entry's thunks in order, each
+ * IfThunk followed by the thunks of its then branch and then those of its
+ * else branch, each LoopThunk by its body's (recursively), before the next
+ * thunk of its own sequence. A program without control flow is numbered as
+ * its entry lists its thunks. The count is of all of them; looking one up
+ * in a program with control flow walks the program (linear in the index). */
 
 size_t nanort_model_thunk_count(const nanort_model* model);
 /* NANORT_INVALID_ARGUMENT for a NULL model or out_info, or index >= the count. */

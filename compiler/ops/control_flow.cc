@@ -35,8 +35,7 @@ bool isOneOf(const TensorType& t, DType dtype) { return t.dtype == dtype && t.nu
 
 void expectType(const Node& node, const TensorType& have, const TensorType& want,
                 const std::string& what) {
-  if (!(have == want))
-    failNode(node, what + " is " + have.str() + ", expected " + want.str());
+  if (!(have == want)) failNode(node, what + " is " + have.str() + ", expected " + want.str());
 }
 
 const Graph& subgraph(const Node& node, size_t i, size_t count) {
@@ -85,7 +84,8 @@ OpSchema makeIfSchema() {
   schema.num_outputs = -1;
   schema.infer = [](const Node& node) {
     const TensorType& cond = inputType(node, 0);
-    if (!isOneOf(cond, DType::Bool)) failNode(node, "condition is " + cond.str() + ", not one bool");
+    if (!isOneOf(cond, DType::Bool))
+      failNode(node, "condition is " + cond.str() + ", not one bool");
     std::vector<TensorType> out;
     for (size_t b = 0; b < 2; ++b) {
       const Graph& g = subgraph(node, b, 2);
@@ -94,11 +94,10 @@ OpSchema makeIfSchema() {
         failNode(node, branch + " takes " + std::to_string(g.inputs.size()) + " inputs, the node " +
                            std::to_string(node.inputs.size() - 1) + " captures");
       for (size_t i = 0; i < g.inputs.size(); ++i)
-        expectType(node, inputType(node, i + 1), g.inputs[i]->type,
-                   "capture " + std::to_string(i));
+        expectType(node, inputType(node, i + 1), g.inputs[i]->type, "capture " + std::to_string(i));
       if (g.outputs.size() != node.outputs.size())
-        failNode(node, branch + " has " + std::to_string(g.outputs.size()) +
-                           " outputs, the node " + std::to_string(node.outputs.size()));
+        failNode(node, branch + " has " + std::to_string(g.outputs.size()) + " outputs, the node " +
+                           std::to_string(node.outputs.size()));
       for (size_t i = 0; i < g.outputs.size(); ++i) {
         if (b == 0)
           out.push_back(g.outputs[i]->type);
@@ -112,8 +111,8 @@ OpSchema makeIfSchema() {
   schema.reference = [](const Node& node, const std::vector<const void*>& in,
                         const std::vector<void*>& out) {
     const bool cond = *static_cast<const uint8_t*>(in[0]) != 0;
-    evaluateGraph(*node.subgraphs[cond ? 0 : 1],
-                  std::vector<const void*>(in.begin() + 1, in.end()), out);
+    evaluateGraph(*node.subgraphs[cond ? 0 : 1], std::vector<const void*>(in.begin() + 1, in.end()),
+                  out);
   };
   return schema;
 }
@@ -150,8 +149,10 @@ OpSchema makeLoopSchema() {
     std::vector<TensorType> out;
     for (size_t k = 0; k < static_cast<size_t>(carried); ++k) {
       const TensorType& init = inputType(node, 2 + k);
-      if (!node.inputs[2 + k]) failNode(node, "loop-carried value " + std::to_string(k) + " is absent");
-      expectType(node, body.inputs[2 + k]->type, init, "body input of carried value " + std::to_string(k));
+      if (!node.inputs[2 + k])
+        failNode(node, "loop-carried value " + std::to_string(k) + " is absent");
+      expectType(node, body.inputs[2 + k]->type, init,
+                 "body input of carried value " + std::to_string(k));
       expectType(node, body.outputs[1 + k]->type, init,
                  "body output of carried value " + std::to_string(k));
       out.push_back(init);
@@ -179,8 +180,8 @@ OpSchema makeLoopSchema() {
     }
     for (int64_t i = 0; i < trips && (cond || !in[1]); ++i) {
       if (i >= node.i("max_trips"))
-        failNode(node, "runs past its bound of " + std::to_string(node.i("max_trips")) +
-                           " iterations");
+        failNode(node,
+                 "runs past its bound of " + std::to_string(node.i("max_trips")) + " iterations");
       std::vector<const void*> body_in = {&i, &cond};
       for (auto& s : state) body_in.push_back(s.data());
       body_in.insert(body_in.end(), in.begin() + 2 + static_cast<long>(carried), in.end());
@@ -193,7 +194,9 @@ OpSchema makeLoopSchema() {
       }
       evaluateGraph(body, body_in, body_out);
       cond = next[0][0];
-      for (size_t k = 0; k < carried; ++k) state[k].assign(next[1 + k].begin(), next[1 + k].begin() + static_cast<long>(state[k].size()));
+      for (size_t k = 0; k < carried; ++k)
+        state[k].assign(next[1 + k].begin(),
+                        next[1 + k].begin() + static_cast<long>(state[k].size()));
     }
     for (size_t k = 0; k < carried; ++k)
       if (!state[k].empty()) std::memcpy(out[k], state[k].data(), state[k].size());

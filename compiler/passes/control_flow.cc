@@ -132,7 +132,8 @@ class Splicer {
     // The state: the Loop's outputs, and a bool for the condition.
     std::vector<Value*> state = node.outputs;
     for (size_t k = 0; k < carried; ++k)
-      state[k]->producer = copy(node.inputs[2 + k], state[k], node.name + "/init" + std::to_string(k));
+      state[k]->producer =
+          copy(node.inputs[2 + k], state[k], node.name + "/init" + std::to_string(k));
     Value* cond_state = nullptr;
     if (cond) {
       cond_state = fresh(node.name + "/cond", {DType::Bool, {}});

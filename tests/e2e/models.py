@@ -1874,33 +1874,38 @@ def if_runtime_cond():
 
 @case(ranges={"n": (0.0, 7.0, False)})
 def loop_runtime_trips():
-    """Loop whose trip count is a graph input (0 to 6 on each run): v <- v *
-    0.9 + tanh(x) * i, and a second carried value summing the iteration
-    numbers; the body reads the outer x."""
-    c09 = init("c09", np.array(0.9, np.float32))
+    """Loop whose trip count is a graph input (0 to 6 on each run): v <-
+    Softmax(v + t * i) * 3, t = tanh(x) computed before the loop (so every
+    iteration reads a value the arena must keep to the loop's end), and a
+    second carried value summing the iteration numbers."""
+    c3 = init("c3", np.array(3.0, np.float32))
     body = helper.make_graph(
         [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
          helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT),
-         helper.make_node("Mul", ["v_in", "c09"], ["v0"]),
-         helper.make_node("Tanh", ["x"], ["tx"]),
-         helper.make_node("Mul", ["tx", "i_f"], ["v1"]),
-         helper.make_node("Add", ["v0", "v1"], ["v_out"]),
+         helper.make_node("Mul", ["t", "i_f"], ["ti"]),
+         helper.make_node("Add", ["v_in", "ti"], ["u"]),
+         helper.make_node("Softmax", ["u"], ["p"], axis=0),
+         helper.make_node("Mul", ["p", "c3"], ["v_out"]),
          helper.make_node("Add", ["acc_in", "i"], ["acc_out"])],
         "body", [vi("i", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL),
                  vi("v_in", [5]), vi("acc_in", [], TensorProto.INT64)],
         [vi("cond_out", [], TensorProto.BOOL), vi("v_out", [5]),
-         vi("acc_out", [], TensorProto.INT64)], initializer=[c09])
+         vi("acc_out", [], TensorProto.INT64)], initializer=[c3])
     acc0 = init("acc0", np.array(0, np.int64))
-    loop = helper.make_node("Loop", ["n", "", "x", "acc0"], ["v", "acc"], name="loop", body=body)
-    return model("loop_runtime_trips", [loop], [vi("n", [], TensorProto.INT64), vi("x", [5])],
+    nodes = [helper.make_node("Tanh", ["x"], ["t"]),
+             helper.make_node("Loop", ["n", "", "x", "acc0"], ["v", "acc"], name="loop",
+                              body=body)]
+    return model("loop_runtime_trips", nodes, [vi("n", [], TensorProto.INT64), vi("x", [5])],
                  [vi("v", [5]), vi("acc", [], TensorProto.INT64)], [acc0])
 
 
 @case()
 def loop_runtime_cond():
-    """A while loop: (a, b) <- (b, a + b) while sum(b) < 40, at most 30
-    trips; a and b swap every iteration (a parallel assignment), and an If
-    inside the body picks on the iteration's parity."""
+    """A while loop: (a, b) <- (a + b, a) while sum(a + b) < 40, at most 30
+    trips; the new b is a Reshape of the old a (a view of the loop's state,
+    which the new a overwrites first: the next state is a parallel
+    assignment), and an If inside the body picks how the new a adds up on
+    the iteration's parity."""
     limit = init("limit", np.array(40.0, np.float32))
     two = init("two_i", np.array(2, np.int64))
     zero_i = init("zero_i", np.array(0, np.int64))
@@ -1915,14 +1920,14 @@ def loop_runtime_cond():
          helper.make_node("Equal", ["parity", "zero_i"], ["is_even"]),
          helper.make_node("If", ["is_even"], ["next"], name="parity_if", then_branch=even,
                           else_branch=odd),
-         helper.make_node("Identity", ["b_in"], ["a_out"]),
-         helper.make_node("Identity", ["next"], ["b_out"]),
+         helper.make_node("Identity", ["next"], ["a_out"]),
+         helper.make_node("Reshape", ["a_in", "shape3"], ["b_out"]),
          helper.make_node("ReduceSum", ["next"], ["s"], keepdims=0),
          helper.make_node("Less", ["s", "limit"], ["cond_out"])],
         "body", [vi("i", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL),
                  vi("a_in", [3]), vi("b_in", [3])],
         [vi("cond_out", [], TensorProto.BOOL), vi("a_out", [3]), vi("b_out", [3])],
-        initializer=[two, zero_i, half])
+        initializer=[two, zero_i, half, init("shape3", np.array([3], np.int64))])
     trips = init("trips", np.array(30, np.int64))
     nodes = [
         helper.make_node("Abs", ["x"], ["a0"]),

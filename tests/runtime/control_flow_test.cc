@@ -53,26 +53,16 @@ constexpr uint32_t kNone = 0xFFFFFFFF;
 ProgramSpec ControlFlowSpec(std::vector<ThunkSpec> thunks) {
   ProgramSpec spec;
   spec.buffers = {
-      {K::Input, 0, 0, 16, "x"},
-      {K::Input, 1, 0, 1, "cond", 1},
-      {K::Input, 2, 0, 8, "trips", 8},
-      {K::Input, 3, 0, 8, "flags", 8},
-      {K::Output, 0, 0, 16, "y"},
-      {K::Output, 1, 0, 8, "n", 8},
-      {K::Constant, 0, 0, 16, "w"},
-      {K::Constant, 0, 64, 4, "s"},
-      {K::Constant, 0, 88, 8, "zero8", 8},
-      {K::Constant, 0, 100, 1, "false", 1},
-      {K::Constant, 0, 103, 1, "true", 1},
-      {K::Arena, 0, 0, 16, "t0"},
-      {K::Arena, 0, 64, 16, "t1"},
-      {K::Arena, 0, 128, 8, "counter", 8},
-      {K::Arena, 0, 192, 1, "acond", 1},
-      {K::Arena, 0, 256, 16, "acc"},
-      {K::Arena, 0, 320, 8, "bits", 8},
-      {K::Arena, 0, 321, 7, "bits_tail", 1},
-      {K::Arena, 0, 384, 8, "tmp8", 8},
-      {K::Arena, 0, 320, 1, "bits_head", 1},
+      {K::Input, 0, 0, 16, "x"},           {K::Input, 1, 0, 1, "cond", 1},
+      {K::Input, 2, 0, 8, "trips", 8},     {K::Input, 3, 0, 8, "flags", 8},
+      {K::Output, 0, 0, 16, "y"},          {K::Output, 1, 0, 8, "n", 8},
+      {K::Constant, 0, 0, 16, "w"},        {K::Constant, 0, 64, 4, "s"},
+      {K::Constant, 0, 88, 8, "zero8", 8}, {K::Constant, 0, 100, 1, "false", 1},
+      {K::Constant, 0, 103, 1, "true", 1}, {K::Arena, 0, 0, 16, "t0"},
+      {K::Arena, 0, 64, 16, "t1"},         {K::Arena, 0, 128, 8, "counter", 8},
+      {K::Arena, 0, 192, 1, "acond", 1},   {K::Arena, 0, 256, 16, "acc"},
+      {K::Arena, 0, 320, 8, "bits", 8},    {K::Arena, 0, 321, 7, "bits_tail", 1},
+      {K::Arena, 0, 384, 8, "tmp8", 8},    {K::Arena, 0, 320, 1, "bits_head", 1},
   };
   spec.kernels = {"add_f32", "scale_f32"};
   spec.inputs = {{"x", fb::DType::F32, {1, 4}, kX},
@@ -264,9 +254,9 @@ TEST_F(ControlFlowTest, LoopPastMaxTripsFailsTheRunNamingTheLoopAndALaterRunSucc
 
 TEST_F(ControlFlowTest, IfInsideALoop) {
   // trips times: acc = cond ? acc + w : acc * 0.5
-  Start(LoopOverAcc(kTrips, kNone, 100,
-                    {IfSpec(kCond, {Add(kAcc, kT0)}, {Scale(kAcc, kT0)}, {kT0}),
-                     Copy16(kT0, kAcc)}));
+  Start(
+      LoopOverAcc(kTrips, kNone, 100,
+                  {IfSpec(kCond, {Add(kAcc, kT0)}, {Scale(kAcc, kT0)}, {kT0}), Copy16(kT0, kAcc)}));
   ASSERT_EQ(Run(true, 3), NANORT_OK) << status_.message;
   EXPECT_THAT(y_, ElementsAre(31, 62, 93, 124));
   ASSERT_EQ(Run(false, 3), NANORT_OK) << status_.message;
@@ -275,10 +265,10 @@ TEST_F(ControlFlowTest, IfInsideALoop) {
 }
 
 TEST_F(ControlFlowTest, ALoopOnTwoThreadsGivesTheSameBitsAsOnOne) {
-  const std::vector<ThunkSpec> thunks = LoopOverAcc(
-      kTrips, kNone, 100,
-      {IfSpec(kCond, {Add(kAcc, kT0)}, {Scale(kAcc, kT0)}, {kT0}), Copy16(kT0, kAcc),
-       Scale(kAcc, kT1), Add(kT1, kAcc)});
+  const std::vector<ThunkSpec> thunks =
+      LoopOverAcc(kTrips, kNone, 100,
+                  {IfSpec(kCond, {Add(kAcc, kT0)}, {Scale(kAcc, kT0)}, {kT0}), Copy16(kT0, kAcc),
+                   Scale(kAcc, kT1), Add(kT1, kAcc)});
   x_[0] = 0.1f, x_[1] = -3.3f, x_[2] = 1e-3f, x_[3] = 7.7f;
   float one[4], two[4];
   Start(thunks, 1);
@@ -300,9 +290,9 @@ void Record(void*, size_t thunk, nanort_thunk_event event) {
 
 TEST_F(ControlFlowTest, ObserverAndThunkInfoNumberThunksInPreOrder) {
   // 0 copy x->acc; 1 loop { 2 if { 3 add } else { 4 scale }; 5 copy }; 6 copy; 7 copy
-  Start(LoopOverAcc(kTrips, kNone, 100,
-                    {IfSpec(kCond, {Add(kAcc, kT0)}, {Scale(kAcc, kT0)}, {kT0}),
-                     Copy16(kT0, kAcc)}));
+  Start(
+      LoopOverAcc(kTrips, kNone, 100,
+                  {IfSpec(kCond, {Add(kAcc, kT0)}, {Scale(kAcc, kT0)}, {kT0}), Copy16(kT0, kAcc)}));
   ASSERT_EQ(nanort_model_thunk_count(model_), 8u);
   nanort_thunk_info info;
   ASSERT_EQ(nanort_model_thunk_info(model_, 1, &info), NANORT_OK);
@@ -330,10 +320,10 @@ TEST_F(ControlFlowTest, ObserverAndThunkInfoNumberThunksInPreOrder) {
   ASSERT_EQ(Run(false, 2), NANORT_OK) << status_.message;
   observed = nullptr;
   const std::vector<std::pair<size_t, int>> expected = {
-      {0, 1}, {0, -1}, {1, 1},                                             // loop begins
-      {2, 1}, {4, 1},  {4, -1}, {2, -1}, {5, 1}, {5, -1},                  // iteration 0
-      {2, 1}, {4, 1},  {4, -1}, {2, -1}, {5, 1}, {5, -1},                  // iteration 1
-      {1, -1}, {6, 1}, {6, -1}, {7, 1},  {7, -1}};
+      {0, 1},  {0, -1}, {1, 1},                             // loop begins
+      {2, 1},  {4, 1},  {4, -1}, {2, -1}, {5, 1}, {5, -1},  // iteration 0
+      {2, 1},  {4, 1},  {4, -1}, {2, -1}, {5, 1}, {5, -1},  // iteration 1
+      {1, -1}, {6, 1},  {6, -1}, {7, 1},  {7, -1}};
   EXPECT_EQ(events, expected);
 }
 
@@ -365,17 +355,17 @@ TEST_F(ControlFlowVerifierTest, RefusesReadingInTheElseBranchWhatOnlyTheThenBran
 }
 
 TEST_F(ControlFlowVerifierTest, RefusesReadingAfterAnIfWhatOnlyABranchWroteBesidesItsOutputs) {
-  ExpectRefused({IfSpec(kCond, {Add(kX, kT1), Copy16(kT1, kT0)}, {Scale(kX, kT1), Copy16(kT1, kT0)},
-                        {kT0}),
-                 Copy16(kT1, kY), Copy8(kZero8, kN)},
-                "thunk 5 (node 'copy', op 'Copy'): reads buffer 12 ('t1')");
+  ExpectRefused(
+      {IfSpec(kCond, {Add(kX, kT1), Copy16(kT1, kT0)}, {Scale(kX, kT1), Copy16(kT1, kT0)}, {kT0}),
+       Copy16(kT1, kY), Copy8(kZero8, kN)},
+      "thunk 5 (node 'copy', op 'Copy'): reads buffer 12 ('t1')");
 }
 
 TEST_F(ControlFlowVerifierTest, RefusesReadingAfterALoopWhatOnlyItsBodyWrote) {
-  ExpectRefused({LoopSpec(kTrips, kNone, kCounter, 10, {Add(kX, kT0)}), Copy16(kT0, kY),
-                 Copy8(kCounter, kN)},
-                "thunk 2 (node 'copy', op 'Copy'): reads buffer 11 ('t0') before anything writes "
-                "it");
+  ExpectRefused(
+      {LoopSpec(kTrips, kNone, kCounter, 10, {Add(kX, kT0)}), Copy16(kT0, kY), Copy8(kCounter, kN)},
+      "thunk 2 (node 'copy', op 'Copy'): reads buffer 11 ('t0') before anything writes "
+      "it");
   // The body may read what it overwrites, and the counter is defined after.
   EXPECT_EQ(Load(LoopOverAcc(kTrips, kNone, 10, AddWToAcc())), NANORT_OK) << status_.message;
 }
@@ -384,7 +374,8 @@ TEST_F(ControlFlowVerifierTest, RefusesConditionsOfTheWrongSizeOrPlaceOrUndefine
   ExpectRefused(AddOrScale(kTrips),
                 "condition names buffer 2, not one of the program's 20 host buffers of 1 bytes");
   ExpectRefused(AddOrScale(kBuffers), "condition names buffer 20");
-  ExpectRefused(AddOrScale(kACond), "reads condition buffer 14 ('acond') before anything writes it");
+  ExpectRefused(AddOrScale(kACond),
+                "reads condition buffer 14 ('acond') before anything writes it");
   ExpectRefused(LoopOverAcc(kNone, kX, 10, AddWToAcc()), "condition names buffer 0");
   ExpectRefused(LoopOverAcc(kCond, kNone, 10, AddWToAcc()), "trip count names buffer 1");
   ExpectRefused(LoopOverAcc(kCounter, kNone, 10, AddWToAcc()),
@@ -405,12 +396,12 @@ TEST_F(ControlFlowVerifierTest, RefusesALoopOfNoMaxTrips) {
 }
 
 TEST_F(ControlFlowVerifierTest, RefusesOutputsThatAreNotWritableHostBuffers) {
-  ExpectRefused({IfSpec(kCond, {Add(kX, kT0)}, {Scale(kX, kT0)}, {kX}), Copy16(kT0, kY),
-                 Copy8(kZero8, kN)},
-                "output 0 names buffer 0, not one of the program's 20 arena or output buffers");
-  ExpectRefused({IfSpec(kCond, {Add(kX, kT0)}, {Scale(kX, kT0)}, {77}), Copy16(kT0, kY),
-                 Copy8(kZero8, kN)},
-                "output 0 names buffer 77");
+  ExpectRefused(
+      {IfSpec(kCond, {Add(kX, kT0)}, {Scale(kX, kT0)}, {kX}), Copy16(kT0, kY), Copy8(kZero8, kN)},
+      "output 0 names buffer 0, not one of the program's 20 arena or output buffers");
+  ExpectRefused(
+      {IfSpec(kCond, {Add(kX, kT0)}, {Scale(kX, kT0)}, {77}), Copy16(kT0, kY), Copy8(kZero8, kN)},
+      "output 0 names buffer 77");
 }
 
 // `levels` Ifs, each the then branch of the one before.
@@ -444,11 +435,12 @@ TEST_F(ControlFlowVerifierTest, RefusesUnknownThunkKindsInsideBranchesAndBodies)
   unknown.kind = static_cast<fb::ThunkKind>(7);
   ThunkSpec none;
   none.kind = fb::ThunkKind::NONE;
-  ExpectRefused({IfSpec(kCond, {Add(kX, kT0)}, {unknown}, {kT0}), Copy16(kT0, kY),
-                 Copy8(kZero8, kN)},
-                "thunk 2 (node 'add', op 'Add'): unknown or missing thunk kind 7");
-  ExpectRefused(LoopOverAcc(kTrips, kNone, 3, {none}), "thunk 2 (node '', op ''): unknown or "
-                                                       "missing thunk kind 0");
+  ExpectRefused(
+      {IfSpec(kCond, {Add(kX, kT0)}, {unknown}, {kT0}), Copy16(kT0, kY), Copy8(kZero8, kN)},
+      "thunk 2 (node 'add', op 'Add'): unknown or missing thunk kind 7");
+  ExpectRefused(LoopOverAcc(kTrips, kNone, 3, {none}),
+                "thunk 2 (node '', op ''): unknown or "
+                "missing thunk kind 0");
 }
 
 #if NANORT_TEST_WITH_CUDA

@@ -737,6 +737,7 @@ CheckSequence(const fb::Program& program, const nanort_model_def& def, const Buf
     const uoffset_t t = walk.Next(totals);
 #else
     const uoffset_t t = i;
+    (void)t;  // in messages only
 #endif
     if (const fb::KernelThunk* kernel = thunk.kind_as_KernelThunk()) {
       const auto* args = kernel->args();

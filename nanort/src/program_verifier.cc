@@ -908,10 +908,13 @@ CheckSequence(const fb::Program& program, const nanort_model_def& def, const Buf
     } else {
       // As above; and format 1.4's IfThunk and LoopThunk, which this build
       // cannot run: UNAVAILABLE, as GPU programs are without CUDA.
-      return THUNK_FAIL(UnknownKindCode(thunk),
-                        "thunk kind %" PRIu32
-                        " is unknown, missing, or control flow (5: If, 6: Loop), which this "
-                        "nanort was built without (NANORT_WITH_CONTROL_FLOW=OFF)",
+      const nanort_status_code code = UnknownKindCode(thunk);
+      return THUNK_FAIL(code,
+                        code == NANORT_UNAVAILABLE
+                            ? "thunk kind %" PRIu32
+                              " is control flow (If or Loop), but this nanort was built without it "
+                              "(NANORT_WITH_CONTROL_FLOW=OFF)"
+                            : "unknown or missing thunk kind %" PRIu32,
                         static_cast<uint32_t>(thunk.kind_type()));
     }
 #endif

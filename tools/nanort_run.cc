@@ -141,7 +141,10 @@ constexpr char kUsage[] =
     "                             thunk I us=X share=P% op=OP node=NODE\n"
     "                             op OP thunks=K us=X share=P%\n"
     "                           (X: mean microseconds a run; P: share of U, the\n"
-    "                           mean a run of all thunks together)\n"
+    "                           mean a run of all thunks together). Thunks are\n"
+    "                           numbered in pre-order; an If's or a Loop's line\n"
+    "                           holds its nested thunks' time (all iterations),\n"
+    "                           which U and the op lines count once, not again\n"
     "  --cuda-io                for a GPU model: every input and output that may be\n"
     "                           in CUDA memory (nanort_model_tensor_memory) lives in\n"
     "                           a device allocation of its own, inputs copied there\n"
@@ -399,8 +402,14 @@ void PrintProfile(const nanort_model* model, const ThunkClock& clock, int runs) 
     if (nanort_model_thunk_info(model, t, &info[t]) != NANORT_OK) info[t] = {"?", "?", 0, 0};
   }
   auto mean_us = [runs](uint64_t ns) { return static_cast<double>(ns) / 1e3 / runs; };
+  // An If's or Loop's time holds its nested thunks' (format 1.4): the total
+  // and the per-op lines count kernel and copy thunks only, so nothing is
+  // counted twice; each control thunk still gets its line (thunks are
+  // numbered in pre-order, and a loop body's are timed over all iterations).
   uint64_t all_ns = 0;
-  for (uint64_t ns : clock.total_ns) all_ns += ns;
+  for (size_t t = 0; t < count; ++t) {
+    if (info[t].control == 0) all_ns += clock.total_ns[t];
+  }
   auto share = [all_ns](uint64_t ns) {
     return all_ns == 0 ? 0.0 : 100.0 * static_cast<double>(ns) / static_cast<double>(all_ns);
   };
@@ -423,6 +432,7 @@ void PrintProfile(const nanort_model* model, const ThunkClock& clock, int runs) 
   };
   std::vector<OpTotal> ops;  // in order of first appearance
   for (size_t t = 0; t < count; ++t) {
+    if (info[t].control != 0) continue;
     auto it =
         std::find_if(ops.begin(), ops.end(), [&](const OpTotal& o) { return o.op == info[t].op; });
     if (it == ops.end()) it = ops.insert(ops.end(), OpTotal{info[t].op});

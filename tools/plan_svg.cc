@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <functional>
 #include <string_view>
 
 #include "program_generated.h"
@@ -187,17 +188,40 @@ ArenaPlan BuildArenaPlan(const fb::Program* p) {
   for (flatbuffers::uoffset_t e = 0; e < Size(p->entries()); ++e) {
     const fb::Entry* entry = p->entries()->Get(e);
     plan.entries.push_back({plan.thunk_ops.size(), std::string(Str(entry->name()))});
-    for (flatbuffers::uoffset_t t = 0; t < Size(entry->thunks()); ++t) {
-      const fb::Thunk* th = entry->thunks()->Get(t);
-      const auto index = static_cast<int64_t>(plan.thunk_ops.size());
-      if (const fb::KernelThunk* k = th->kind_as_KernelThunk()) {
-        for (flatbuffers::uoffset_t a = 0; a < Size(k->args()); ++a) use(k->args()->Get(a), index);
-      } else if (const fb::CopyThunk* c = th->kind_as_CopyThunk()) {
-        use(c->src(), index);
-        use(c->dst(), index);
-      }
-      plan.thunk_ops.emplace_back(Str(th->op()));
-    }
+    // Thunks in pre-order (nanort's numbering): an If's branches and a
+    // Loop's body follow their thunk. A buffer a loop body uses lives at
+    // least across the body's thunks; one that carries state across
+    // iterations is defined before the loop and read after it (the
+    // verifier's rule), so its span covers the loop too.
+    std::function<void(const flatbuffers::Vector<flatbuffers::Offset<fb::Thunk>>*)> walk =
+        [&](const flatbuffers::Vector<flatbuffers::Offset<fb::Thunk>>* thunks) {
+          for (flatbuffers::uoffset_t t = 0; t < Size(thunks); ++t) {
+            const fb::Thunk* th = thunks->Get(t);
+            const auto index = static_cast<int64_t>(plan.thunk_ops.size());
+            plan.thunk_ops.emplace_back(Str(th->op()));
+            if (const fb::KernelThunk* k = th->kind_as_KernelThunk()) {
+              for (flatbuffers::uoffset_t a = 0; a < Size(k->args()); ++a) {
+                use(k->args()->Get(a), index);
+              }
+            } else if (const fb::CopyThunk* c = th->kind_as_CopyThunk()) {
+              use(c->src(), index);
+              use(c->dst(), index);
+            } else if (const fb::IfThunk* f = th->kind_as_IfThunk()) {
+              use(f->cond(), index);
+              for (flatbuffers::uoffset_t o = 0; o < Size(f->outputs()); ++o) {
+                use(f->outputs()->Get(o), index);
+              }
+              walk(f->then_thunks());
+              walk(f->else_thunks());
+            } else if (const fb::LoopThunk* l = th->kind_as_LoopThunk()) {
+              use(l->trip_count(), index);
+              use(l->cond(), index);
+              use(l->counter(), index);
+              walk(l->body());
+            }
+          }
+        };
+    walk(entry->thunks());
   }
   return plan;
 }

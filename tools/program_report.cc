@@ -223,6 +223,54 @@ std::string PtxIsaText(uint32_t isa) {
   return std::to_string(isa / 10) + "." + std::to_string(isa % 10);
 }
 
+// `thunks` one a line at `indent`, numbered in pre-order from *next (as
+// nanort numbers them: observers, messages); an If's branches and a Loop's
+// body below their thunk, indented. A program loaded by this tool passed
+// flatbuffers' verifier, whose depth limit bounds the recursion.
+void ThunksText(std::string* out, const fb::Program* p,
+                const flatbuffers::Vector<flatbuffers::Offset<fb::Thunk>>* thunks,
+                const std::string& indent, uint32_t* next) {
+  for (flatbuffers::uoffset_t i = 0; i < Size(thunks); ++i) {
+    const fb::Thunk* th = thunks->Get(i);
+    Appendf(out, "%s%u: node %s op %s: ", indent.c_str(), (*next)++,
+            Quoted(Str(th->node())).c_str(), Quoted(Str(th->op())).c_str());
+    if (const fb::KernelThunk* k = th->kind_as_KernelThunk()) {
+      const std::string name = KernelName(p, k->kernel());
+      Appendf(out, "kernel %u (%s) args [%s] outputs %u tasks %llu\n", k->kernel(),
+              name.empty() ? "out of range" : Quoted(name).c_str(), JoinNumbers(k->args()).c_str(),
+              k->num_outputs(), static_cast<unsigned long long>(k->task_count()));
+    } else if (const fb::CopyThunk* c = th->kind_as_CopyThunk()) {
+      Appendf(out, "copy src %u dst %u size %llu\n", c->src(), c->dst(),
+              static_cast<unsigned long long>(c->size()));
+    } else if (const fb::GpuLaunchThunk* g = th->kind_as_GpuLaunchThunk()) {
+      const fb::GpuKernel* k = GpuKernelAt(p, g->kernel());
+      Appendf(out, "gpu launch kernel %u (%s) args [%s] outputs %u\n", g->kernel(),
+              k != nullptr ? Quoted(Str(k->name())).c_str() : "out of range",
+              JoinNumbers(g->args()).c_str(), g->num_outputs());
+    } else if (const fb::GpuCopyThunk* c = th->kind_as_GpuCopyThunk()) {
+      Appendf(out, "gpu copy src %u dst %u size %llu (%s)\n", c->src(), c->dst(),
+              static_cast<unsigned long long>(c->size()), GpuCopyDirection(p, c).c_str());
+    } else if (const fb::IfThunk* f = th->kind_as_IfThunk()) {
+      Appendf(out, "if cond %u outputs [%s]\n", f->cond(), JoinNumbers(f->outputs()).c_str());
+      Appendf(out, "%s  then: %u thunks\n", indent.c_str(), Size(f->then_thunks()));
+      ThunksText(out, p, f->then_thunks(), indent + "    ", next);
+      Appendf(out, "%s  else: %u thunks\n", indent.c_str(), Size(f->else_thunks()));
+      ThunksText(out, p, f->else_thunks(), indent + "    ", next);
+    } else if (const fb::LoopThunk* l = th->kind_as_LoopThunk()) {
+      const auto buffer = [](uint32_t b) {
+        return b == 0xFFFFFFFF ? std::string("none") : std::to_string(b);
+      };
+      Appendf(out, "loop trip_count %s cond %s counter %u max_trips %llu\n",
+              buffer(l->trip_count()).c_str(), buffer(l->cond()).c_str(), l->counter(),
+              static_cast<unsigned long long>(l->max_trips()));
+      Appendf(out, "%s  body: %u thunks\n", indent.c_str(), Size(l->body()));
+      ThunksText(out, p, l->body(), indent + "    ", next);
+    } else {
+      Appendf(out, "unknown thunk kind %u\n", static_cast<unsigned>(th->kind_type()));
+    }
+  }
+}
+
 }  // namespace
 
 std::string ProgramReportText(const std::string& path, const ProgramImage& image,
@@ -275,31 +323,8 @@ std::string ProgramReportText(const std::string& path, const ProgramImage& image
     TensorsText(out, "input", entry->inputs());
     TensorsText(out, "output", entry->outputs());
     Appendf(out, "  thunks: %u\n", Size(entry->thunks()));
-    for (flatbuffers::uoffset_t i = 0; i < Size(entry->thunks()); ++i) {
-      const fb::Thunk* th = entry->thunks()->Get(i);
-      Appendf(out, "    %u: node %s op %s: ", i, Quoted(Str(th->node())).c_str(),
-              Quoted(Str(th->op())).c_str());
-      if (const fb::KernelThunk* k = th->kind_as_KernelThunk()) {
-        const std::string name = KernelName(p, k->kernel());
-        Appendf(out, "kernel %u (%s) args [%s] outputs %u tasks %llu\n", k->kernel(),
-                name.empty() ? "out of range" : Quoted(name).c_str(),
-                JoinNumbers(k->args()).c_str(), k->num_outputs(),
-                static_cast<unsigned long long>(k->task_count()));
-      } else if (const fb::CopyThunk* c = th->kind_as_CopyThunk()) {
-        Appendf(out, "copy src %u dst %u size %llu\n", c->src(), c->dst(),
-                static_cast<unsigned long long>(c->size()));
-      } else if (const fb::GpuLaunchThunk* g = th->kind_as_GpuLaunchThunk()) {
-        const fb::GpuKernel* k = GpuKernelAt(p, g->kernel());
-        Appendf(out, "gpu launch kernel %u (%s) args [%s] outputs %u\n", g->kernel(),
-                k != nullptr ? Quoted(Str(k->name())).c_str() : "out of range",
-                JoinNumbers(g->args()).c_str(), g->num_outputs());
-      } else if (const fb::GpuCopyThunk* c = th->kind_as_GpuCopyThunk()) {
-        Appendf(out, "gpu copy src %u dst %u size %llu (%s)\n", c->src(), c->dst(),
-                static_cast<unsigned long long>(c->size()), GpuCopyDirection(p, c).c_str());
-      } else {
-        Appendf(out, "unknown thunk kind %u\n", static_cast<unsigned>(th->kind_type()));
-      }
-    }
+    uint32_t next = 0;  // pre-order number, as nanort numbers thunks
+    ThunksText(out, p, entry->thunks(), "    ", &next);
   }
 
   Appendf(out, "buffers: %u\n", Size(p->buffers()));
@@ -388,6 +413,9 @@ std::string JsonTensors(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor
   return out + "]";
 }
 
+std::string JsonThunks(const fb::Program* p,
+                       const flatbuffers::Vector<flatbuffers::Offset<fb::Thunk>>* thunks);
+
 std::string JsonThunk(const fb::Program* p, const fb::Thunk* th) {
   std::string out =
       "{\"node\": " + JsonString(Str(th->node())) + ", \"op\": " + JsonString(Str(th->op()));
@@ -409,10 +437,29 @@ std::string JsonThunk(const fb::Program* p, const fb::Thunk* th) {
   } else if (const fb::GpuCopyThunk* c = th->kind_as_GpuCopyThunk()) {
     out += ", \"kind\": \"gpu_copy\", \"src\": " + U(c->src()) + ", \"dst\": " + U(c->dst()) +
            ", \"size\": " + U(c->size()) + ", \"direction\": " + JsonString(GpuCopyDirection(p, c));
+  } else if (const fb::IfThunk* f = th->kind_as_IfThunk()) {
+    out += ", \"kind\": \"if\", \"cond\": " + U(f->cond()) + ", \"outputs\": [" +
+           JoinNumbers(f->outputs(), ", ") + "], \"then\": " + JsonThunks(p, f->then_thunks()) +
+           ", \"else\": " + JsonThunks(p, f->else_thunks());
+  } else if (const fb::LoopThunk* l = th->kind_as_LoopThunk()) {
+    const auto buffer = [](uint32_t b) { return b == 0xFFFFFFFF ? std::string("null") : U(b); };
+    out += ", \"kind\": \"loop\", \"trip_count\": " + buffer(l->trip_count()) +
+           ", \"cond\": " + buffer(l->cond()) + ", \"counter\": " + U(l->counter()) +
+           ", \"max_trips\": " + U(l->max_trips()) + ", \"body\": " + JsonThunks(p, l->body());
   } else {
     out += ", \"kind\": \"unknown\", \"kind_type\": " + U(static_cast<unsigned>(th->kind_type()));
   }
   return out + "}";
+}
+
+// A nested sequence (an If's branch, a Loop's body) on one line.
+std::string JsonThunks(const fb::Program* p,
+                       const flatbuffers::Vector<flatbuffers::Offset<fb::Thunk>>* thunks) {
+  std::string out = "[";
+  for (flatbuffers::uoffset_t i = 0; i < Size(thunks); ++i) {
+    out += std::string(i > 0 ? ", " : "") + JsonThunk(p, thunks->Get(i));
+  }
+  return out + "]";
 }
 
 }  // namespace

@@ -123,31 +123,22 @@ constexpr uint8_t kFields[] = {
     kU32,
 #endif
 };
-// Each table's number of fields, in TableId order.
-constexpr uint8_t kRowLength[kTableCount] = {
-    14, 7, 6, 4, 3,
-#if NANORT_SCHEMA_GPU_THUNKS
-    3,  3,
-#endif
-#if NANORT_SCHEMA_CONTROL_FLOW
-    4,  5,
-#endif
-    4,  4, 4, 2,
-#if NANORT_SCHEMA_GPU
-    5,  6, 4,
-#endif
-};
 // Where each table's row starts in kFields; the last entry is its end.
-struct RowStarts {
-  uint8_t at[kTableCount + 1];
-};
-constexpr RowStarts MakeRowStarts() {
-  RowStarts starts{};
-  for (unsigned t = 0; t < kTableCount; ++t) starts.at[t + 1] = starts.at[t] + kRowLength[t];
-  return starts;
-}
-constexpr RowStarts kRowStarts = MakeRowStarts();
-constexpr const uint8_t* kFirstField = kRowStarts.at;
+// Rows: Program 14, Target 7, Buffer 6, KernelThunk 4, CopyThunk 3,
+// GpuLaunchThunk 3, GpuCopyThunk 3, IfThunk 4, LoopThunk 5, Thunk 4,
+// Tensor 4, Entry 4, Kernel 2, GpuImage 5, GpuKernel 6, GpuModule 4.
+#if NANORT_SCHEMA_GPU && NANORT_SCHEMA_CONTROL_FLOW
+constexpr uint8_t kFirstField[kTableCount + 1] = {0,  14, 21, 27, 31, 34, 37, 40, 44,
+                                                  49, 53, 57, 61, 63, 68, 74, 78};
+#elif NANORT_SCHEMA_CONTROL_FLOW
+constexpr uint8_t kFirstField[kTableCount + 1] = {0,  14, 21, 27, 31, 34, 37,
+                                                  40, 44, 49, 53, 57, 61, 63};
+#elif NANORT_SCHEMA_GPU
+constexpr uint8_t kFirstField[kTableCount + 1] = {0,  14, 21, 27, 31, 34, 37, 40,
+                                                  44, 48, 52, 54, 59, 65, 69};
+#else
+constexpr uint8_t kFirstField[kTableCount + 1] = {0, 14, 21, 27, 31, 34, 38, 42, 46, 48};
+#endif
 // clang-format on
 static_assert(kFirstField[kTableCount] == sizeof(kFields), "rows and fields differ");
 

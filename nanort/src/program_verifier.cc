@@ -587,188 +587,25 @@ nanort_status_code CheckKernels(const fb::Program& program, const nanort_model_d
 using BufferList = flatbuffers::Vector<flatbuffers::Offset<fb::Buffer>>;
 using ThunkList = flatbuffers::Vector<flatbuffers::Offset<fb::Thunk>>;
 
-// Checks kernel, copy or GPU thunk `thunk`, number `t` (in pre-order: the
-// top-level thunks and, before each one's successor, the thunks nested in
-// it), and records its reads and writes.
-__attribute__((always_inline)) inline nanort_status_code CheckThunk(
-    const fb::Program& program, const nanort_model_def& def, const BufferList* buffers,
-    uoffset_t num_buffers, DefinednessTracker& defined, ProgramTotals* totals,
-    nanort_status* status, uoffset_t t, const fb::Thunk& thunk) {
-  (void)t;  // in messages only
-  if (const fb::KernelThunk* kernel = thunk.kind_as_KernelThunk()) {
-    const auto* args = kernel->args();
-    const uoffset_t num_args = SizeOf(args);
-    CHECK_THUNK(kernel->kernel() < SizeOf(program.kernels()), NANORT_INVALID_PROGRAM,
-                "kernel %" PRIu32 " out of range (%" PRIu32 " kernels)", kernel->kernel(),
-                SizeOf(program.kernels()));
-    // The kernel's code was compiled for its signature and checks nothing
-    // at run: the thunk must call it exactly so (CheckKernels made every
-    // variant's signature equal variant 0's, and num_outputs <= num_args).
-    const nanort_kernel& signature = def.kernels[kernel->kernel()];
-    CHECK_THUNK(num_args == signature.num_args && kernel->num_outputs() == signature.num_outputs &&
-                    kernel->task_count() == signature.task_count,
-                NANORT_INVALID_PROGRAM,
-                "does not match kernel %" PRIu32 ", compiled for %" PRIu32 " args (%" PRIu32
-                " outputs) and %llu tasks",
-                kernel->kernel(), signature.num_args, signature.num_outputs,
-                static_cast<unsigned long long>(signature.task_count));
-    const uoffset_t first_output = num_args - kernel->num_outputs();
-    totals->slots += num_args;
-    for (uoffset_t a = 0; a < num_args; ++a) {
-      const uint32_t b = args->Get(a);
-      CHECK_THUNK(b < num_buffers && buffers->Get(b)->size() == signature.arg_bytes[a],
-                  NANORT_INVALID_PROGRAM,
-                  "arg %" PRIu32 " names buffer %" PRIu32 ", not one of the program's %" PRIu32
-                  " buffers of the %llu "
-                  "bytes the kernel takes",
-                  a, b, num_buffers, static_cast<unsigned long long>(signature.arg_bytes[a]));
-      const fb::Buffer& buffer = *buffers->Get(b);
-#if NANORT_WITH_CUDA
-      CHECK_THUNK(!IsOnDevice(buffer.kind()), NANORT_INVALID_PROGRAM,
-                  "arg %" PRIu32 " names buffer %" PRIu32 " ('%s'), which is in GPU memory", a, b,
-                  NameOf(buffer.name()));
-#endif
-      totals->patches += IsInTensor(buffer.kind());
-    }
-    // Reads happen before writes, so an in-place kernel still needs its
-    // operand defined.
-    for (uoffset_t a = 0; a < first_output; ++a) {
-      const fb::Buffer& buffer = *buffers->Get(args->Get(a));
-      CHECK_THUNK(defined.IsDefined(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
-                  "reads buffer %" PRIu32 " ('%s') before anything writes it", args->Get(a),
-                  NameOf(buffer.name()));
-    }
-    for (uoffset_t a = first_output; a < num_args; ++a) {
-      const fb::Buffer& buffer = *buffers->Get(args->Get(a));
-      CHECK_THUNK(IsWritable(buffer.kind()), NANORT_INVALID_PROGRAM,
-                  "writes buffer %" PRIu32 " ('%s'), which is an input or constant", args->Get(a),
-                  NameOf(buffer.name()));
-      CHECK_THUNK(defined.MarkWritten(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
-                  "too many distinct writes");
-    }
-  } else if (const fb::CopyThunk* copy = thunk.kind_as_CopyThunk()) {
-    CHECK_THUNK(copy->src() < num_buffers && copy->dst() < num_buffers, NANORT_INVALID_PROGRAM,
-                "copies buffer %" PRIu32 " to buffer %" PRIu32 " (program has %" PRIu32 ")",
-                copy->src(), copy->dst(), num_buffers);
-    const fb::Buffer& src = *buffers->Get(copy->src());
-    const fb::Buffer& dst = *buffers->Get(copy->dst());
-    totals->slots += 2;
-    totals->patches += IsInTensor(src.kind()) + IsInTensor(dst.kind());
-#if NANORT_WITH_CUDA
-    CHECK_THUNK(!IsOnDevice(src.kind()) && !IsOnDevice(dst.kind()), NANORT_INVALID_PROGRAM,
-                "copies buffer %" PRIu32 " to buffer %" PRIu32
-                " on the host, but one is in GPU memory",
-                copy->src(), copy->dst());
-#endif
-    CHECK_THUNK(copy->size() <= src.size() && copy->size() <= dst.size(), NANORT_INVALID_PROGRAM,
-                "copies %llu bytes between buffers of %llu and %llu bytes",
-                static_cast<unsigned long long>(copy->size()),
-                static_cast<unsigned long long>(src.size()),
-                static_cast<unsigned long long>(dst.size()));
-    CHECK_THUNK(defined.IsDefined(src, copy->size()), NANORT_INVALID_PROGRAM,
-                "reads buffer %" PRIu32 " ('%s') before anything writes it", copy->src(),
-                NameOf(src.name()));
-    CHECK_THUNK(IsWritable(dst.kind()), NANORT_INVALID_PROGRAM,
-                "writes buffer %" PRIu32 " ('%s'), which is an input or constant", copy->dst(),
-                NameOf(dst.name()));
-    CHECK_THUNK(defined.MarkWritten(dst, copy->size()), NANORT_INVALID_PROGRAM,
-                "too many distinct writes");
-#if NANORT_WITH_CUDA
-  } else if (const fb::GpuLaunchThunk* launch = thunk.kind_as_GpuLaunchThunk()) {
-    const fb::GpuModule* gpu = program.gpu();
-    CHECK_THUNK(gpu != nullptr && launch->kernel() < SizeOf(gpu->kernels()), NANORT_INVALID_PROGRAM,
-                "GPU kernel %" PRIu32 " out of range (%" PRIu32 " kernels)", launch->kernel(),
-                gpu != nullptr ? SizeOf(gpu->kernels()) : 0);
-    // The kernel's code takes exactly its arg_bytes: CheckGpuModule bounded
-    // the count and the outputs.
-    const fb::GpuKernel& kernel = *gpu->kernels()->Get(launch->kernel());
-    const auto* args = launch->args();
-    const uoffset_t num_args = SizeOf(args);
-    CHECK_THUNK(
-        num_args == SizeOf(kernel.arg_bytes()) && launch->num_outputs() == kernel.num_outputs(),
-        NANORT_INVALID_PROGRAM,
-        "does not match GPU kernel %" PRIu32 " ('%s'), compiled for %" PRIu32 " args (%" PRIu32
-        " outputs)",
-        launch->kernel(), NameOf(kernel.name()), SizeOf(kernel.arg_bytes()), kernel.num_outputs());
-    const uoffset_t first_output = num_args - launch->num_outputs();
-    for (uoffset_t a = 0; a < num_args; ++a) {
-      const uint32_t b = args->Get(a);
-      const uint64_t bytes = LoadUnaligned<uint64_t>(kernel.arg_bytes()->Data() + 8 * a);
-      CHECK_THUNK(b < num_buffers && IsOnDevice(buffers->Get(b)->kind()) &&
-                      buffers->Get(b)->size() == bytes,
-                  NANORT_INVALID_PROGRAM,
-                  "arg %" PRIu32 " names buffer %" PRIu32 ", not one of the program's %" PRIu32
-                  " buffers in GPU memory of the %llu bytes the kernel takes",
-                  a, b, num_buffers, static_cast<unsigned long long>(bytes));
-      const fb::Buffer& buffer = *buffers->Get(b);
-      if (a < first_output) {
-        CHECK_THUNK(defined.IsDefined(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
-                    "reads buffer %" PRIu32 " ('%s') before anything writes it", b,
-                    NameOf(buffer.name()));
-      }
-    }
-    for (uoffset_t a = first_output; a < num_args; ++a) {
-      const fb::Buffer& buffer = *buffers->Get(args->Get(a));
-      CHECK_THUNK(buffer.kind() == fb::BufferKind::Device, NANORT_INVALID_PROGRAM,
-                  "writes buffer %" PRIu32 " ('%s'), which is not in the device arena",
-                  args->Get(a), NameOf(buffer.name()));
-      CHECK_THUNK(defined.MarkWritten(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
-                  "too many distinct writes");
-    }
-  } else if (const fb::GpuCopyThunk* copy = thunk.kind_as_GpuCopyThunk()) {
-    CHECK_THUNK(program.gpu() != nullptr && copy->src() < num_buffers && copy->dst() < num_buffers,
-                NANORT_INVALID_PROGRAM,
-                "copies buffer %" PRIu32 " to buffer %" PRIu32 " (program has %" PRIu32
-                " buffers%s)",
-                copy->src(), copy->dst(), num_buffers,
-                program.gpu() == nullptr ? " and no GPU module" : "");
-    const fb::Buffer& src = *buffers->Get(copy->src());
-    const fb::Buffer& dst = *buffers->Get(copy->dst());
-    totals->slots += 2;
-    totals->patches += IsInTensor(src.kind()) + IsInTensor(dst.kind());
-    CHECK_THUNK(copy->size() == src.size() && copy->size() == dst.size(), NANORT_INVALID_PROGRAM,
-                "copies %llu bytes between buffers of %llu and %llu bytes (GPU copies move "
-                "whole buffers)",
-                static_cast<unsigned long long>(copy->size()),
-                static_cast<unsigned long long>(src.size()),
-                static_cast<unsigned long long>(dst.size()));
-    CHECK_THUNK(IsOnDevice(src.kind()) || IsOnDevice(dst.kind()), NANORT_INVALID_PROGRAM,
-                "copies host buffer %" PRIu32 " to host buffer %" PRIu32
-                ": that is a CopyThunk's work",
-                copy->src(), copy->dst());
-    CHECK_THUNK(defined.IsDefined(src, copy->size()), NANORT_INVALID_PROGRAM,
-                "reads buffer %" PRIu32 " ('%s') before anything writes it", copy->src(),
-                NameOf(src.name()));
-    CHECK_THUNK(IsWritable(dst.kind()), NANORT_INVALID_PROGRAM,
-                "writes buffer %" PRIu32 " ('%s'), which is an input or constant", copy->dst(),
-                NameOf(dst.name()));
-    CHECK_THUNK(defined.MarkWritten(dst, copy->size()), NANORT_INVALID_PROGRAM,
-                "too many distinct writes");
-#endif
-  } else {
-#if NANORT_WITH_CONTROL_FLOW
-    // The flatbuffers Verifier accepts union members it does not know (for
-    // forward compatibility); this runtime cannot execute them. Without
-    // NANORT_WITH_CUDA, GPU thunks too (their module was refused already).
-    return THUNK_FAIL(NANORT_INVALID_PROGRAM, "unknown or missing thunk kind %" PRIu32,
-                      static_cast<uint32_t>(thunk.kind_type()));
-#else
-    // As above; and format 1.4's IfThunk (5) and LoopThunk (6), which this
-    // build cannot run: UNAVAILABLE, as GPU programs are without CUDA.
-    const uint32_t kind = static_cast<uint32_t>(thunk.kind_type());
-    const bool control = kind - 5u < 2u;
-    return THUNK_FAIL(control ? NANORT_UNAVAILABLE : NANORT_INVALID_PROGRAM,
-                      control ? "thunk kind %" PRIu32
-                                " is control flow (If or Loop), but this nanort was built "
-                                "without it (NANORT_WITH_CONTROL_FLOW=OFF)"
-                              : "unknown or missing thunk kind %" PRIu32,
-                      kind);
-#endif
-  }
-  return NANORT_OK;
+#if !NANORT_WITH_CONTROL_FLOW
+// The code for a thunk of a kind this build does not run: UNAVAILABLE for
+// format 1.4's IfThunk and LoopThunk, INVALID_PROGRAM for the rest. Apart,
+// so that the check costs the bare-metal core fewer bytes.
+__attribute__((cold, noinline)) nanort_status_code UnknownKindCode(const fb::Thunk& thunk) {
+  // IfThunk (5) and LoopThunk (6).
+  return static_cast<uint32_t>(thunk.kind_type()) - 5u < 2u ? NANORT_UNAVAILABLE
+                                                            : NANORT_INVALID_PROGRAM;
 }
+#endif
 
 #if NANORT_WITH_CONTROL_FLOW
+class ControlFlowCheck;
+nanort_status_code CheckSequence(const fb::Program& program, const nanort_model_def& def,
+                                 const BufferList* buffers, uoffset_t num_buffers,
+                                 DefinednessTracker& defined, ProgramTotals* totals,
+                                 nanort_status* status, const ThunkList* thunks,
+                                 ControlFlowCheck& walk, uint32_t level);
+
 // A buffer index of IfThunk and LoopThunk that means "none".
 constexpr uint32_t kNoBuffer = 0xFFFFFFFF;
 
@@ -790,23 +627,16 @@ class ControlFlowCheck {
         totals_(totals),
         status_(status) {}
 
-  // The thunks of one sequence, at nesting level `level` (0: the entry's).
-  nanort_status_code Sequence(const ThunkList* thunks, uint32_t level) {
-    for (uoffset_t i = 0; i < SizeOf(thunks); ++i) {
-      const fb::Thunk& thunk = *thunks->Get(i);
-      const uoffset_t t = next_++;
-      ++totals_->thunks;
-      if (const fb::IfThunk* branch = thunk.kind_as_IfThunk()) {
-        NANORT_RETURN_IF_ERROR(If(t, thunk, *branch, level));
-      } else if (const fb::LoopThunk* loop = thunk.kind_as_LoopThunk()) {
-        NANORT_RETURN_IF_ERROR(Loop(t, thunk, *loop, level));
-      } else {
-        NANORT_RETURN_IF_ERROR(CheckThunk(program_, def_, buffers_, num_buffers_, defined_, totals_,
-                                          status_, t, thunk));
-      }
-    }
-    return NANORT_OK;
+  // The next thunk's pre-order number; counts it.
+  uoffset_t Next(ProgramTotals* totals) {
+    ++totals->thunks;
+    return next_++;
   }
+
+  nanort_status_code If(uoffset_t t, const fb::Thunk& thunk, const fb::IfThunk& branch,
+                        uint32_t level);
+  nanort_status_code Loop(uoffset_t t, const fb::Thunk& thunk, const fb::LoopThunk& loop,
+                          uint32_t level);
 
  private:
   // What every control thunk must be: outside a GPU program, whose offload
@@ -866,58 +696,10 @@ class ControlFlowCheck {
     return NANORT_OK;
   }
 
-  // Each branch is checked from the state before the If; after it, the
-  // outputs are defined and nothing else either branch wrote.
-  nanort_status_code If(uoffset_t t, const fb::Thunk& thunk, const fb::IfThunk& branch,
-                        uint32_t level) {
-    nanort_status* status = status_;
-    NANORT_RETURN_IF_ERROR(Control(t, thunk, level));
-    NANORT_RETURN_IF_ERROR(Scalar(t, thunk, "condition", branch.cond(), 1, false));
-    const auto* outputs = branch.outputs();
-    for (uoffset_t o = 0; o < SizeOf(outputs); ++o) {
-      const uint32_t b = outputs->Get(o);
-      CHECK_THUNK(b < num_buffers_ && (buffers_->Get(b)->kind() == fb::BufferKind::Arena ||
-                                       buffers_->Get(b)->kind() == fb::BufferKind::Output),
-                  NANORT_INVALID_PROGRAM,
-                  "output %" PRIu32 " names buffer %" PRIu32 ", not one of the program's %" PRIu32
-                  " arena or output buffers",
-                  o, b, num_buffers_);
-    }
-    NANORT_RETURN_IF_ERROR(defined_.Save(level, status));
-    NANORT_RETURN_IF_ERROR(Sequence(branch.then_thunks(), level + 1));
-    NANORT_RETURN_IF_ERROR(OutputsWritten(t, thunk, branch, "then"));
-    defined_.Restore(level);
-    NANORT_RETURN_IF_ERROR(Sequence(branch.else_thunks(), level + 1));
-    NANORT_RETURN_IF_ERROR(OutputsWritten(t, thunk, branch, "else"));
-    defined_.Restore(level);
-    for (uoffset_t o = 0; o < SizeOf(outputs); ++o) {
-      const fb::Buffer& buffer = *buffers_->Get(outputs->Get(o));
-      CHECK_THUNK(defined_.MarkWritten(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
-                  "too many distinct writes");
-    }
-    return NANORT_OK;
-  }
-
-  // The body is checked from the state before the loop with the counter
-  // written; after the loop, that state holds again: the body may overwrite
-  // buffers defined before it (the loop's state), and what else it wrote is
-  // not defined after it.
-  nanort_status_code Loop(uoffset_t t, const fb::Thunk& thunk, const fb::LoopThunk& loop,
-                          uint32_t level) {
-    nanort_status* status = status_;
-    NANORT_RETURN_IF_ERROR(Control(t, thunk, level));
-    CHECK_THUNK(loop.max_trips() >= 1, NANORT_INVALID_PROGRAM, "max_trips is 0");
-    if (loop.trip_count() != kNoBuffer) {
-      NANORT_RETURN_IF_ERROR(Scalar(t, thunk, "trip count", loop.trip_count(), 8, false));
-    }
-    if (loop.cond() != kNoBuffer) {
-      NANORT_RETURN_IF_ERROR(Scalar(t, thunk, "condition", loop.cond(), 1, false));
-    }
-    NANORT_RETURN_IF_ERROR(Scalar(t, thunk, "counter", loop.counter(), 8, true));
-    NANORT_RETURN_IF_ERROR(defined_.Save(level, status));
-    NANORT_RETURN_IF_ERROR(Sequence(loop.body(), level + 1));
-    defined_.Restore(level);
-    return NANORT_OK;
+  // A nested sequence.
+  nanort_status_code Sequence(const ThunkList* thunks, uint32_t level) {
+    return CheckSequence(program_, def_, buffers_, num_buffers_, defined_, totals_, status_, thunks,
+                         *this, level);
   }
 
   const fb::Program& program_;
@@ -931,25 +713,216 @@ class ControlFlowCheck {
 };
 #endif
 
-nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entry,
-                               const nanort_model_def& def, nanort_allocator allocator,
-                               ProgramTotals* totals, nanort_status* status) {
-  const auto* buffers = program.buffers();
-  const uoffset_t num_buffers = SizeOf(buffers);
-  DefinednessTracker defined(program, entry, allocator);
-  NANORT_RETURN_IF_ERROR(defined.Init(status));
-
+// Checks the thunks of one sequence and records their reads and writes:
+// the entry's, or with control flow (format 1.4) an If's branch or a Loop's
+// body at nesting level `level`, whose If and Loop thunks `walk` checks.
+// Messages number thunks in pre-order (the top-level thunks and, before each
+// one's successor, the thunks nested in it), as sessions flatten them.
+// With control flow it recurses, and one copy serves every level.
 #if NANORT_WITH_CONTROL_FLOW
-  ControlFlowCheck walk(program, def, defined, totals, status);
-  NANORT_RETURN_IF_ERROR(walk.Sequence(entry.thunks(), 0));
-#else
-  const auto* thunks = entry.thunks();
-  for (uoffset_t t = 0; t < SizeOf(thunks); ++t) {
-    NANORT_RETURN_IF_ERROR(CheckThunk(program, def, buffers, num_buffers, defined, totals, status,
-                                      t, *thunks->Get(t)));
-  }
+__attribute__((noinline))
 #endif
-
+nanort_status_code
+CheckSequence(const fb::Program& program, const nanort_model_def& def, const BufferList* buffers,
+              uoffset_t num_buffers, DefinednessTracker& defined, ProgramTotals* totals,
+              nanort_status* status, const ThunkList* thunks
+#if NANORT_WITH_CONTROL_FLOW
+              ,
+              ControlFlowCheck& walk, uint32_t level
+#endif
+) {
+  for (uoffset_t i = 0; i < SizeOf(thunks); ++i) {
+    const fb::Thunk& thunk = *thunks->Get(i);
+#if NANORT_WITH_CONTROL_FLOW
+    const uoffset_t t = walk.Next(totals);
+#else
+    const uoffset_t t = i;
+    (void)t;  // in messages only
+#endif
+    if (const fb::KernelThunk* kernel = thunk.kind_as_KernelThunk()) {
+      const auto* args = kernel->args();
+      const uoffset_t num_args = SizeOf(args);
+      CHECK_THUNK(kernel->kernel() < SizeOf(program.kernels()), NANORT_INVALID_PROGRAM,
+                  "kernel %" PRIu32 " out of range (%" PRIu32 " kernels)", kernel->kernel(),
+                  SizeOf(program.kernels()));
+      // The kernel's code was compiled for its signature and checks nothing
+      // at run: the thunk must call it exactly so (CheckKernels made every
+      // variant's signature equal variant 0's, and num_outputs <= num_args).
+      const nanort_kernel& signature = def.kernels[kernel->kernel()];
+      CHECK_THUNK(num_args == signature.num_args &&
+                      kernel->num_outputs() == signature.num_outputs &&
+                      kernel->task_count() == signature.task_count,
+                  NANORT_INVALID_PROGRAM,
+                  "does not match kernel %" PRIu32 ", compiled for %" PRIu32 " args (%" PRIu32
+                  " outputs) and %llu tasks",
+                  kernel->kernel(), signature.num_args, signature.num_outputs,
+                  static_cast<unsigned long long>(signature.task_count));
+      const uoffset_t first_output = num_args - kernel->num_outputs();
+      totals->slots += num_args;
+      for (uoffset_t a = 0; a < num_args; ++a) {
+        const uint32_t b = args->Get(a);
+        CHECK_THUNK(b < num_buffers && buffers->Get(b)->size() == signature.arg_bytes[a],
+                    NANORT_INVALID_PROGRAM,
+                    "arg %" PRIu32 " names buffer %" PRIu32 ", not one of the program's %" PRIu32
+                    " buffers of the %llu "
+                    "bytes the kernel takes",
+                    a, b, num_buffers, static_cast<unsigned long long>(signature.arg_bytes[a]));
+        const fb::Buffer& buffer = *buffers->Get(b);
+#if NANORT_WITH_CUDA
+        CHECK_THUNK(!IsOnDevice(buffer.kind()), NANORT_INVALID_PROGRAM,
+                    "arg %" PRIu32 " names buffer %" PRIu32 " ('%s'), which is in GPU memory", a, b,
+                    NameOf(buffer.name()));
+#endif
+        totals->patches += IsInTensor(buffer.kind());
+      }
+      // Reads happen before writes, so an in-place kernel still needs its
+      // operand defined.
+      for (uoffset_t a = 0; a < first_output; ++a) {
+        const fb::Buffer& buffer = *buffers->Get(args->Get(a));
+        CHECK_THUNK(defined.IsDefined(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
+                    "reads buffer %" PRIu32 " ('%s') before anything writes it", args->Get(a),
+                    NameOf(buffer.name()));
+      }
+      for (uoffset_t a = first_output; a < num_args; ++a) {
+        const fb::Buffer& buffer = *buffers->Get(args->Get(a));
+        CHECK_THUNK(IsWritable(buffer.kind()), NANORT_INVALID_PROGRAM,
+                    "writes buffer %" PRIu32 " ('%s'), which is an input or constant", args->Get(a),
+                    NameOf(buffer.name()));
+        CHECK_THUNK(defined.MarkWritten(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
+                    "too many distinct writes");
+      }
+    } else if (const fb::CopyThunk* copy = thunk.kind_as_CopyThunk()) {
+      CHECK_THUNK(copy->src() < num_buffers && copy->dst() < num_buffers, NANORT_INVALID_PROGRAM,
+                  "copies buffer %" PRIu32 " to buffer %" PRIu32 " (program has %" PRIu32 ")",
+                  copy->src(), copy->dst(), num_buffers);
+      const fb::Buffer& src = *buffers->Get(copy->src());
+      const fb::Buffer& dst = *buffers->Get(copy->dst());
+      totals->slots += 2;
+      totals->patches += IsInTensor(src.kind()) + IsInTensor(dst.kind());
+#if NANORT_WITH_CUDA
+      CHECK_THUNK(!IsOnDevice(src.kind()) && !IsOnDevice(dst.kind()), NANORT_INVALID_PROGRAM,
+                  "copies buffer %" PRIu32 " to buffer %" PRIu32
+                  " on the host, but one is in GPU memory",
+                  copy->src(), copy->dst());
+#endif
+      CHECK_THUNK(copy->size() <= src.size() && copy->size() <= dst.size(), NANORT_INVALID_PROGRAM,
+                  "copies %llu bytes between buffers of %llu and %llu bytes",
+                  static_cast<unsigned long long>(copy->size()),
+                  static_cast<unsigned long long>(src.size()),
+                  static_cast<unsigned long long>(dst.size()));
+      CHECK_THUNK(defined.IsDefined(src, copy->size()), NANORT_INVALID_PROGRAM,
+                  "reads buffer %" PRIu32 " ('%s') before anything writes it", copy->src(),
+                  NameOf(src.name()));
+      CHECK_THUNK(IsWritable(dst.kind()), NANORT_INVALID_PROGRAM,
+                  "writes buffer %" PRIu32 " ('%s'), which is an input or constant", copy->dst(),
+                  NameOf(dst.name()));
+      CHECK_THUNK(defined.MarkWritten(dst, copy->size()), NANORT_INVALID_PROGRAM,
+                  "too many distinct writes");
+#if NANORT_WITH_CUDA
+    } else if (const fb::GpuLaunchThunk* launch = thunk.kind_as_GpuLaunchThunk()) {
+      const fb::GpuModule* gpu = program.gpu();
+      CHECK_THUNK(gpu != nullptr && launch->kernel() < SizeOf(gpu->kernels()),
+                  NANORT_INVALID_PROGRAM,
+                  "GPU kernel %" PRIu32 " out of range (%" PRIu32 " kernels)", launch->kernel(),
+                  gpu != nullptr ? SizeOf(gpu->kernels()) : 0);
+      // The kernel's code takes exactly its arg_bytes: CheckGpuModule bounded
+      // the count and the outputs.
+      const fb::GpuKernel& kernel = *gpu->kernels()->Get(launch->kernel());
+      const auto* args = launch->args();
+      const uoffset_t num_args = SizeOf(args);
+      CHECK_THUNK(
+          num_args == SizeOf(kernel.arg_bytes()) && launch->num_outputs() == kernel.num_outputs(),
+          NANORT_INVALID_PROGRAM,
+          "does not match GPU kernel %" PRIu32 " ('%s'), compiled for %" PRIu32 " args (%" PRIu32
+          " outputs)",
+          launch->kernel(), NameOf(kernel.name()), SizeOf(kernel.arg_bytes()),
+          kernel.num_outputs());
+      const uoffset_t first_output = num_args - launch->num_outputs();
+      for (uoffset_t a = 0; a < num_args; ++a) {
+        const uint32_t b = args->Get(a);
+        const uint64_t bytes = LoadUnaligned<uint64_t>(kernel.arg_bytes()->Data() + 8 * a);
+        CHECK_THUNK(b < num_buffers && IsOnDevice(buffers->Get(b)->kind()) &&
+                        buffers->Get(b)->size() == bytes,
+                    NANORT_INVALID_PROGRAM,
+                    "arg %" PRIu32 " names buffer %" PRIu32 ", not one of the program's %" PRIu32
+                    " buffers in GPU memory of the %llu bytes the kernel takes",
+                    a, b, num_buffers, static_cast<unsigned long long>(bytes));
+        const fb::Buffer& buffer = *buffers->Get(b);
+        if (a < first_output) {
+          CHECK_THUNK(defined.IsDefined(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
+                      "reads buffer %" PRIu32 " ('%s') before anything writes it", b,
+                      NameOf(buffer.name()));
+        }
+      }
+      for (uoffset_t a = first_output; a < num_args; ++a) {
+        const fb::Buffer& buffer = *buffers->Get(args->Get(a));
+        CHECK_THUNK(buffer.kind() == fb::BufferKind::Device, NANORT_INVALID_PROGRAM,
+                    "writes buffer %" PRIu32 " ('%s'), which is not in the device arena",
+                    args->Get(a), NameOf(buffer.name()));
+        CHECK_THUNK(defined.MarkWritten(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
+                    "too many distinct writes");
+      }
+    } else if (const fb::GpuCopyThunk* copy = thunk.kind_as_GpuCopyThunk()) {
+      CHECK_THUNK(
+          program.gpu() != nullptr && copy->src() < num_buffers && copy->dst() < num_buffers,
+          NANORT_INVALID_PROGRAM,
+          "copies buffer %" PRIu32 " to buffer %" PRIu32 " (program has %" PRIu32 " buffers%s)",
+          copy->src(), copy->dst(), num_buffers,
+          program.gpu() == nullptr ? " and no GPU module" : "");
+      const fb::Buffer& src = *buffers->Get(copy->src());
+      const fb::Buffer& dst = *buffers->Get(copy->dst());
+      totals->slots += 2;
+      totals->patches += IsInTensor(src.kind()) + IsInTensor(dst.kind());
+      CHECK_THUNK(copy->size() == src.size() && copy->size() == dst.size(), NANORT_INVALID_PROGRAM,
+                  "copies %llu bytes between buffers of %llu and %llu bytes (GPU copies move "
+                  "whole buffers)",
+                  static_cast<unsigned long long>(copy->size()),
+                  static_cast<unsigned long long>(src.size()),
+                  static_cast<unsigned long long>(dst.size()));
+      CHECK_THUNK(IsOnDevice(src.kind()) || IsOnDevice(dst.kind()), NANORT_INVALID_PROGRAM,
+                  "copies host buffer %" PRIu32 " to host buffer %" PRIu32
+                  ": that is a CopyThunk's work",
+                  copy->src(), copy->dst());
+      CHECK_THUNK(defined.IsDefined(src, copy->size()), NANORT_INVALID_PROGRAM,
+                  "reads buffer %" PRIu32 " ('%s') before anything writes it", copy->src(),
+                  NameOf(src.name()));
+      CHECK_THUNK(IsWritable(dst.kind()), NANORT_INVALID_PROGRAM,
+                  "writes buffer %" PRIu32 " ('%s'), which is an input or constant", copy->dst(),
+                  NameOf(dst.name()));
+      CHECK_THUNK(defined.MarkWritten(dst, copy->size()), NANORT_INVALID_PROGRAM,
+                  "too many distinct writes");
+#endif
+#if NANORT_WITH_CONTROL_FLOW
+    } else if (const fb::IfThunk* branch = thunk.kind_as_IfThunk()) {
+      NANORT_RETURN_IF_ERROR(walk.If(t, thunk, *branch, level));
+    } else if (const fb::LoopThunk* loop = thunk.kind_as_LoopThunk()) {
+      NANORT_RETURN_IF_ERROR(walk.Loop(t, thunk, *loop, level));
+    } else {
+      // The flatbuffers Verifier accepts union members it does not know (for
+      // forward compatibility); this runtime cannot execute them. Without
+      // NANORT_WITH_CUDA, GPU thunks too (their module was refused already).
+      return THUNK_FAIL(NANORT_INVALID_PROGRAM, "unknown or missing thunk kind %" PRIu32,
+                        static_cast<uint32_t>(thunk.kind_type()));
+    }
+#else
+    } else {
+      // As above; and format 1.4's IfThunk and LoopThunk, which this build
+      // cannot run: UNAVAILABLE, as GPU programs are without CUDA.
+      const nanort_status_code code = UnknownKindCode(thunk);
+      return THUNK_FAIL(code,
+                        code == NANORT_UNAVAILABLE
+                            ? "thunk kind %" PRIu32
+                              " is control flow (If or Loop), but this nanort was built without it "
+                              "(NANORT_WITH_CONTROL_FLOW=OFF)"
+                            : "unknown or missing thunk kind %" PRIu32,
+                        static_cast<uint32_t>(thunk.kind_type()));
+    }
+#endif
+  }
+#if NANORT_WITH_CONTROL_FLOW
+  if (level != 0) return NANORT_OK;
+#endif
+  // The entry's thunks (level 0) leave every output written.
   for (uoffset_t b = 0; b < num_buffers; ++b) {
     const fb::Buffer& buffer = *buffers->Get(b);
     if (buffer.kind() != fb::BufferKind::Output) continue;
@@ -958,6 +931,79 @@ nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entr
                            b, NameOf(buffer.name()));
   }
   return NANORT_OK;
+}
+
+#if NANORT_WITH_CONTROL_FLOW
+// Each branch is checked from the state before the If; after it, the
+// outputs are defined and nothing else either branch wrote.
+nanort_status_code ControlFlowCheck::If(uoffset_t t, const fb::Thunk& thunk,
+                                        const fb::IfThunk& branch, uint32_t level) {
+  nanort_status* status = status_;
+  NANORT_RETURN_IF_ERROR(Control(t, thunk, level));
+  NANORT_RETURN_IF_ERROR(Scalar(t, thunk, "condition", branch.cond(), 1, false));
+  const auto* outputs = branch.outputs();
+  for (uoffset_t o = 0; o < SizeOf(outputs); ++o) {
+    const uint32_t b = outputs->Get(o);
+    CHECK_THUNK(b < num_buffers_ && (buffers_->Get(b)->kind() == fb::BufferKind::Arena ||
+                                     buffers_->Get(b)->kind() == fb::BufferKind::Output),
+                NANORT_INVALID_PROGRAM,
+                "output %" PRIu32 " names buffer %" PRIu32 ", not one of the program's %" PRIu32
+                " arena or output buffers",
+                o, b, num_buffers_);
+  }
+  NANORT_RETURN_IF_ERROR(defined_.Save(level, status));
+  NANORT_RETURN_IF_ERROR(Sequence(branch.then_thunks(), level + 1));
+  NANORT_RETURN_IF_ERROR(OutputsWritten(t, thunk, branch, "then"));
+  defined_.Restore(level);
+  NANORT_RETURN_IF_ERROR(Sequence(branch.else_thunks(), level + 1));
+  NANORT_RETURN_IF_ERROR(OutputsWritten(t, thunk, branch, "else"));
+  defined_.Restore(level);
+  for (uoffset_t o = 0; o < SizeOf(outputs); ++o) {
+    const fb::Buffer& buffer = *buffers_->Get(outputs->Get(o));
+    CHECK_THUNK(defined_.MarkWritten(buffer, buffer.size()), NANORT_INVALID_PROGRAM,
+                "too many distinct writes");
+  }
+  return NANORT_OK;
+}
+
+// The body is checked from the state before the loop with the counter
+// written; after the loop, that state holds again: the body may overwrite
+// buffers defined before it (the loop's state), and what else it wrote is
+// not defined after it.
+nanort_status_code ControlFlowCheck::Loop(uoffset_t t, const fb::Thunk& thunk,
+                                          const fb::LoopThunk& loop, uint32_t level) {
+  nanort_status* status = status_;
+  NANORT_RETURN_IF_ERROR(Control(t, thunk, level));
+  CHECK_THUNK(loop.max_trips() >= 1, NANORT_INVALID_PROGRAM, "max_trips is 0");
+  if (loop.trip_count() != kNoBuffer) {
+    NANORT_RETURN_IF_ERROR(Scalar(t, thunk, "trip count", loop.trip_count(), 8, false));
+  }
+  if (loop.cond() != kNoBuffer) {
+    NANORT_RETURN_IF_ERROR(Scalar(t, thunk, "condition", loop.cond(), 1, false));
+  }
+  NANORT_RETURN_IF_ERROR(Scalar(t, thunk, "counter", loop.counter(), 8, true));
+  NANORT_RETURN_IF_ERROR(defined_.Save(level, status));
+  NANORT_RETURN_IF_ERROR(Sequence(loop.body(), level + 1));
+  defined_.Restore(level);
+  return NANORT_OK;
+}
+
+#endif
+
+nanort_status_code CheckThunks(const fb::Program& program, const fb::Entry& entry,
+                               const nanort_model_def& def, nanort_allocator allocator,
+                               ProgramTotals* totals, nanort_status* status) {
+  const auto* buffers = program.buffers();
+  const uoffset_t num_buffers = SizeOf(buffers);
+  DefinednessTracker defined(program, entry, allocator);
+  NANORT_RETURN_IF_ERROR(defined.Init(status));
+#if NANORT_WITH_CONTROL_FLOW
+  ControlFlowCheck walk(program, def, defined, totals, status);
+  return CheckSequence(program, def, buffers, num_buffers, defined, totals, status, entry.thunks(),
+                       walk, 0);
+#else
+  return CheckSequence(program, def, buffers, num_buffers, defined, totals, status, entry.thunks());
+#endif
 }
 
 }  // namespace

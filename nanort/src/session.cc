@@ -120,10 +120,11 @@ bool Overlap(const void* a, size_t a_size, const void* b, size_t b_size) {
   return a_size != 0 && b_size != 0 && a_begin < b_begin + b_size && b_begin < a_begin + a_size;
 }
 
-// A buffer's address for buffers that do not change between runs; Input and
-// Output buffers get NULL here and a TensorPatch.
-void* StaticAddress(const fb::Buffer& buffer, const nanort_model& model, uint8_t* arena) {
-  switch (buffer.kind()) {
+// The address of a buffer of `kind` that does not change between runs; Input
+// and Output buffers get NULL here and a TensorPatch.
+void* StaticAddress(const fb::Buffer& buffer, fb::BufferKind kind, const nanort_model& model,
+                    uint8_t* arena) {
+  switch (kind) {
     case fb::BufferKind::Constant:
       // Kernels receive void*, but the verifier proved no thunk writes a
       // Constant buffer, so the blob stays read-only in practice.
@@ -133,16 +134,6 @@ void* StaticAddress(const fb::Buffer& buffer, const nanort_model& model, uint8_t
     default:
       return nullptr;
   }
-}
-
-uint32_t PatchTensor(const fb::Buffer& buffer, const nanort_model& model) {
-  return buffer.kind() == fb::BufferKind::Input
-             ? buffer.index()
-             : static_cast<uint32_t>(model.num_inputs) + buffer.index();
-}
-
-bool NeedsPatch(const fb::Buffer& buffer) {
-  return buffer.kind() == fb::BufferKind::Input || buffer.kind() == fb::BufferKind::Output;
 }
 
 inline void RunThunk(const ExecutableThunk& thunk) {
@@ -346,10 +337,13 @@ struct SlotBinder {
 
   void Bind(uint32_t buffer_index) {
     const fb::Buffer& buffer = *buffers->Get(buffer_index);
-    session->slots[slot] = StaticAddress(buffer, *model, session->arena);
-    if (NeedsPatch(buffer)) {
+    const fb::BufferKind kind = buffer.kind();
+    session->slots[slot] = StaticAddress(buffer, kind, *model, session->arena);
+    if (kind == fb::BufferKind::Input || kind == fb::BufferKind::Output) {
+      const size_t first = kind == fb::BufferKind::Input ? 0 : model->num_inputs;
       session->patches[patch++] =
-          TensorPatch{static_cast<uint32_t>(slot), PatchTensor(buffer, *model), buffer.offset()};
+          TensorPatch{static_cast<uint32_t>(slot), static_cast<uint32_t>(first) + buffer.index(),
+                      buffer.offset()};
     }
     ++slot;
   }
@@ -537,16 +531,14 @@ extern "C" nanort_status_code nanort_session_create(const nanort_model* model, v
 
   SlotBinder binder{session, model, buffers, 0, 0};
 #if NANORT_WITH_CONTROL_FLOW
-  if (model->num_controls != 0) {
-    Flattener flattener{binder, 0, 0};
-    flattener.Sequence(thunks);
-  } else
-#endif
-  {
-    for (size_t t = 0; t < num_thunks; ++t) {
-      BindThunk(*thunks->Get(static_cast<flatbuffers::uoffset_t>(t)), session->thunks[t], binder);
-    }
+  // Without control flow, pre-order is the entry's order: the same tables.
+  Flattener flattener{binder, 0, 0};
+  flattener.Sequence(thunks);
+#else
+  for (size_t t = 0; t < num_thunks; ++t) {
+    BindThunk(*thunks->Get(static_cast<flatbuffers::uoffset_t>(t)), session->thunks[t], binder);
   }
+#endif
 
 #if NANORT_WITH_CUDA
   if (model->gpu != nullptr) {

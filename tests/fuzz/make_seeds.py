@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Writes the fuzzers' seed corpora: one folder per target under --out.
 
-  program/  the program nanoc wrote for tests/fuzz/fuzz_model.nir
+  program/  the program nanoc wrote for tests/fuzz/fuzz_model.nir (format
+            1.4's IfThunk and LoopThunk are reached only by mutation until
+            nanoc emits them: fuzz_model.nir can then gain an If and a Loop,
+            whose kernels the fuzz target must link; a hand-built seed
+            would need fuzz_model's kernel table and is not made here)
   onnx/     every end-to-end model (tests/e2e/models.py)
   ir_text/  the lit tests' IR (tests/lit/*.nir)
   npy/      .npy files of every dtype nanort reads, several shapes, both

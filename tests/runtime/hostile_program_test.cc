@@ -258,5 +258,44 @@ TEST(HostileProgram, AMegabyteOfPatchedArgumentsLoadsInBoundedTimeAndMemory) {
          model.chain.program.size(), o.seconds * 1e3, o.peak_bytes);
 }
 
+#if NANORT_TEST_WITH_CONTROL_FLOW
+// Format 1.4: `ifs` unnamed IfThunks on a 1-byte constant after `spec`'s
+// thunks, each branch copying one byte into the arena (the verifier
+// snapshots and restores the written ranges at every one).
+ProgramSpec WithIfs(ProgramSpec spec, uint32_t ifs) {
+  const uint32_t cond = static_cast<uint32_t>(spec.buffers.size());
+  spec.buffers.push_back({fb::BufferKind::Constant, 0, 0, 1, "", 1});
+  ThunkSpec copy = CopySpec(0, 4, 1, "");
+  copy.op = "";
+  for (uint32_t i = 0; i < ifs; ++i) spec.thunks.push_back(IfSpec(cond, {copy}, {copy}, {}, ""));
+  for (ThunkSpec& t : spec.thunks) t.op = t.kind == fb::ThunkKind::IfThunk ? "" : t.op;
+  return spec;
+}
+
+TEST(HostileProgram, AMegabyteOfIfsLoadsInBoundedTimeAndMemory) {
+  const ProgramSpec spec = WithIfs(ChainSpec(), 20000);
+  const Model model(BuildProgram(spec));
+  const Outcome o = LoadAndCreate(model.chain.def);
+  EXPECT_EQ(o.code, NANORT_OK) << o.message;
+  ExpectBounded(o, model.chain.program.size());
+  printf("[          ] %zu-byte program, 20000 ifs: loaded in %.1f ms, %zu bytes allocated\n",
+         model.chain.program.size(), o.seconds * 1e3, o.peak_bytes);
+}
+
+TEST(HostileProgram, IfsAfterScatteredWritesLoadInBoundedTimeAndMemory) {
+  // Each If copies every written range three times: the verifier's worst
+  // case, quadratic (docs/SAFETY.md).
+  const ProgramSpec spec = WithIfs(ManyCopies(6000, false, false), 3000);
+  const Model model(BuildProgram(spec));
+  const Outcome o = LoadAndCreate(model.chain.def);
+  EXPECT_EQ(o.code, NANORT_OK) << o.message;
+  ExpectBounded(o, model.chain.program.size());
+  printf(
+      "[          ] %zu-byte program, 6000 scattered writes, 3000 ifs: loaded in %.1f ms, %zu "
+      "bytes allocated\n",
+      model.chain.program.size(), o.seconds * 1e3, o.peak_bytes);
+}
+#endif
+
 }  // namespace
 }  // namespace nanort::test

@@ -99,6 +99,25 @@ def main():
     check(obj_text.split("\n", 1)[1] == text.split("\n", 1)[1], ".o and .nrt reports differ")
     check_json(json.loads(expect_ok(tool, obj, "--json")), obj)
 
+    # Format 1.4: nested thunks, numbered in pre-order and indented.
+    cf = os.path.join(fixtures, "control_flow.nrt")
+    cf_text = expect_ok(tool, cf)
+    for line in ('    0: node "first" op "Identity": copy src 0 dst 2 size 16\n',
+                 '    1: node "loop" op "Loop": loop trip_count 4 cond none counter 3 max_trips 10\n'
+                 '      body: 1 thunks\n'
+                 '        2: node "branch" op "If": if cond 1 outputs [2]\n'
+                 '          then: 1 thunks\n'
+                 '            3: node "then_copy" op "Identity": copy src 0 dst 2 size 16\n'
+                 '          else: 1 thunks\n'
+                 '            4: node "else_copy" op "Identity": copy src 0 dst 2 size 16\n'
+                 '    5: node "last" op "Identity"'):
+        check(line in cf_text, f"control flow text lacks {line!r}:\n{cf_text}")
+    cf_json = json.loads(expect_ok(tool, cf, "--json"))
+    loop = cf_json["entries"][0]["thunks"][1]
+    check(loop["kind"] == "loop" and loop["cond"] is None and loop["max_trips"] == 10 and
+          loop["body"][0]["kind"] == "if" and loop["body"][0]["else"][0]["node"] == "else_copy",
+          f"control flow JSON: {loop!r}")
+
     expect_invalid(tool, os.path.join(fixtures, "tiny_truncated.nrt"), "verifier rejected")
     expect_invalid(tool, os.path.join(fixtures, "tiny_bitflip.nrt"), "verifier rejected")
     expect_invalid(tool, os.path.join(fixtures, "tiny_truncated.o"), "ELF section header table")

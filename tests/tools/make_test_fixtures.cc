@@ -7,6 +7,7 @@
 //   tiny_truncated.o    tiny.o cut inside its section header table
 //   plan.nrt            a program whose arena plan reuses and aliases bytes
 //   no_arena.nrt        a program without arena buffers
+//   control_flow.nrt    a program with a Loop around an If (format 1.4)
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -45,7 +46,8 @@ int main(int argc, char** argv) {
                   Write(dir + "/tiny_bitflip.nrt", flipped) &&
                   Write(dir + "/tiny_truncated.o", truncated_elf) &&
                   Write(dir + "/plan.nrt", t::BuildPlanProgram()) &&
-                  Write(dir + "/no_arena.nrt", t::BuildNoArenaProgram());
+                  Write(dir + "/no_arena.nrt", t::BuildNoArenaProgram()) &&
+                  Write(dir + "/control_flow.nrt", t::BuildControlFlowProgram());
   if (!ok) {
     std::fprintf(stderr, "make_test_fixtures: cannot write to %s\n", dir.c_str());
     return 1;

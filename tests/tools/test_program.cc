@@ -68,6 +68,52 @@ std::vector<uint8_t> BuildTestProgram(const std::string& model_name, const TestT
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }
 
+std::vector<uint8_t> BuildControlFlowProgram() {
+  flatbuffers::FlatBufferBuilder b;
+  const TestTarget target = ForeignTarget();
+  auto fb_target = fb::CreateTargetDirect(b, fb::DeviceKind::Cpu, target.triple.c_str(),
+                                          target.cpu.c_str(), nullptr, "");
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers = {
+      fb::CreateBufferDirect(b, fb::BufferKind::Input, 0, 0, 16, 64, "x"),
+      fb::CreateBufferDirect(b, fb::BufferKind::Input, 1, 0, 1, 1, "cond"),
+      fb::CreateBufferDirect(b, fb::BufferKind::Output, 0, 0, 16, 64, "y"),
+      fb::CreateBufferDirect(b, fb::BufferKind::Arena, 0, 0, 8, 64, "i"),
+      fb::CreateBufferDirect(b, fb::BufferKind::Input, 2, 0, 8, 8, "trips"),
+  };
+  auto copy = [&](uint32_t src, uint32_t dst, const char* node) {
+    return fb::CreateThunkDirect(b, fb::ThunkKind::CopyThunk,
+                                 fb::CreateCopyThunk(b, src, dst, 16).Union(), node, "Identity");
+  };
+  std::vector<flatbuffers::Offset<fb::Thunk>> then_thunks = {copy(0, 2, "then_copy")};
+  std::vector<flatbuffers::Offset<fb::Thunk>> else_thunks = {copy(0, 2, "else_copy")};
+  const std::vector<uint32_t> if_outputs = {2};
+  std::vector<flatbuffers::Offset<fb::Thunk>> body = {fb::CreateThunkDirect(
+      b, fb::ThunkKind::IfThunk,
+      fb::CreateIfThunkDirect(b, 1, &then_thunks, &else_thunks, &if_outputs).Union(), "branch",
+      "If")};
+  std::vector<flatbuffers::Offset<fb::Thunk>> thunks = {
+      copy(0, 2, "first"),
+      fb::CreateThunkDirect(b, fb::ThunkKind::LoopThunk,
+                            fb::CreateLoopThunkDirect(b, 4, 0xFFFFFFFF, 3, 10, &body).Union(),
+                            "loop", "Loop"),
+      copy(0, 2, "last")};
+  const std::vector<int64_t> shape = {4}, one = {1};
+  std::vector<flatbuffers::Offset<fb::Tensor>> inputs = {
+      fb::CreateTensorDirect(b, "x", fb::DType::F32, &shape, 0),
+      fb::CreateTensorDirect(b, "cond", fb::DType::Bool, &one, 1),
+      fb::CreateTensorDirect(b, "trips", fb::DType::I64, &one, 4)};
+  std::vector<flatbuffers::Offset<fb::Tensor>> outputs = {
+      fb::CreateTensorDirect(b, "y", fb::DType::F32, &shape, 2)};
+  std::vector<flatbuffers::Offset<fb::Entry>> entries = {
+      fb::CreateEntryDirect(b, "main", &inputs, &outputs, &thunks)};
+  std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
+  auto program = fb::CreateProgramDirect(b, 1, 4, NANORT_KERNEL_ABI_VERSION, "control_flow",
+                                         fb_target, &buffers, &kernels, &entries,
+                                         /*arena_size=*/8, /*arena_alignment=*/64, 0);
+  fb::FinishProgramBuffer(b, program);
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
 namespace {
 
 struct PlanBufferSpec {

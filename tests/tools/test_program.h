@@ -42,6 +42,9 @@ std::vector<uint8_t> BuildTestProgram(const std::string& model_name, const TestT
 std::vector<uint8_t> BuildPlanProgram();
 // The same with no arena buffers at all: y = x + w straight into the output.
 std::vector<uint8_t> BuildNoArenaProgram();
+// A format 1.4 program with control flow: a copy, a Loop whose body is an If
+// with a copy in each branch, a copy (thunks 0 to 5 in pre-order).
+std::vector<uint8_t> BuildControlFlowProgram();
 
 // Wraps `program` in a minimal ELF64 little-endian relocatable object whose
 // .nanort.program section holds it, the way nanoc's model.o does.

@@ -391,7 +391,10 @@ typedef struct nanort_tensor {
  * (unless the tensor has 0 bytes) and aligned to the dtype's element size,
  * and no output may overlap an input or another output (else
  * NANORT_INVALID_ARGUMENT). Outputs are written in place; inputs are only
- * read. */
+ * read. A program with a Loop (format 1.4) whose inputs would make it start
+ * iteration max_trips fails with NANORT_INVALID_ARGUMENT naming the loop and
+ * the bound; its outputs and arena then hold partial results, and a later
+ * run with other inputs is unaffected. */
 nanort_status_code nanort_run(nanort_session* session, const nanort_tensor* inputs,
                               size_t num_inputs, const nanort_tensor* outputs, size_t num_outputs,
                               nanort_status* status);
@@ -449,8 +452,15 @@ typedef enum nanort_thunk_event {
  * nanort_model_thunk_count and nanort_model_thunk_info for what each is). It
  * is called on the thread that called nanort_run, around each whole thunk
  * (also when the session splits kernels over threads), after the inputs and
- * outputs were checked, so a failing run calls it never. It must not use the
- * session it observes. */
+ * outputs were checked, so a run whose arguments are refused calls it never.
+ * It must not use the session it observes.
+ *
+ * With control flow (format 1.4), `thunk_index` is the thunk's pre-order
+ * number (see nanort_model_thunk_info): an If or Loop gets BEGIN, then the
+ * events of the thunks it runs, then END; the thunks of the branch not taken
+ * get none, those of a loop body a BEGIN and END per iteration. A run that
+ * fails inside (a loop past its max_trips) gets no END for the control
+ * thunks it was in. */
 typedef void (*nanort_thunk_observer)(void* user_data, size_t thunk_index,
                                       nanort_thunk_event event);
 

@@ -1899,6 +1899,44 @@ def loop_runtime_trips():
                  [vi("v", [5]), vi("acc", [], TensorProto.INT64)], [acc0])
 
 
+@case(ranges={"n": (0.0, 5.0, False)})
+def loop_nested_runtime():
+    """Loops in loops: an outer Loop over a run-time trip count n (0 to 4),
+    whose body runs an inner Loop of i + 1 trips (a count computed inside the
+    outer body) that adds x * j to the state, then an If (on the state's sum
+    being positive) that keeps the inner result or goes back to the outer
+    graph's x; the outer body's condition output is bool[1]."""
+    one = init("one_i", np.array(1, np.int64))
+    zero = init("zero_f", np.array(0.0, np.float32))
+    inner = helper.make_graph(
+        [helper.make_node("Identity", ["ic_in"], ["ic_out"]),
+         helper.make_node("Cast", ["j"], ["j_f"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x", "j_f"], ["xj"]),
+         helper.make_node("Add", ["w_in", "xj"], ["w_out"])],
+        "inner", [vi("j", [], TensorProto.INT64), vi("ic_in", [], TensorProto.BOOL),
+                  vi("w_in", [4])],
+        [vi("ic_out", [], TensorProto.BOOL), vi("w_out", [4])])
+    keep = helper.make_graph([helper.make_node("Identity", ["w"], ["kept"])], "keep", [],
+                             [vi("kept", [4])])
+    reset = helper.make_graph([helper.make_node("Identity", ["x"], ["x_again"])], "reset", [],
+                              [vi("x_again", [4])])
+    outer = helper.make_graph(
+        [helper.make_node("Add", ["i", "one_i"], ["m"]),
+         helper.make_node("Loop", ["m", "", "v_in"], ["w"], name="inner_loop", body=inner),
+         helper.make_node("ReduceSum", ["w"], ["sw"], keepdims=0),
+         helper.make_node("Greater", ["sw", "zero_f"], ["pos"]),
+         helper.make_node("If", ["pos"], ["v_out"], name="keep_or_reset", then_branch=keep,
+                          else_branch=reset),
+         helper.make_node("Unsqueeze", ["c_in", "axes0"], ["c_out"])],
+        "outer", [vi("i", [], TensorProto.INT64), vi("c_in", [], TensorProto.BOOL),
+                  vi("v_in", [4])],
+        [vi("c_out", [1], TensorProto.BOOL), vi("v_out", [4])],
+        initializer=[one, init("axes0", np.array([0], np.int64))])
+    nodes = [helper.make_node("Loop", ["n", "", "x"], ["v"], name="outer_loop", body=outer)]
+    return model("loop_nested_runtime", nodes, [vi("n", [], TensorProto.INT64), vi("x", [4])],
+                 [vi("v", [4])], [zero])
+
+
 @case()
 def loop_runtime_cond():
     """A while loop: (a, b) <- (a + b, a) while sum(a + b) < 40, at most 30

@@ -502,11 +502,7 @@ class NodeSequenceImporter {
       n.fail("condition '" + cond->name + "' is " + cond->type.str() + ", not one bool");
     if (!cond->isConstant()) return runtimeIf(n, scope, cond);
     const char* key = (*cond->data)[0] ? "then_branch" : "else_branch";
-    const onnx::GraphProto& body = graphAttr(n, key);
-    if (body.input_size() > 0) n.fail(std::string(key) + " has inputs; If's branches take none");
-    if (body.output_size() != n.proto().output_size())
-      n.fail(std::string(key) + " has " + std::to_string(body.output_size()) +
-             " outputs, the node " + std::to_string(n.proto().output_size()));
+    const onnx::GraphProto& body = ifBranch(n, key);
 
     const size_t values_before = n.graph().values.size();
     std::optional<std::vector<Value*>> outs =
@@ -596,11 +592,7 @@ class NodeSequenceImporter {
     std::vector<std::shared_ptr<Graph>> branches;
     std::vector<Value*> captures;
     for (const char* key : {"then_branch", "else_branch"}) {
-      const onnx::GraphProto& body = graphAttr(n, key);
-      if (body.input_size() > 0) n.fail(std::string(key) + " has inputs; If's branches take none");
-      if (body.output_size() != n.proto().output_size())
-        n.fail(std::string(key) + " has " + std::to_string(body.output_size()) +
-               " outputs, the node " + std::to_string(n.proto().output_size()));
+      const onnx::GraphProto& body = ifBranch(n, key);
       const size_t nodes_before = n.graph().nodes.size();
       const size_t values_before = n.graph().values.size();
       const std::string prefix = n.name() + "/" + (key[0] == 't' ? "then" : "else") + "/";
@@ -698,6 +690,16 @@ class NodeSequenceImporter {
       if (!names[k].empty()) n.setOutput(k, node->outputs[k]);
     }
     return true;
+  }
+
+  // An If's branch `key`: no inputs, as many outputs as the node.
+  static const onnx::GraphProto& ifBranch(NodeImporter& n, const char* key) {
+    const onnx::GraphProto& body = graphAttr(n, key);
+    if (body.input_size() > 0) n.fail(std::string(key) + " has inputs; If's branches take none");
+    if (body.output_size() != n.proto().output_size())
+      n.fail(std::string(key) + " has " + std::to_string(body.output_size()) +
+             " outputs, the node " + std::to_string(n.proto().output_size()));
+    return body;
   }
 
   // The graph attribute `key` of the node.

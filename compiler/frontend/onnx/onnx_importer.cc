@@ -399,6 +399,10 @@ std::string unsupportedReason(const onnx::NodeProto& node, const Opsets& opsets)
       (op.rfind("Sequence", 0) == 0 || op.rfind("Optional", 0) == 0 || op == "SplitToSequence" ||
        op == "ConcatFromSequence"))
     return "unsupported operator: nanoc compiles tensors only, not sequences or optionals";
+  if (isDefaultDomain(node.domain()) &&
+      (op == "NonZero" || op == "Unique" || op == "NonMaxSuppression"))
+    return "unsupported operator: its output's shape depends on the input data, and nanoc "
+           "compiles static shapes only (docs/STATUS.md)";
   return "unsupported operator";
 }
 

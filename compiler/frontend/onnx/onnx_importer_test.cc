@@ -1009,6 +1009,17 @@ TEST(OnnxImporter, HugeInputDimIsAnError) {
             "model.onnx: input 'x' f32[1099511627776,1099511627776] is too large to address");
 }
 
+TEST(OnnxImporter, AnOperatorWhoseOutputShapeDependsOnTheDataSaysSo) {
+  ModelBuilder m(13);
+  m.input("x", {4});
+  m.node("NonZero", {"x"}, {"y"}, "nz");
+  m.output("y");
+  std::string err = m.importError();
+  EXPECT_EQ(err.substr(0, err.find('\n')),
+            "model.onnx: node 'nz' (NonZero, opset 13): unsupported operator: its output's shape "
+            "depends on the input data, and nanoc compiles static shapes only (docs/STATUS.md)");
+}
+
 TEST(OnnxImporter, UnsupportedOperatorsComeBeforeOpenDims) {
   ModelBuilder m(13);
   m.openInput("x", {"N"});

@@ -204,8 +204,70 @@ OpSchema makeLoopSchema() {
   return schema;
 }
 
+// nanoc.ScanWrite(acc, value, iteration) {reverse} -> acc with slice
+// `iteration` (T - 1 - iteration with reverse) along axis 0 replaced by
+// value: how a Scan run as a Loop stacks its scan outputs. An index outside
+// [0, T) writes nothing. In a spliced loop the result is the accumulator
+// itself (passes/control_flow.cc), so the kernel writes one slice in place.
+OpSchema makeScanWriteSchema() {
+  OpSchema schema;
+  schema.name = "nanoc.ScanWrite";
+  schema.min_inputs = 3;
+  schema.max_inputs = 3;
+  schema.infer = [](const Node& node) {
+    const TensorType& acc = inputType(node, 0);
+    const TensorType& value = inputType(node, 1);
+    const int64_t reverse = node.i("reverse");
+    if (reverse != 0 && reverse != 1) failNode(node, "reverse must be 0 or 1");
+    std::vector<int64_t> dims = value.dims;
+    if (acc.rank() == 0) failNode(node, "accumulator is a scalar");
+    dims.insert(dims.begin(), acc.dims[0]);
+    expectType(node, acc, {value.dtype, dims}, "accumulator");
+    expectType(node, inputType(node, 2), {DType::I64, {}}, "iteration");
+    return std::vector<TensorType>{acc};
+  };
+  schema.reference = [](const Node& node, const std::vector<const void*>& in,
+                        const std::vector<void*>& out) {
+    const TensorType& acc = node.inputs[0]->type;
+    if (acc.bytes() != 0 && out[0] != in[0]) std::memcpy(out[0], in[0], acc.bytes());
+    int64_t i = 0;
+    std::memcpy(&i, in[2], sizeof i);
+    const int64_t length = acc.dims[0];
+    const int64_t at = node.i("reverse") ? length - 1 - i : i;
+    const uint64_t slice = node.inputs[1]->type.bytes();
+    if (at >= 0 && at < length && slice != 0)
+      std::memcpy(static_cast<uint8_t*>(out[0]) + static_cast<uint64_t>(at) * slice, in[1], slice);
+  };
+  return schema;
+}
+
+// nanoc.Zeros {dtype, shape} -> zeros: a Scan's accumulators before the
+// loop. Never folded (constant_folding.cc): the kernel is cheaper than its
+// bytes in the object.
+OpSchema makeZerosSchema() {
+  OpSchema schema;
+  schema.name = "nanoc.Zeros";
+  schema.min_inputs = 0;
+  schema.max_inputs = 0;
+  schema.infer = [](const Node& node) {
+    const int64_t dtype = node.i("dtype");
+    if (dtype < 0 || dtype > static_cast<int64_t>(DType::F8E5M2FNUZ))
+      failNode(node, "attribute 'dtype' (" + std::to_string(dtype) + ") is not a dtype");
+    for (int64_t d : node.ints("shape"))
+      if (d < 0) failNode(node, "shape has a negative dim");
+    return std::vector<TensorType>{{static_cast<DType>(dtype), node.ints("shape")}};
+  };
+  schema.reference = [](const Node& node, const std::vector<const void*>&,
+                        const std::vector<void*>& out) {
+    if (const uint64_t bytes = node.outputs[0]->type.bytes()) std::memset(out[0], 0, bytes);
+  };
+  return schema;
+}
+
 }  // namespace
 
-std::vector<OpSchema> controlFlowSchemas() { return {makeIfSchema(), makeLoopSchema()}; }
+std::vector<OpSchema> controlFlowSchemas() {
+  return {makeIfSchema(), makeLoopSchema(), makeScanWriteSchema(), makeZerosSchema()};
+}
 
 }  // namespace nanoc

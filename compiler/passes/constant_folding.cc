@@ -10,6 +10,9 @@ bool foldNode(Node& node, uint64_t max_bytes) {
   // If and Loop are left to run time: a Loop's iterations are bounded only
   // by its max_trips, and an If on a constant is inlined by the importer.
   if (!node.subgraphs.empty()) return false;
+  // A fill of zeros (a Scan's accumulators) is cheaper as a kernel than as
+  // its bytes in the object.
+  if (node.op == "nanoc.Zeros") return false;
   uint64_t out_bytes = 0;
   for (const Value* in : node.inputs)
     if (in && !in->isConstant()) return false;

@@ -154,6 +154,17 @@ class Splicer {
     bound.insert(bound.end(), state.begin(), state.end());
     bound.insert(bound.end(), captures.begin(), captures.end());
     std::vector<Value*> results = spliceGraph(*node.subgraphs[0], bound);
+    // A Scan's accumulator updated by nanoc.ScanWrite is written in place:
+    // the kernel's result is the state itself, so no copy follows.
+    for (size_t k = 0; k < carried; ++k) {
+      Value* r = results[1 + k];
+      Node* write = r->producer;
+      if (r != state[k] && write && write->op == "nanoc.ScanWrite" &&
+          write->inputs[0] == state[k]) {
+        write->outputs[0] = state[k];
+        results[1 + k] = state[k];
+      }
+    }
     // Next iteration's state: a parallel assignment, so a source that shares
     // memory with any state value is copied aside first.
     std::vector<std::pair<Value*, Value*>> moves;  // (source, state)

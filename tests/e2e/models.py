@@ -1978,6 +1978,32 @@ def loop_runtime_cond():
                  [vi("a", [3]), vi("b", [3])], [limit, trips])
 
 
+@case()
+def scan_long_runtime():
+    """A Scan of 200 steps (too long to unroll: it runs as a loop at run
+    time): x [200, 4] forwards along axis 0 and y [3, 200] backwards along
+    axis 1; h <- tanh(0.5 h + x_t + sum(y_t)); scan outputs the states along
+    axis 0 and 2 x_t stacked backwards along axis 1."""
+    half = init("half", np.array(0.5, np.float32))
+    two = init("two", np.array(2.0, np.float32))
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["h_in", "half"], ["hh"]),
+         helper.make_node("Add", ["hh", "x_t"], ["hx"]),
+         helper.make_node("ReduceSum", ["y_t"], ["ys"], keepdims=0),
+         helper.make_node("Add", ["hx", "ys"], ["pre"]),
+         helper.make_node("Tanh", ["pre"], ["h_out"]),
+         helper.make_node("Identity", ["h_out"], ["h_scan"]),
+         helper.make_node("Mul", ["x_t", "two"], ["x2"])],
+        "step", [vi("h_in", [4]), vi("x_t", [4]), vi("y_t", [3])],
+        [vi("h_out", [4]), vi("h_scan", [4]), vi("x2", [4])], initializer=[half, two])
+    scan = helper.make_node("Scan", ["h0", "x", "y"], ["h", "hs", "xs2"], name="scan", body=body,
+                            num_scan_inputs=2, scan_input_axes=[0, 1],
+                            scan_input_directions=[0, 1], scan_output_axes=[0, 1],
+                            scan_output_directions=[0, 1])
+    return model("scan_long_runtime", [scan], [vi("h0", [4]), vi("x", [200, 4]), vi("y", [3, 200])],
+                 [vi("h", [4]), vi("hs", [200, 4]), vi("xs2", [4, 200])])
+
+
 # ---- negative cases (run by negative.py) -----------------------------------
 
 

@@ -29,7 +29,9 @@ Lowering makeLpPoolLowering();
 Lowering makeGlobalMaxPoolLowering();
 Lowering makeConvTransposeLowering();
 Lowering makeResizeLowering();
-Lowering makeWinogradLowering();  // lower_winograd.cc
+Lowering makeWinogradLowering();   // lower_winograd.cc
+Lowering makeScanWriteLowering();  // lower_control_flow.cc
+Lowering makeZerosLowering();      // lower_control_flow.cc
 // Families of operators list their lowerings in one function each.
 using LoweringList = std::vector<std::pair<std::string, Lowering>>;
 LoweringList elementwiseTableLowerings();  // lower_elementwise.cc
@@ -61,6 +63,8 @@ const Lowering* findLowering(std::string_view op) {
         {"ConvTranspose", makeConvTransposeLowering()},
         {"Resize", makeResizeLowering()},
         {"nanoc.Winograd", makeWinogradLowering()},
+        {"nanoc.ScanWrite", makeScanWriteLowering()},
+        {"nanoc.Zeros", makeZerosLowering()},
     };
     for (LoweringList (*family)() :
          {elementwiseTableLowerings, reductionLowerings, dataMovementLowerings,

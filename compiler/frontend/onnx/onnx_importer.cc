@@ -948,6 +948,137 @@ class NodeSequenceImporter {
     return true;
   }
 
+  // A Scan longer than this many body nodes times steps runs as a loop at
+  // run time (runtimeScan); a shorter one is unrolled, which lets the passes
+  // fold and fuse across its steps.
+  static constexpr int64_t kMaxUnrolledScanNodes = 1024;
+
+  // Scan run as an IR Loop of `length` trips: each iteration Gathers its
+  // step of every scan input (the iteration number, or length - 1 - it
+  // backwards), runs the body, and nanoc.ScanWrite stores each scan output's
+  // value into an accumulator [length, ...] (zeros before the loop), which
+  // a Transpose after the loop moves to its scan_output_axes.
+  bool runtimeScan(NodeImporter& n, const Scope& scope, const onnx::GraphProto& body,
+                   int64_t length, const std::vector<Value*>& initial,
+                   const std::vector<Value*>& xs, const std::vector<int64_t>& in_axes,
+                   const std::vector<int64_t>& in_dirs, const std::vector<int64_t>& out_axes,
+                   const std::vector<int64_t>& out_dirs) {
+    const size_t states = initial.size(), scan_outputs = out_axes.size();
+    std::vector<Value*> leading = {placeholder(n, "iteration", {DType::I64, {}}),
+                                   placeholder(n, "cond_in", {DType::Bool, {}})};
+    for (size_t k = 0; k < states; ++k)
+      leading.push_back(placeholder(n, "state" + std::to_string(k), initial[k]->type));
+    const size_t nodes_before = n.graph().nodes.size();
+    const size_t values_before = n.graph().values.size();
+    Value* iteration = leading[0];
+    Value* backwards = nullptr;
+    std::vector<Value*> bound(leading.begin() + 2, leading.end());
+    for (size_t j = 0; j < xs.size(); ++j) {
+      Value* at = iteration;
+      if (in_dirs[j]) {
+        if (!backwards) {
+          std::vector<uint8_t> last(sizeof(int64_t));
+          const int64_t l = length - 1;
+          std::memcpy(last.data(), &l, sizeof l);
+          backwards = n.emit("Sub", {n.constant("scan_last", {DType::I64, {}}, last), iteration},
+                             {}, "scan_backwards");
+        }
+        at = backwards;
+      }
+      bound.push_back(
+          n.emit("Gather", {xs[j], at}, {{"axis", in_axes[j]}}, "scan_in" + std::to_string(j)));
+    }
+    std::optional<std::vector<Value*>> outs = importBody(
+        n, body, bound, bodyConstants(n, body, "body"), n.name() + "/body/", scope, "body");
+    if (!outs) {
+      dropPlaceholders(n, leading);
+      return false;
+    }
+    std::vector<Value*> results = {n.constant("scan_go", {DType::Bool, {}}, {1})};
+    for (size_t k = 0; k < states; ++k) {
+      if (!((*outs)[k]->type == initial[k]->type))
+        n.fail("state " + std::to_string(k) + " starts as " + initial[k]->type.str() +
+               " and the body makes it " + (*outs)[k]->type.str() +
+               "; nanoc needs one static type per state");
+      results.push_back((*outs)[k]);
+    }
+    // The accumulators: placeholders made now (the body fixed their types),
+    // inputs of the body after the states all the same.
+    std::vector<TensorType> accumulators;  // their types (the placeholders go with the body)
+    for (size_t s = 0; s < scan_outputs; ++s) {
+      Value* v = (*outs)[states + s];
+      std::vector<int64_t> dims = v->type.dims;
+      dims.insert(dims.begin(), length);
+      Value* acc = placeholder(n, "scan_acc" + std::to_string(s), {v->type.dtype, dims});
+      leading.push_back(acc);
+      accumulators.push_back(acc->type);
+      results.push_back(n.emit("nanoc.ScanWrite", {acc, v, iteration}, {{"reverse", out_dirs[s]}},
+                               "scan_out" + std::to_string(s)));
+    }
+    std::vector<Value*> captures;
+    std::shared_ptr<Graph> sub = moveRegion(n.graph(), nodes_before, values_before,
+                                            n.name() + "/body", leading, results, captures);
+    addCaptureInputs(*sub, captures);
+    dropPlaceholders(n, leading);
+    sub->removeUnusedValues();  // the accumulators' placeholders, moved with the body
+    // Before the loop: zeros for every accumulator.
+    std::vector<Value*> inputs = {n.constant("scan_length", {DType::I64, {}},
+                                             [&] {
+                                               std::vector<uint8_t> b(sizeof(int64_t));
+                                               std::memcpy(b.data(), &length, sizeof length);
+                                               return b;
+                                             }()),
+                                  nullptr};
+    inputs.insert(inputs.end(), initial.begin(), initial.end());
+    for (size_t s = 0; s < scan_outputs; ++s) {
+      const TensorType& t = accumulators[s];
+      Node* zeros =
+          n.graph().addNode("nanoc.Zeros", n.name() + "/scan_zeros" + std::to_string(s), {}, 1);
+      zeros->attrs["dtype"] = static_cast<int64_t>(t.dtype);
+      zeros->attrs["shape"] = t.dims;
+      zeros->outputs[0]->type = t;
+      zeros->outputs[0]->typed = true;
+      inputs.push_back(zeros->outputs[0]);
+    }
+    inputs.insert(inputs.end(), captures.begin(), captures.end());
+    Node* node = n.graph().addNode("Loop", n.name(), inputs, states + scan_outputs);
+    node->attrs["num_carried"] = static_cast<int64_t>(states + scan_outputs);
+    node->attrs["max_trips"] = std::max<int64_t>(1, length);
+    node->subgraphs = {sub};
+    for (size_t k = 0; k < node->outputs.size(); ++k) {
+      node->outputs[k]->type = inputs[2 + k]->type;
+      node->outputs[k]->typed = true;
+    }
+    for (size_t k = 0; k < states; ++k) setOutputNamed(n, k, node->outputs[k]);
+    for (size_t s = 0; s < scan_outputs; ++s) {
+      Value* stacked = node->outputs[states + s];
+      const int64_t rank = static_cast<int64_t>(stacked->type.rank());
+      int64_t a = out_axes[s];
+      if (a < -rank || a >= rank)
+        n.fail("scan_output_axes[" + std::to_string(s) + "] = " + std::to_string(a) +
+               " is outside rank " + std::to_string(rank));
+      if (a < 0) a += rank;
+      if (a != 0) {
+        std::vector<int64_t> perm;
+        for (int64_t d = 1; d <= a; ++d) perm.push_back(d);
+        perm.push_back(0);
+        for (int64_t d = a + 1; d < rank; ++d) perm.push_back(d);
+        stacked = n.emit("Transpose", {stacked}, {{"perm", perm}}, "scan_axis" + std::to_string(s));
+      }
+      setOutputNamed(n, states + s, stacked);
+    }
+    return true;
+  }
+
+  // Output `j` of the node is `v`, a value this node made: it takes the
+  // output's name.
+  static void setOutputNamed(NodeImporter& n, size_t j, Value* v) {
+    const std::string& out = n.proto().output(static_cast<int>(j));
+    if (out.empty()) return;
+    v->name = n.graph().uniqueName(out);
+    n.setOutput(j, v);
+  }
+
   // Scan (opset 9 and later), unrolled: one iteration per slice of the scan
   // inputs along their scan axes, forwards or backwards, the scan outputs
   // stacked along theirs.
@@ -1003,13 +1134,13 @@ class NodeSequenceImporter {
     }
     for (int64_t d : out_dirs)
       if (d != 0 && d != 1) n.fail("scan_output_directions must be 0 or 1");
-    if (length > kMaxUnrolledIterations)
-      n.fail("scans " + std::to_string(length) + " steps, more than the " +
-             std::to_string(kMaxUnrolledIterations) + " nanoc unrolls");
     if (length == 0 && scan_outputs > 0)
       n.fail("scans 0 steps, so its scan outputs have no element shape to be empty of");
     std::vector<Value*> state;
     for (size_t i = 0; i < states; ++i) state.push_back(n.requiredInput(i, "initial state"));
+    // A long scan runs as a loop at run time instead of as copies of its body.
+    if (length * std::max<int64_t>(1, body.node_size()) > kMaxUnrolledScanNodes)
+      return runtimeScan(n, scope, body, length, state, xs, in_axes, in_dirs, out_axes, out_dirs);
     const size_t values_before = n.graph().values.size();
     const std::map<std::string, Value*> constants = bodyConstants(n, body, "body");
     std::vector<std::vector<Value*>> pieces(scan_outputs);

@@ -27,8 +27,8 @@ Value* op(Graph& g, const std::string& name, std::vector<Value*> in,
 }
 
 bool sameBytes(const BufferSlice& a, const BufferSlice& b) {
-  return a.kind == BufferKind::Arena && b.kind == BufferKind::Arena && a.offset < b.offset + b.size &&
-         b.offset < a.offset + a.size;
+  return a.kind == BufferKind::Arena && b.kind == BufferKind::Arena &&
+         a.offset < b.offset + b.size && b.offset < a.offset + a.size;
 }
 
 // Loop(m) { v <- Neg(v + t) } with t = Tanh(x) computed before the loop.

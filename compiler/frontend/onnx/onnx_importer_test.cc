@@ -1344,6 +1344,57 @@ TEST(OnnxImporter, ScanIsUnrolledInBothDirections) {
   EXPECT_EQ(std::vector<float>(p, p + 6), (std::vector<float>{3, 5, 6, 16, 21, 25}));
 }
 
+TEST(OnnxImporter, ALongScanRunsAsALoop) {
+  // Scan(initial, x) { sum_out = sum_in + next; scan_out = sum_out } over
+  // 2,000 steps of x [2000, 2]: past the unrolling budget, one Loop whose
+  // body Gathers step i of x and ScanWrites it into an accumulator.
+  ModelBuilder m(11);
+  m.input("initial", {2});
+  m.input("x", {2000, 2});
+  onnx::NodeProto* n = m.node("Scan", {"initial", "x"}, {"sum", "partial"}, "scan");
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name("num_scan_inputs");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(1);
+  onnx::GraphProto* body = setGraph(n, "body");
+  for (const char* in : {"sum_in", "next"}) body->add_input()->set_name(in);
+  addNode(body, "Add", {"sum_in", "next"}, {"sum_out"});
+  addNode(body, "Identity", {"sum_out"}, {"scan_out"});
+  for (const char* out : {"sum_out", "scan_out"}) body->add_output()->set_name(out);
+  m.output("sum");
+  m.output("partial");
+  auto g = m.import();
+  ASSERT_EQ(ops(*g), (std::vector<std::string>{"nanoc.Zeros", "Loop"}));
+  const Node& loop = *g->nodes[1];
+  EXPECT_EQ(loop.i("num_carried"), 2);
+  EXPECT_EQ(loop.i("max_trips"), 2000);
+  EXPECT_EQ(*loop.inputs[0]->as<int64_t>(), 2000);
+  EXPECT_EQ(loop.inputs[1], nullptr);
+  EXPECT_EQ(loop.inputs[3], g->nodes[0]->outputs[0]);  // the accumulator starts as zeros
+  ASSERT_EQ(loop.subgraphs.size(), 1u);
+  EXPECT_EQ(ops(*loop.subgraphs[0]),
+            (std::vector<std::string>{"Gather", "Add", "Identity", "nanoc.ScanWrite"}));
+  EXPECT_EQ(g->outputs[0]->name, "sum");
+  EXPECT_EQ(g->outputs[1]->name, "partial");
+  EXPECT_EQ(g->outputs[1]->type.str(), "f32[2000,2]");
+  EXPECT_NO_THROW(verifyGraph(*g));
+  // The references run it: the running sums of x's rows.
+  std::vector<float> initial = {1.f, -1.f}, x(4000), sum(2), partial(4000), zeros(4000, 0.f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7);
+  const int64_t trips = 2000;
+  findOp("Loop")->reference(loop, {&trips, nullptr, initial.data(), zeros.data(), x.data()},
+                            {sum.data(), partial.data()});
+  float s0 = 1.f, s1 = -1.f;
+  for (size_t i = 0; i < 2000; ++i) {
+    s0 += x[2 * i];
+    s1 += x[2 * i + 1];
+    ASSERT_EQ(partial[2 * i], s0) << i;
+    ASSERT_EQ(partial[2 * i + 1], s1) << i;
+  }
+  EXPECT_EQ(sum[0], s0);
+  EXPECT_EQ(sum[1], s1);
+}
+
 // ONNX's own function bodies (AffineGrid's) give Unsqueeze a 0-D axes
 // tensor; it is one axis, as ONNX Runtime reads it.
 TEST(OnnxImporter, UnsqueezeTakesAScalarAxis) {

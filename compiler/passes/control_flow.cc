@@ -104,14 +104,48 @@ class Splicer {
     emit("nanoc.If", node.name, {node.inputs[0]}, {});
     for (size_t b = 0; b < 2; ++b) {
       if (b == 1) emit("nanoc.Else", node.name + "/else", {}, {});
+      const size_t first = graph_.nodes.size();
       std::vector<Value*> results = spliceGraph(*node.subgraphs[b], captures);
       for (size_t j = 0; j < node.outputs.size(); ++j) {
-        Node* c = copy(results[j], node.outputs[j],
+        Value* out = node.outputs[j];
+        if (Node* p = soleWriter(results, j, first)) {
+          // The branch's own node writes the If's result: no copy.
+          for (Value*& v : p->outputs)
+            if (v == results[j]) v = out;
+          if (b == 0) out->producer = p;
+          continue;
+        }
+        Node* c = copy(results[j], out,
                        node.name + (b == 0 ? "/then_out" : "/else_out") + std::to_string(j));
-        if (b == 0) node.outputs[j]->producer = c;
+        if (b == 0) out->producer = c;
       }
     }
     emit("nanoc.EndIf", node.name + "/end", node.outputs, {});
+  }
+
+  // The node that may write branch result `j` straight into the If's result:
+  // the one node among those the branch placed (from `first` on) that
+  // defines it, where nothing else there reads it (nested markers included),
+  // it is no other result, and the plan does not make it a view (Reshape) or
+  // write into it in place (Concat). Null when a copy is needed.
+  Node* soleWriter(const std::vector<Value*>& results, size_t j, size_t first) const {
+    const Value* r = results[j];
+    for (size_t k = 0; k < results.size(); ++k)
+      if (k != j && results[k] == r) return nullptr;
+    Node* writer = nullptr;
+    for (size_t n = first; n < graph_.nodes.size(); ++n) {
+      Node* node = graph_.nodes[n].get();
+      for (const Value* in : node->inputs)
+        if (in == r) return nullptr;
+      for (const Value* o : node->outputs)
+        if (o == r) {
+          if (writer) return nullptr;
+          writer = node;
+        }
+    }
+    if (!writer || writer != r->producer || writer->op == "Reshape" || writer->op == "Concat")
+      return nullptr;
+    return writer;
   }
 
   // The value whose memory `v` is: through the Reshapes the plan makes views.

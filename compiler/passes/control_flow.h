@@ -6,6 +6,8 @@
 // An If becomes
 //   nanoc.If(cond)  then's nodes  Identity copies of then's outputs into the
 //   If's outputs  nanoc.Else  else's nodes and copies  nanoc.EndIf(outputs)
+// (where a branch's node is the one writer of its result, it writes the If's
+// output itself and no copy follows)
 // and a Loop
 //   Identity copies of the initial values into the Loop's outputs (the
 //   loop-carried state) and of cond into a state bool

@@ -12,6 +12,19 @@
 
 namespace nanoc::cpu {
 
+void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,
+            const char* name) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& ctx = b.getContext();
+  auto* yes = llvm::BasicBlock::Create(ctx, std::string(name) + ".then", fn);
+  auto* done = llvm::BasicBlock::Create(ctx, std::string(name) + ".end", fn);
+  b.CreateCondBr(cond, yes, done);
+  b.SetInsertPoint(yes);
+  then();
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+}
+
 void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
               const std::function<void(llvm::Value* i)>& body, const char* name, LoopHint hint) {
   emitReduction(

@@ -32,6 +32,10 @@ inline void emitLoop(llvm::IRBuilder<>& b, int64_t begin, int64_t end,
   emitLoop(b, b.getInt64(begin), b.getInt64(end), body, name);
 }
 
+// if (cond) then(); with the builder after it. The GPU lowerings use it too.
+void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,
+            const char* name = "if");
+
 // Emits a loop carrying values: acc = init; for i in [begin, end): acc =
 // body(i, acc). Returns the final values, usable after the loop (init where
 // the loop runs no iteration). The body may create blocks of its own.

@@ -176,49 +176,47 @@ Lowering makeDequantizeLinearLowering() {
 
 // One task: the range needs every element before any is quantized.
 Lowering makeDynamicQuantizeLinearLowering() {
-  return {
-      [](const Node&) -> uint64_t { return 1; },
-      [](KernelBuilder& kb) {
-        llvm::IRBuilder<>& b = kb.b;
-        int64_t n = kb.node.inputs[0]->type.numel();
-        llvm::Type* f32 = b.getFloatTy();
-        auto k = [&](double v) { return llvm::ConstantFP::get(f32, v); };
-        llvm::Value* x = kb.input(0);
-        // Skipped when the task range is empty.
-        llvm::BasicBlock* run = llvm::BasicBlock::Create(b.getContext(), "run", kb.fn);
-        llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "done", kb.fn);
-        b.CreateCondBr(b.CreateICmpULT(kb.task_begin, kb.task_end), run, done);
-        b.SetInsertPoint(run);
-        auto extreme = [&](llvm::Intrinsic::ID id, const char* name) {
-          return emitReduction(
-              b, b.getInt64(0), b.getInt64(n), k(0.0),
-              [&](llvm::Value* i, llvm::Value* acc) {
-                return b.CreateBinaryIntrinsic(id, acc, loadF32(b, x, i));
-              },
-              name);
-        };
-        llvm::Value* lo = extreme(llvm::Intrinsic::minnum, "min");
-        llvm::Value* hi = extreme(llvm::Intrinsic::maxnum, "max");
-        llvm::Value* range = b.CreateSelect(b.CreateFCmpOEQ(hi, lo), k(1.0), b.CreateFSub(hi, lo));
-        llvm::Value* scale = b.CreateFDiv(range, k(255.0));
-        llvm::Value* zp = b.CreateFSub(k(0.0), b.CreateFDiv(lo, scale));
-        zp = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, zp, k(0.0));
-        zp = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, zp, k(255.0));
-        zp = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, zp);
-        emitLoop(
-            b, 0, n,
-            [&](llvm::Value* i) {
-              llvm::Value* q = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
-                                                      b.CreateFDiv(loadF32(b, x, i), scale));
-              storeElement(b, DType::U8, emitSaturate(b, b.CreateFAdd(q, zp), {0, 255}, DType::U8),
-                           kb.output(0), i);
-            },
-            "q");
-        storeF32(b, scale, kb.output(1), b.getInt64(0));
-        storeElement(b, DType::U8, b.CreateFPToUI(zp, b.getInt8Ty()), kb.output(2), b.getInt64(0));
-        b.CreateBr(done);
-        b.SetInsertPoint(done);
-      }};
+  return {[](const Node&) -> uint64_t { return 1; },
+          [](KernelBuilder& kb) {
+            llvm::IRBuilder<>& b = kb.b;
+            int64_t n = kb.node.inputs[0]->type.numel();
+            llvm::Type* f32 = b.getFloatTy();
+            auto k = [&](double v) { return llvm::ConstantFP::get(f32, v); };
+            llvm::Value* x = kb.input(0);
+            // Skipped when the task range is empty.
+            emitIf(b, b.CreateICmpULT(kb.task_begin, kb.task_end), [&] {
+              auto extreme = [&](llvm::Intrinsic::ID id, const char* name) {
+                return emitReduction(
+                    b, b.getInt64(0), b.getInt64(n), k(0.0),
+                    [&](llvm::Value* i, llvm::Value* acc) {
+                      return b.CreateBinaryIntrinsic(id, acc, loadF32(b, x, i));
+                    },
+                    name);
+              };
+              llvm::Value* lo = extreme(llvm::Intrinsic::minnum, "min");
+              llvm::Value* hi = extreme(llvm::Intrinsic::maxnum, "max");
+              llvm::Value* range =
+                  b.CreateSelect(b.CreateFCmpOEQ(hi, lo), k(1.0), b.CreateFSub(hi, lo));
+              llvm::Value* scale = b.CreateFDiv(range, k(255.0));
+              llvm::Value* zp = b.CreateFSub(k(0.0), b.CreateFDiv(lo, scale));
+              zp = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, zp, k(0.0));
+              zp = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, zp, k(255.0));
+              zp = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, zp);
+              emitLoop(
+                  b, 0, n,
+                  [&](llvm::Value* i) {
+                    llvm::Value* q = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
+                                                            b.CreateFDiv(loadF32(b, x, i), scale));
+                    storeElement(b, DType::U8,
+                                 emitSaturate(b, b.CreateFAdd(q, zp), {0, 255}, DType::U8),
+                                 kb.output(0), i);
+                  },
+                  "q");
+              storeF32(b, scale, kb.output(1), b.getInt64(0));
+              storeElement(b, DType::U8, b.CreateFPToUI(zp, b.getInt8Ty()), kb.output(2),
+                           b.getInt64(0));
+            });
+          }};
 }
 
 }  // namespace

@@ -70,35 +70,30 @@ Lowering makeScatterNDLowering() {
     llvm::IRBuilder<>& b = kb.b;
     auto c = [&](int64_t v) { return b.getInt64(v); };
     // Task 0 does everything; a kernel called for an empty range does nothing.
-    llvm::Function* fn = b.GetInsertBlock()->getParent();
-    auto* work = llvm::BasicBlock::Create(b.getContext(), "work", fn);
-    auto* done = llvm::BasicBlock::Create(b.getContext(), "done", fn);
-    b.CreateCondBr(b.CreateICmpULT(kb.task_begin, kb.task_end), work, done);
-    b.SetInsertPoint(work);
-    emitCopyData(kb);
-    if (block > 0)
-      emitLoop(
-          b, c(0), c(tuples),
-          [&](llvm::Value* t) {
-            llvm::Value* at = c(0);
-            for (size_t k = 0; k < m; ++k) {
-              llvm::Value* i = loadIndex(b, indices.dtype, kb.input(1),
-                                         b.CreateAdd(b.CreateMul(t, c(static_cast<int64_t>(m))),
-                                                     c(static_cast<int64_t>(k))));
-              at = b.CreateAdd(at, b.CreateMul(emitClampIndex(b, i, data.dims[k]), c(ds[k])));
-            }
-            llvm::Value* from = b.CreateMul(t, c(block));
-            emitLoop(
-                b, c(0), c(block),
-                [&](llvm::Value* e) {
-                  emitCombine(b, r, data.dtype, kb.output(0), b.CreateAdd(at, e), kb.input(2),
-                              b.CreateAdd(from, e));
-                },
-                "e");
-          },
-          "t");
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
+    emitIf(b, b.CreateICmpULT(kb.task_begin, kb.task_end), [&] {
+      emitCopyData(kb);
+      if (block > 0)
+        emitLoop(
+            b, c(0), c(tuples),
+            [&](llvm::Value* t) {
+              llvm::Value* at = c(0);
+              for (size_t k = 0; k < m; ++k) {
+                llvm::Value* i = loadIndex(b, indices.dtype, kb.input(1),
+                                           b.CreateAdd(b.CreateMul(t, c(static_cast<int64_t>(m))),
+                                                       c(static_cast<int64_t>(k))));
+                at = b.CreateAdd(at, b.CreateMul(emitClampIndex(b, i, data.dims[k]), c(ds[k])));
+              }
+              llvm::Value* from = b.CreateMul(t, c(block));
+              emitLoop(
+                  b, c(0), c(block),
+                  [&](llvm::Value* e) {
+                    emitCombine(b, r, data.dtype, kb.output(0), b.CreateAdd(at, e), kb.input(2),
+                                b.CreateAdd(from, e));
+                  },
+                  "e");
+            },
+            "t");
+    });
     addOperandAliasScopes(kb);
   };
   return lowering;
@@ -114,33 +109,28 @@ Lowering makeScatterElementsLowering() {
     size_t axis = static_cast<size_t>(kb.node.i("axis"));
     std::vector<int64_t> ds = stridesOf(data.dims);
     llvm::IRBuilder<>& b = kb.b;
-    llvm::Function* fn = b.GetInsertBlock()->getParent();
-    auto* work = llvm::BasicBlock::Create(b.getContext(), "work", fn);
-    auto* done = llvm::BasicBlock::Create(b.getContext(), "done", fn);
-    b.CreateCondBr(b.CreateICmpULT(kb.task_begin, kb.task_end), work, done);
-    b.SetInsertPoint(work);
-    emitCopyData(kb);
-    // The update loop over every element of indices, all in this one task.
-    int64_t n = indices.numel();
-    std::vector<int64_t> is = stridesOf(indices.dims);
-    if (n > 0)
-      emitLoop(
-          b, b.getInt64(0), b.getInt64(n),
-          [&](llvm::Value* i) {
-            llvm::Value* at = b.getInt64(0);
-            for (size_t d = 0; d < indices.rank(); ++d) {
-              llvm::Value* coord =
-                  d == axis
-                      ? emitClampIndex(b, loadIndex(b, indices.dtype, kb.input(1), i), data.dims[d])
-                      : b.CreateURem(b.CreateUDiv(i, b.getInt64(is[d])),
-                                     b.getInt64(indices.dims[d]));
-              at = b.CreateAdd(at, b.CreateMul(coord, b.getInt64(ds[d])));
-            }
-            emitCombine(b, r, data.dtype, kb.output(0), at, kb.input(2), i);
-          },
-          "i");
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
+    emitIf(b, b.CreateICmpULT(kb.task_begin, kb.task_end), [&] {
+      emitCopyData(kb);
+      // The update loop over every element of indices, all in this one task.
+      int64_t n = indices.numel();
+      std::vector<int64_t> is = stridesOf(indices.dims);
+      if (n > 0)
+        emitLoop(
+            b, b.getInt64(0), b.getInt64(n),
+            [&](llvm::Value* i) {
+              llvm::Value* at = b.getInt64(0);
+              for (size_t d = 0; d < indices.rank(); ++d) {
+                llvm::Value* coord =
+                    d == axis ? emitClampIndex(b, loadIndex(b, indices.dtype, kb.input(1), i),
+                                               data.dims[d])
+                              : b.CreateURem(b.CreateUDiv(i, b.getInt64(is[d])),
+                                             b.getInt64(indices.dims[d]));
+                at = b.CreateAdd(at, b.CreateMul(coord, b.getInt64(ds[d])));
+              }
+              emitCombine(b, r, data.dtype, kb.output(0), at, kb.input(2), i);
+            },
+            "i");
+    });
     addOperandAliasScopes(kb);
   };
   return lowering;

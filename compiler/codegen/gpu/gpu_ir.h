@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/gpu/gpu_lowering.h"
 
 namespace nanoc::gpu {
@@ -49,9 +50,8 @@ std::vector<llvm::Value*> emitCarriedStridedLoop(
 void emitGridStrideLoop(GpuKernelBuilder& kb, int64_t total,
                         const std::function<void(llvm::Value*)>& body, const char* name = "elem");
 
-// if (cond) then(); with the builder after it.
-void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,
-            const char* name = "if");
+// if (cond) then(); the CPU lowerings' (cpu/loops.h).
+using cpu::emitIf;
 
 // A static shared-memory array of `count` floats, named after the kernel.
 llvm::GlobalVariable* sharedF32Array(llvm::Module& module, llvm::Function* fn,

@@ -169,19 +169,6 @@ void emitGridStrideLoop(GpuKernelBuilder& kb, int64_t total,
                   b.getInt64(int64_t{kb.launch.grid[0]} * kb.launch.block[0]), body, name);
 }
 
-void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,
-            const char* name) {
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::LLVMContext& ctx = b.getContext();
-  auto* yes = llvm::BasicBlock::Create(ctx, std::string(name) + ".then", fn);
-  auto* done = llvm::BasicBlock::Create(ctx, std::string(name) + ".end", fn);
-  b.CreateCondBr(cond, yes, done);
-  b.SetInsertPoint(yes);
-  then();
-  b.CreateBr(done);
-  b.SetInsertPoint(done);
-}
-
 llvm::GlobalVariable* sharedF32Array(llvm::Module& module, llvm::Function* fn,
                                      const std::string& name, uint64_t count) {
   auto* type = llvm::ArrayType::get(llvm::Type::getFloatTy(module.getContext()), count);

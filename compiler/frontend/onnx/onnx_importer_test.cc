@@ -1309,23 +1309,14 @@ TEST(OnnxImporter, LoopWithARunTimeTripCountRunsItsBodyAtRunTime) {
   EXPECT_EQ(final_y[1], 8.f);
 }
 
-TEST(OnnxImporter, ScanIsUnrolledInBothDirections) {
-  // Scan(initial, x) { sum_out = sum_in + next; scan_out = sum_out }, x [2,3]
-  // scanned along axis 1 backwards, the scan output stacked along axis 1.
-  ModelBuilder m(11);
-  m.floatInit("initial", {2}, {0.f, 10.f});
-  m.floatInit("x", {2, 3}, {1.f, 2.f, 3.f, 4.f, 5.f, 6.f});
+// Scan(initial, x) { sum_out = sum_in + next; scan_out = sum_out } with one
+// scan input, its outputs "sum" and "partial" the model's.
+onnx::NodeProto* runningSumScan(ModelBuilder& m) {
   onnx::NodeProto* n = m.node("Scan", {"initial", "x"}, {"sum", "partial"}, "scan");
   onnx::AttributeProto* a = n->add_attribute();
   a->set_name("num_scan_inputs");
   a->set_type(onnx::AttributeProto::INT);
   a->set_i(1);
-  for (const char* key : {"scan_input_axes", "scan_input_directions", "scan_output_axes"}) {
-    onnx::AttributeProto* list = n->add_attribute();
-    list->set_name(key);
-    list->set_type(onnx::AttributeProto::INTS);
-    list->add_ints(1);
-  }
   onnx::GraphProto* body = setGraph(n, "body");
   for (const char* in : {"sum_in", "next"}) body->add_input()->set_name(in);
   addNode(body, "Add", {"sum_in", "next"}, {"sum_out"});
@@ -1333,6 +1324,22 @@ TEST(OnnxImporter, ScanIsUnrolledInBothDirections) {
   for (const char* out : {"sum_out", "scan_out"}) body->add_output()->set_name(out);
   m.output("sum");
   m.output("partial");
+  return n;
+}
+
+TEST(OnnxImporter, ScanIsUnrolledInBothDirections) {
+  // Scan(initial, x) { sum_out = sum_in + next; scan_out = sum_out }, x [2,3]
+  // scanned along axis 1 backwards, the scan output stacked along axis 1.
+  ModelBuilder m(11);
+  m.floatInit("initial", {2}, {0.f, 10.f});
+  m.floatInit("x", {2, 3}, {1.f, 2.f, 3.f, 4.f, 5.f, 6.f});
+  onnx::NodeProto* n = runningSumScan(m);
+  for (const char* key : {"scan_input_axes", "scan_input_directions", "scan_output_axes"}) {
+    onnx::AttributeProto* list = n->add_attribute();
+    list->set_name(key);
+    list->set_type(onnx::AttributeProto::INTS);
+    list->add_ints(1);
+  }
   auto g = m.import();
   ASSERT_TRUE(g->outputs[0]->isConstant());
   EXPECT_EQ(g->outputs[0]->as<float>()[0], 6.f);   // 0 + 3 + 2 + 1
@@ -1351,18 +1358,7 @@ TEST(OnnxImporter, ALongScanRunsAsALoop) {
   ModelBuilder m(11);
   m.input("initial", {2});
   m.input("x", {2000, 2});
-  onnx::NodeProto* n = m.node("Scan", {"initial", "x"}, {"sum", "partial"}, "scan");
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name("num_scan_inputs");
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(1);
-  onnx::GraphProto* body = setGraph(n, "body");
-  for (const char* in : {"sum_in", "next"}) body->add_input()->set_name(in);
-  addNode(body, "Add", {"sum_in", "next"}, {"sum_out"});
-  addNode(body, "Identity", {"sum_out"}, {"scan_out"});
-  for (const char* out : {"sum_out", "scan_out"}) body->add_output()->set_name(out);
-  m.output("sum");
-  m.output("partial");
+  runningSumScan(m);
   auto g = m.import();
   ASSERT_EQ(ops(*g), (std::vector<std::string>{"nanoc.Zeros", "Loop"}));
   const Node& loop = *g->nodes[1];

@@ -678,22 +678,29 @@ class NodeSequenceImporter {
                                             n.name() + "/body", leading, results, captures);
     addCaptureInputs(*sub, captures);
     dropPlaceholders(n, leading);
-    std::vector<Value*> inputs = {m, cond};
-    inputs.insert(inputs.end(), initial.begin(), initial.end());
-    inputs.insert(inputs.end(), captures.begin(), captures.end());
-    std::vector<std::string> names;
-    for (size_t k = 0; k < initial.size(); ++k)
-      names.push_back(n.proto().output(static_cast<int>(k)));
-    Node* node = n.graph().addNode("Loop", n.name(), inputs, names.size(), names);
-    node->attrs["num_carried"] = static_cast<int64_t>(initial.size());
-    node->attrs["max_trips"] = max_trips;
-    node->subgraphs = {sub};
-    for (size_t k = 0; k < node->outputs.size(); ++k) {
-      node->outputs[k]->type = initial[k]->type;
-      node->outputs[k]->typed = true;
-      if (!names[k].empty()) n.setOutput(k, node->outputs[k]);
-    }
+    Node* node = addLoop(n, m, cond, initial, captures, sub, max_trips);
+    for (size_t k = 0; k < node->outputs.size(); ++k) setOutputNamed(n, k, node->outputs[k]);
     return true;
+  }
+
+  // The IR Loop over `body` (its inputs: iteration, cond, `carried`'s
+  // values, `captures`), its results typed as the carried values' initial
+  // values.
+  static Node* addLoop(NodeImporter& n, Value* m, Value* cond, const std::vector<Value*>& carried,
+                       const std::vector<Value*>& captures, std::shared_ptr<Graph> body,
+                       int64_t max_trips) {
+    std::vector<Value*> inputs = {m, cond};
+    inputs.insert(inputs.end(), carried.begin(), carried.end());
+    inputs.insert(inputs.end(), captures.begin(), captures.end());
+    Node* node = n.graph().addNode("Loop", n.name(), inputs, carried.size());
+    node->attrs["num_carried"] = static_cast<int64_t>(carried.size());
+    node->attrs["max_trips"] = max_trips;
+    node->subgraphs = {std::move(body)};
+    for (size_t k = 0; k < carried.size(); ++k) {
+      node->outputs[k]->type = carried[k]->type;
+      node->outputs[k]->typed = true;
+    }
+    return node;
   }
 
   // An If's branch `key`: no inputs, as many outputs as the node.
@@ -1022,14 +1029,9 @@ class NodeSequenceImporter {
     dropPlaceholders(n, leading);
     sub->removeUnusedValues();  // the accumulators' placeholders, moved with the body
     // Before the loop: zeros for every accumulator.
-    std::vector<Value*> inputs = {n.constant("scan_length", {DType::I64, {}},
-                                             [&] {
-                                               std::vector<uint8_t> b(sizeof(int64_t));
-                                               std::memcpy(b.data(), &length, sizeof length);
-                                               return b;
-                                             }()),
-                                  nullptr};
-    inputs.insert(inputs.end(), initial.begin(), initial.end());
+    std::vector<uint8_t> length_bytes(sizeof(int64_t));
+    std::memcpy(length_bytes.data(), &length, sizeof length);
+    std::vector<Value*> carried = initial;
     for (size_t s = 0; s < scan_outputs; ++s) {
       const TensorType& t = accumulators[s];
       Node* zeros =
@@ -1038,17 +1040,10 @@ class NodeSequenceImporter {
       zeros->attrs["shape"] = t.dims;
       zeros->outputs[0]->type = t;
       zeros->outputs[0]->typed = true;
-      inputs.push_back(zeros->outputs[0]);
+      carried.push_back(zeros->outputs[0]);
     }
-    inputs.insert(inputs.end(), captures.begin(), captures.end());
-    Node* node = n.graph().addNode("Loop", n.name(), inputs, states + scan_outputs);
-    node->attrs["num_carried"] = static_cast<int64_t>(states + scan_outputs);
-    node->attrs["max_trips"] = std::max<int64_t>(1, length);
-    node->subgraphs = {sub};
-    for (size_t k = 0; k < node->outputs.size(); ++k) {
-      node->outputs[k]->type = inputs[2 + k]->type;
-      node->outputs[k]->typed = true;
-    }
+    Node* node = addLoop(n, n.constant("scan_length", {DType::I64, {}}, std::move(length_bytes)),
+                         nullptr, carried, captures, sub, std::max<int64_t>(1, length));
     for (size_t k = 0; k < states; ++k) setOutputNamed(n, k, node->outputs[k]);
     for (size_t s = 0; s < scan_outputs; ++s) {
       Value* stacked = node->outputs[states + s];

@@ -50,15 +50,15 @@ const WinogradMatrices& winogradMatrices(int64_t m) {
 namespace {
 // U's element (xi, o, c): product xi's grouped [M, C] matrix, then (o, c) in
 // it.
-int64_t uIndex(int64_t xi, int64_t o, int64_t c, int64_t M, int64_t C) {
-  return xi * weightRowGroups(M) * C * kWeightRowGroup + weightRowIndex(o, c, C);
+int64_t uIndex(int64_t xi, int64_t o, int64_t c, int64_t M, int64_t C, int64_t g) {
+  return xi * weightRowGroups(M, g) * C * g + weightRowIndex(o, c, C, g);
 }
 }  // namespace
 
-std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t m) {
+std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t m, int64_t group) {
   const WinogradMatrices& f = winogradMatrices(m);
   const int64_t t = f.t;
-  std::vector<float> u(static_cast<size_t>(t * t * weightRowGroups(M) * C * kWeightRowGroup));
+  std::vector<float> u(static_cast<size_t>(t * t * weightRowGroups(M, group) * C * group));
   for (int64_t o = 0; o < M; ++o)
     for (int64_t c = 0; c < C; ++c) {
       const float* g = w + (o * C + c) * 9;
@@ -73,7 +73,7 @@ std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t
         for (int64_t b = 0; b < t; ++b) {
           double s = 0;
           for (int64_t j = 0; j < 3; ++j) s += gg[a][j] * f.g[b * 3 + j];
-          u[static_cast<size_t>(uIndex(a * t + b, o, c, M, C))] = static_cast<float>(s);
+          u[static_cast<size_t>(uIndex(a * t + b, o, c, M, C, group))] = static_cast<float>(s);
         }
     }
   return u;
@@ -108,11 +108,16 @@ WinogradShape winogradShape(const Node& node) {
   s.m_out = node.i("out_channels");
   if (s.m_out < 1 || s.m_out > (int64_t{1} << 24))
     failNode(node, "attribute 'out_channels' must be in [1, 2^24]");
-  if (u[0] != s.t * s.t || u[1] != weightRowGroups(s.m_out) || u[2] != s.c ||
-      u[3] != kWeightRowGroup)
+  s.tile_rows = node.i("tile_rows", 0);
+  if (s.tile_rows < 0 || s.tile_rows > 1024 || s.tile_rows % s.panel != 0)
+    failNode(node, "attribute 'tile_rows' must be 0 or a multiple of 'panel' (" +
+                       std::to_string(s.panel) + ") up to 1024, got " +
+                       std::to_string(s.tile_rows));
+  const int64_t g = s.uGroup();
+  if (u[0] != s.t * s.t || u[1] != weightRowGroups(s.m_out, g) || u[2] != s.c || u[3] != g)
     failNode(node, "U " + dimsStr(u) + " must be [" + std::to_string(s.t * s.t) + ", " +
-                       std::to_string(weightRowGroups(s.m_out)) + ", " + std::to_string(s.c) +
-                       ", " + std::to_string(kWeightRowGroup) + "]");
+                       std::to_string(weightRowGroups(s.m_out, g)) + ", " + std::to_string(s.c) +
+                       ", " + std::to_string(g) + "]");
   // The kernel indexes X and Y with 32-bit lane offsets.
   constexpr int64_t kLimit = int64_t{1} << 31;
   if (s.n * s.c * s.h * s.w >= kLimit || s.n * s.m_out * s.oh * s.ow >= kLimit)
@@ -178,7 +183,8 @@ OpSchema makeWinogradSchema() {
             for (int64_t xi = 0; xi < T2; ++xi) {
               double sum = 0;
               for (int64_t c = 0; c < s.c; ++c)
-                sum += u[uIndex(xi, o, c, s.m_out, s.c)] * v[static_cast<size_t>(c * T2 + xi)];
+                sum += u[uIndex(xi, o, c, s.m_out, s.c, s.uGroup())] *
+                       v[static_cast<size_t>(c * T2 + xi)];
               acc[static_cast<size_t>(xi)] = sum;
             }
             for (int64_t r = 0; r < m; ++r)

@@ -11,15 +11,20 @@
 // fewer for m = 4, 2.25x for m = 2. The weights' transform U = G g G^T is done
 // by passes/conv_to_gemm.cc at compile time (winogradWeights):
 //
-//   nanoc.Winograd(X [N, C, H, W], U [t*t, G, C, 24], bias [M]?, residual?)
+//   nanoc.Winograd(X [N, C, H, W], U [t*t, G, C, g], bias [M]?, residual?)
 //       {tile = m (2 or 4), out_channels = M, pads [4], output_spatial [OH, OW],
-//        panel}
+//        panel, tile_rows = 0}
 //     -> Y [N, M, OH, OW] with OH = H + pads[0] + pads[2] - 2 and
 //        OW = W + pads[1] + pads[3] - 2
 //
-// U holds output channel o of product xi at U[xi, o / 24, c, o % 24] (G =
-// ceil(M / 24) groups of 24, the rows past M zero): each U[xi] an [M, C]
-// weight matrix in weight_rows.h's grouped layout.
+// U holds output channel o of product xi at U[xi, o / g, c, o % g] (G =
+// ceil(M / g) groups of g, the rows past M zero): each U[xi] an [M, C]
+// weight matrix in weight_rows.h's grouped layout. g is 24 (the products'
+// rows are output channels, U[xi] their A), or tile_rows where that is set
+// (a multiple of `panel`): the products are transposed, their rows the
+// tiles and U[xi] their B in panels of g output channels, so that an image
+// of few tiles (7 x 7 or 14 x 14 maps: 16) fills the vector lanes with
+// output channels instead of leaving them part empty.
 //
 // The last tiles of a row or column may hang past OH, OW (read as padding,
 // not stored). `panel` is the unit of the scratch's columns of tiles, a
@@ -43,9 +48,10 @@ struct WinogradMatrices {
 // m = 2 or 4 (the points 0, +-1, +-2 and infinity for 4).
 const WinogradMatrices& winogradMatrices(int64_t m);
 
-// U [t*t, G, C, 24] from W [M, C, 3, 3]: U[xi = a * t + b, o / 24, c, o % 24]
+// U [t*t, G, C, g] from W [M, C, 3, 3]: U[xi = a * t + b, o / g, c, o % g]
 // = (G w[o, c] G^T)[a][b], computed in double.
-std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t m);
+std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t m,
+                                   int64_t g = kWeightRowGroup);
 
 struct WinogradShape {
   int64_t n = 0, c = 0, h = 0, w = 0, m_out = 0;  // m_out: output channels M
@@ -53,7 +59,9 @@ struct WinogradShape {
   int64_t pad_h = 0, pad_w = 0;                   // begins
   int64_t oh = 0, ow = 0;
   int64_t panel = 1;
+  int64_t tile_rows = 0;  // > 0: transposed products, U in groups of this many
   bool has_bias = false;
+  int64_t uGroup() const { return tile_rows > 0 ? tile_rows : kWeightRowGroup; }
   int64_t tilesH() const { return (oh + tile - 1) / tile; }
   int64_t tilesW() const { return (ow + tile - 1) / tile; }
   int64_t tiles() const { return tilesH() * tilesW(); }  // per image

@@ -7,9 +7,11 @@
 //     the tile's nr columns;
 //  2. per block of R output channels: t*t register-tiled products U[xi] (the
 //     compile-time transformed weights, read in place as A) x V[xi] into
-//     scratch, then the output transform A^T Mx A, bias and the fused
-//     epilogue, V tiles at a time, scattered into Y (lanes past OH or OW
-//     masked off).
+//     scratch, or with tile_rows their transposes V[xi]^T x U[xi]^T (the
+//     tiles as the tile's rows, U's panels as B, each register tile
+//     transposed before its store), then the output transform A^T Mx A,
+//     bias and the fused epilogue, V tiles at a time, scattered into Y
+//     (lanes past OH or OW masked off).
 // The transforms are unrolled at compile time from the constant matrices
 // (zero coefficients skipped, +-1 as adds), so an F(4x4, 3x3) tile costs 36
 // multiply-adds per channel pair instead of 144.
@@ -92,15 +94,18 @@ WinogradPlan planWinograd(const Node& node) {
   p.blocks = (p.tiles + p.block - 1) / p.block;
   p.block_pad = (p.block + s.panel - 1) / s.panel * s.panel;
   const int64_t M = s.m_out;
-  p.rows = std::min(M, kRowBlock);
+  // Transposed products take their output channels (columns) in whole
+  // panels of U.
+  const int64_t quantum = s.tile_rows > 0 ? s.tile_rows : kPackedRowQuantum;
+  const int64_t most_rows = std::max(quantum, kRowBlock / quantum * quantum);
+  p.rows = std::min(M, most_rows);
   // One block of tiles per image: two groups of rows, so that two threads
   // share an image (each transforms the block's input itself).
-  if (p.blocks == 1 && M > kPackedRowQuantum) {
+  if (p.blocks == 1 && M > quantum) {
     // Row blocks whose two groups (group 0 takes the first row_blocks / 2)
     // differ least in rows (M = 256: 11 blocks of 24, 120 + 136).
     int64_t best = -1;
-    for (int64_t rows = kPackedRowQuantum; rows <= std::min(M, kRowBlock);
-         rows += kPackedRowQuantum) {
+    for (int64_t rows = quantum; rows <= std::min(M, most_rows); rows += quantum) {
       const int64_t blocks = (M + rows - 1) / rows;
       const int64_t first = std::min(M, blocks / 2 * rows);
       const int64_t busiest = std::max(first, M - first);
@@ -155,9 +160,10 @@ Lowering makeWinogradLowering() {
         llvm::IRBuilder<>& b = kb.b;
         const RegisterTile tile = registerTile(*kb.fn);
         const int64_t V = tile.width, S = tile.columns();
-        if (plan.block_pad % S != 0 || S % V != 0)
+        if (plan.block_pad % S != 0 || S % V != 0 || s.tile_rows % S != 0)
           throw CompileError("nanoc.Winograd '" + kb.node.name + "': panel " +
-                             std::to_string(s.panel) + " is not a multiple of the tile's " +
+                             std::to_string(s.panel) + " or tile_rows " +
+                             std::to_string(s.tile_rows) + " is not a multiple of the tile's " +
                              std::to_string(S) + " columns");
         const WinogradMatrices& f = winogradMatrices(s.tile);
         const int64_t t = s.t, T2 = plan.t2(), m = s.tile, C = s.c, M = s.m_out, R = plan.rows;
@@ -260,6 +266,37 @@ Lowering makeWinogradLowering() {
                     b, 0, T2,
                     [&](llvm::Value* xi) {
                       PackedProduct p;
+                      if (s.tile_rows > 0) {
+                        // Transposed: Mx[xi]^T (nb x M) = V[xi]^T (the
+                        // tiles as rows: row i at (i / S) * C * S + i % S,
+                        // K S apart) x U[xi]^T (panels of tile_rows output
+                        // channels), rows [r0, r0 + R) of Mx[xi] as this
+                        // task's columns, each tile transposed before its
+                        // store into the row block's [R, nb].
+                        const int64_t g = s.tile_rows;
+                        p.a = b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(C * plan.block_pad)));
+                        p.a_row_offset = [&](llvm::Value* i) {
+                          return b.CreateAdd(b.CreateMul(b.CreateUDiv(i, i64(S)), i64(C * S)),
+                                             b.CreateURem(i, i64(S)));
+                        };
+                        p.a_k_stride = S;
+                        p.packed_b = b.CreateGEP(
+                            f32, u, b.CreateMul(xi, i64(weightRowGroups(M, g) * C * g)));
+                        p.b_panel_stride = g;
+                        // Y's row o (an output channel) at (o - r0) * nb: the
+                        // offset may point before the scratch (not inbounds).
+                        p.y = b.CreateGEP(
+                            f32, mbuf,
+                            b.CreateSub(b.CreateMul(xi, i64(R * nb)), b.CreateMul(r0, i64(nb))));
+                        p.y_transposed = true;
+                        p.M = nb;
+                        p.K = C;
+                        p.N = M;
+                        p.rows_per_task = nb;
+                        p.cols_per_task = R;
+                        emitPackedProductTask(b, tile, p, rb);
+                        return;
+                      }
                       p.a = b.CreateGEP(
                           f32, u, b.CreateMul(xi, i64(weightRowGroups(M) * C * kWeightRowGroup)));
                       p.a_row_group = kWeightRowGroup;

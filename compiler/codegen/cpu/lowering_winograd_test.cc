@@ -36,6 +36,7 @@ TEST(WinogradLowering, EveryShapeOnEveryTile) {
     int64_t m, tile;
     Dims pads;
     bool bias;
+    int64_t tile_rows = 0;
   };
   std::vector<Case> cases = {
       {{1, 16, 14, 14}, 16, 4, {1, 1, 1, 1}, true},
@@ -48,14 +49,23 @@ TEST(WinogradLowering, EveryShapeOnEveryTile) {
       {{1, 16, 60, 60}, 8, 4, {1, 1, 1, 1}, true},
       // 100 rows: two blocks of rows of 96; one block of tiles, two groups.
       {{1, 8, 12, 12}, 100, 4, {1, 1, 1, 1}, true},
+      // Transposed products (tiles as rows): 16 tiles and 100 channels in
+      // panels of 96 (one partial), two groups of rows.
+      {{1, 16, 7, 7}, 100, 2, {1, 1, 1, 1}, true, 96},
+      // 12 tiles (fewer than a register tile's rows on some ISAs), two images.
+      {{2, 9, 14, 13}, 200, 4, {1, 0, 1, 1}, false, 96},
+      // 225 tiles in two blocks: rows past one tile row and one panel.
+      {{1, 16, 60, 60}, 96, 4, {1, 1, 1, 1}, true, 96},
   };
   uint64_t seed = 5000;
   for (const Case& c : cases) {
-    const int64_t t = c.tile + 2;
-    std::vector<TensorType> inputs = {f32(c.x), f32({t * t, (c.m + 23) / 24, c.x[1], 24})};
+    const int64_t t = c.tile + 2, group = c.tile_rows > 0 ? c.tile_rows : 24;
+    std::vector<TensorType> inputs = {f32(c.x),
+                                      f32({t * t, (c.m + group - 1) / group, c.x[1], group})};
     if (c.bias) inputs.push_back(f32({c.m}));
-    auto g = testing::makeSingleNodeGraph("nanoc.Winograd", inputs,
-                                          winogradAttrs(c.tile, c.pads, c.x, c.m));
+    Attrs attrs = winogradAttrs(c.tile, c.pads, c.x, c.m);
+    if (c.tile_rows > 0) attrs["tile_rows"] = c.tile_rows;
+    auto g = testing::makeSingleNodeGraph("nanoc.Winograd", inputs, attrs);
     ASSERT_GT(findLowering("nanoc.Winograd")->scratch_bytes(*g->node), 0u);
     testing::expectMatchesOnEveryTile(*g->node, seed++, testing::describe("nanoc.Winograd", inputs),
                                       {1});
@@ -82,6 +92,15 @@ TEST(WinogradSchema, RejectsBadTilesPadsAndWeights) {
   EXPECT_THROW(build(x, u, wrong), CompileError);
   EXPECT_THROW(build({1, 4, 1, 1}, u, winogradAttrs(4, {0, 0, 0, 0}, {1, 4, 1, 1}, 5)),
                CompileError);
+  // Transposed products: U in groups of tile_rows, a multiple of panel.
+  Attrs transposed = winogradAttrs(4, {1, 1, 1, 1}, x, 5);
+  transposed["tile_rows"] = int64_t{96};
+  EXPECT_NO_THROW(build(x, {36, 1, 4, 96}, transposed));
+  EXPECT_THROW(build(x, u, transposed), CompileError);
+  transposed["tile_rows"] = int64_t{48};
+  EXPECT_THROW(build(x, {36, 1, 4, 48}, transposed), CompileError);
+  transposed["tile_rows"] = int64_t{-96};
+  EXPECT_THROW(build(x, {36, 1, 4, 96}, transposed), CompileError);
 }
 
 // The rewrite picks Winograd for 3x3 stride-1 Convs with enough channels and
@@ -96,6 +115,8 @@ TEST(ConvToWinograd, RewrittenConvMatchesConv) {
       {{1, 20, 17, 15}, {24, 20, 3, 3}, {0, 1, 2, 0}},
       {{2, 64, 16, 16}, {32, 64, 3, 3}, {1, 1, 1, 1}},
       {{1, 32, 7, 7}, {40, 32, 3, 3}, {1, 1, 1, 1}},
+      // 16 tiles and a panel's worth of output channels: transposed products.
+      {{1, 16, 7, 7}, {100, 16, 3, 3}, {1, 1, 1, 1}},
   };
   const std::vector<testing::KernelAttributes> targets = testing::tileTargets();
   uint64_t seed = 5100;
@@ -113,6 +134,7 @@ TEST(ConvToWinograd, RewrittenConvMatchesConv) {
     ASSERT_EQ(convToGemm(g->graph, 96, /*winograd=*/true), 1);
     Node& node = *g->graph.nodes.back();
     ASSERT_EQ(node.op, "nanoc.Winograd");
+    EXPECT_EQ(node.i("tile_rows", 0), c.w[0] >= 96 ? 96 : 0);
     const Value* u = node.inputs[1];
     ASSERT_TRUE(u->isConstant());
     for (const testing::KernelAttributes& target : targets) {

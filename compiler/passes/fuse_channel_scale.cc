@@ -20,7 +20,7 @@ int fuseChannelScales(Graph& graph) {
       if (!conv->has("form") || conv->s("form") != "pointwise" || conv->inputs.empty()) continue;
     } else if (conv->op != "nanoc.ConvGemm" || conv->has("kernel_shape") ||
                !conv->has("out_channels") || !conv->has("panel") || conv->i("panel") != 0 ||
-               conv->inputs.empty()) {
+               conv->has("pixel_rows") || conv->inputs.empty()) {
       continue;
     }
     if (conv->inputs.size() > kChannelScaleInput && conv->inputs[kChannelScaleInput]) continue;

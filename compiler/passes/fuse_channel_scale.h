@@ -4,7 +4,8 @@
 //   Y = nanoc.ConvGemm(Mul(X, S), W, ...)   X [N, C, H, W], S [N, C, 1, 1]
 //   ->  Y = nanoc.ConvGemm(X, W, ..., S)    (S as input kChannelScaleInput)
 //
-// for a ConvGemm that reads B in place (panel 0, W in row groups), with the
+// for a ConvGemm that reads B in place (panel 0, W in row groups of 24, not
+// the transposed product of pixel_rows), with the
 // Mul's operands in either order, S f32 of exactly that shape (no other
 // broadcast), and the Mul's result read by that ConvGemm alone and not a
 // graph output, and only where the map has at least twice as many pixels as

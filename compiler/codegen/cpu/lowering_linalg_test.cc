@@ -152,7 +152,7 @@ TEST(GemmLowering, LargeAndSkinnyShapes) {
 // A batch-1 classifier's Gemm (few rows, B not a constant here: the row
 // product, over 1M multiply-adds) splits its columns into tasks: K = 1100
 // gives blocks of 64 columns, the last one partial; both layouts of B, C per
-// column and per element, two rows.
+// column and per element, two rows; a shorter one in two halves.
 TEST(GemmLowering, FewRowsSplitTheirColumns) {
   expectLoweringMatchesReference("Gemm", {f32({1, 1100}), f32({1000, 1100}), f32({1000})},
                                  gemmAttrs(1.0, 1.0, 0, 1), 64);
@@ -165,13 +165,18 @@ TEST(GemmLowering, FewRowsSplitTheirColumns) {
   fused["fused_activation"] = std::string("Sigmoid");
   expectLoweringMatchesReference(
       "Gemm", {f32({1, 1100}), f32({1000, 1100}), f32({1000}), f32({1, 1000})}, fused, 67);
+  // Between 256K and 1M multiply-adds (an MLP's 784 x 512): two halves.
+  expectLoweringMatchesReference("Gemm", {f32({1, 784}), f32({500, 784}), f32({500})},
+                                 gemmAttrs(1.0, 1.0, 0, 1), 68);
   // The split shows in the task count; a short product stays one task.
   auto tasks = [](std::vector<TensorType> inputs) {
     auto g = testing::makeSingleNodeGraph("Gemm", inputs, gemmAttrs(1.0, 1.0, 0, 1));
     return findLowering("Gemm")->task_count(*g->node);
   };
   EXPECT_EQ(tasks({f32({1, 1100}), f32({1000, 1100})}), 16u);
-  EXPECT_EQ(tasks({f32({1, 784}), f32({512, 784})}), 1u);
+  EXPECT_EQ(tasks({f32({1, 784}), f32({512, 784})}), 2u);
+  EXPECT_EQ(tasks({f32({1, 784}), f32({500, 784})}), 2u);  // 256 + 244 columns
+  EXPECT_EQ(tasks({f32({1, 256}), f32({512, 256})}), 1u);
 }
 
 TEST(GemmLowering, HandComputedWithAlphaBetaAndTransposes) {

@@ -229,8 +229,9 @@ TEST(ConvGemmLowering, ChannelScaleOnEveryTile) {
 // The transposed product (pixel_rows = 96, a multiple of every tile's
 // columns): pixels as rows, read from X in place (unit stride, or a strided
 // 1x1 window) or from Im2Col panels of 24 pixels; W in groups of 96 rows.
-// Pixel counts off every tile height (49, 7, 25) and past one task's 96 rows
-// (130), channels off the panel (40, 200), two images, on every tile (the
+// Pixel counts off every tile height (49, 7, 25), one block of 130 rows and
+// blocks of 96 past 256 (289), channels off the panel (40, 200), two images,
+// on every tile (the
 // tile transposed in chunks of its width: 12 rows in 16 lanes, 6 in 8, 8 in
 // two chunks of 4, 4 scalar rows).
 TEST(ConvGemmLowering, PixelRowsOnEveryTile) {
@@ -245,6 +246,7 @@ TEST(ConvGemmLowering, PixelRowsOnEveryTile) {
       {{1, 32, 7, 7}, 40, 32, {7, 7}, {}, true},
       {{2, 20, 1, 7}, 200, 20, {1, 7}, {}, false},
       {{1, 16, 13, 10}, 100, 16, {13, 10}, {}, true},
+      {{1, 8, 17, 17}, 40, 8, {17, 17}, {}, false},
       {{1, 24, 14, 14}, 96, 24, {7, 7}, window({1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1}), true},
       {{2, 8, 9, 14}, 40, 8, {5, 5}, window({1, 1}, {0, 0, 0, 0}, {2, 3}, {1, 1}), false},
       // Im2Col panels of 24 pixels: 49 pixels of K = 72 (a 3x3 window of 8 channels).

@@ -331,8 +331,11 @@ static_assert(kPixelRowsPerTask % kPackedRowQuantum == 0);
 // the output channels alone, so that each streams its panels of W once and
 // two threads' halves hold equal work. (As 96-pixel blocks a 14 x 14 map was
 // 96 + 96 + 4 rows: W read three times, and resnet50's 1024 -> 256 layers
-// ran no faster on two threads than on one, 668 vs 655 us.)
-constexpr int64_t kPixelRowsOneBlock = 256;
+// ran no faster on two threads than on one, 668 vs 655 us.) Only where the
+// output channels make this many panels, two tasks or more per thread: a
+// squeeze to 64 channels keeps blocks of pixels, so that each thread reads
+// the pixels of X the layers before wrote on its core.
+constexpr int64_t kPixelRowsOneBlock = 256, kOneBlockMinPanels = 4;
 
 struct ConvGemmPlan {
   ConvGemmShape s;
@@ -354,11 +357,12 @@ ConvGemmPlan planConvGemm(const Node& node, int64_t nr) {
     // every ISA; output channels as columns, in whole panels of W^T, about
     // 16 tasks per image (a 7 x 7 map's 512 channels: 16 tasks of 32).
     std::swap(p.M, p.N);
-    p.rows_per_task =
-        std::max<int64_t>(1, p.M <= kPixelRowsOneBlock ? p.M : std::min(p.M, kPixelRowsPerTask));
     const int64_t S = plan.s.pixel_rows;
-    const int64_t row_blocks = (p.M + p.rows_per_task - 1) / p.rows_per_task;
     const int64_t units = std::max<int64_t>(1, (p.N + S - 1) / S);
+    p.rows_per_task = std::max<int64_t>(1, p.M <= kPixelRowsOneBlock && units >= kOneBlockMinPanels
+                                               ? p.M
+                                               : std::min(p.M, kPixelRowsPerTask));
+    const int64_t row_blocks = (p.M + p.rows_per_task - 1) / p.rows_per_task;
     const int64_t col_blocks =
         std::min(units, std::max<int64_t>(1, (16 + row_blocks - 1) / row_blocks));
     p.cols_per_task = S * ((units + col_blocks - 1) / col_blocks);

@@ -266,6 +266,13 @@ Lowering makeWinogradLowering() {
                     b, 0, T2,
                     [&](llvm::Value* xi) {
                       PackedProduct p;
+                      const int64_t g = s.uGroup();
+                      llvm::Value* v_xi =
+                          b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(C * plan.block_pad)));
+                      llvm::Value* u_xi =
+                          b.CreateGEP(f32, u, b.CreateMul(xi, i64(weightRowGroups(M, g) * C * g)));
+                      llvm::Value* m_xi = b.CreateMul(xi, i64(R * nb));
+                      p.K = C;
                       if (s.tile_rows > 0) {
                         // Transposed: Mx[xi]^T (nb x M) = V[xi]^T (the
                         // tiles as rows: row i at (i / S) * C * S + i % S,
@@ -273,41 +280,33 @@ Lowering makeWinogradLowering() {
                         // channels), rows [r0, r0 + R) of Mx[xi] as this
                         // task's columns, each tile transposed before its
                         // store into the row block's [R, nb].
-                        const int64_t g = s.tile_rows;
-                        p.a = b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(C * plan.block_pad)));
+                        p.a = v_xi;
                         p.a_row_offset = [&](llvm::Value* i) {
                           return b.CreateAdd(b.CreateMul(b.CreateUDiv(i, i64(S)), i64(C * S)),
                                              b.CreateURem(i, i64(S)));
                         };
                         p.a_k_stride = S;
-                        p.packed_b = b.CreateGEP(
-                            f32, u, b.CreateMul(xi, i64(weightRowGroups(M, g) * C * g)));
+                        p.packed_b = u_xi;
                         p.b_panel_stride = g;
                         // Y's row o (an output channel) at (o - r0) * nb: the
                         // offset may point before the scratch (not inbounds).
-                        p.y = b.CreateGEP(
-                            f32, mbuf,
-                            b.CreateSub(b.CreateMul(xi, i64(R * nb)), b.CreateMul(r0, i64(nb))));
+                        p.y = b.CreateGEP(f32, mbuf, b.CreateSub(m_xi, b.CreateMul(r0, i64(nb))));
                         p.y_transposed = true;
                         p.M = nb;
-                        p.K = C;
                         p.N = M;
                         p.rows_per_task = nb;
                         p.cols_per_task = R;
-                        emitPackedProductTask(b, tile, p, rb);
-                        return;
+                      } else {
+                        p.a = u_xi;
+                        p.a_row_group = g;
+                        p.packed_b = v_xi;
+                        p.b_panel_stride = S;
+                        p.y = b.CreateGEP(f32, mbuf, m_xi);
+                        p.y_row_origin = r0;
+                        p.M = M;
+                        p.N = nb;
+                        p.rows_per_task = R;
                       }
-                      p.a = b.CreateGEP(
-                          f32, u, b.CreateMul(xi, i64(weightRowGroups(M) * C * kWeightRowGroup)));
-                      p.a_row_group = kWeightRowGroup;
-                      p.packed_b = b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(C * plan.block_pad)));
-                      p.b_panel_stride = S;
-                      p.y = b.CreateGEP(f32, mbuf, b.CreateMul(xi, i64(R * nb)));
-                      p.y_row_origin = r0;
-                      p.M = M;
-                      p.K = C;
-                      p.N = nb;
-                      p.rows_per_task = R;
                       emitPackedProductTask(b, tile, p, rb);
                     },
                     "xi");

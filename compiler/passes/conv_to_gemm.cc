@@ -100,7 +100,8 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
   int rewritten = 0;
   // Each weight constant's transformed copy, made once for every Conv that
   // shares it (keyed by the weights and the form: 0 grouped rows, -panel
-  // W^T's panels, else the Winograd tile, plus 8 * tile_rows where set).
+  // W^T's panels, else the Winograd tile, whose U layout the weights' own M
+  // decides).
   std::map<std::pair<const Value*, int64_t>, Value*> transformed_weights;
   auto weightsOnce = [&](const Value* w, int64_t form, const char* suffix,
                          std::vector<int64_t> dims,
@@ -130,10 +131,9 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
       const int64_t t = tile + 2;
       const int64_t tile_rows = tileRows(s.m, panel);
       const int64_t g = tile_rows > 0 ? tile_rows : kWeightRowGroup;
-      conv->inputs[1] = weightsOnce(w, tile_rows > 0 ? tile + 8 * tile_rows : tile, "_winograd",
-                                    {t * t, weightRowGroups(s.m, g), s.c, g}, [&] {
-                                      return winogradWeights(w->as<float>(), s.m, s.c, tile, g);
-                                    });
+      conv->inputs[1] =
+          weightsOnce(w, tile, "_winograd", {t * t, weightRowGroups(s.m, g), s.c, g},
+                      [&] { return winogradWeights(w->as<float>(), s.m, s.c, tile, g); });
       if (tile_rows > 0) attrs["tile_rows"] = tile_rows;
       attrs["tile"] = tile;
       attrs["out_channels"] = s.m;

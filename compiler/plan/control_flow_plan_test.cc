@@ -4,8 +4,10 @@
 // aside before any state is overwritten.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -26,6 +28,29 @@ Value* op(Graph& g, const std::string& name, std::vector<Value*> in,
   return n->outputs[0];
 }
 
+// A Loop body with its iteration and condition inputs; the caller adds the
+// rest.
+std::shared_ptr<Graph> loopBody() {
+  auto body = std::make_shared<Graph>();
+  body->name = "body";
+  body->addInput("iteration", {DType::I64, {}});
+  body->addInput("cond", {DType::Bool, {}});
+  return body;
+}
+
+// Loop(m, no condition, operands...) over `body`, the first `carried`
+// operands its state, at most 100 trips.
+Node* addLoop(Graph& g, Value* m, const std::vector<Value*>& operands, int64_t carried,
+              std::shared_ptr<Graph> body) {
+  std::vector<Value*> in = {m, nullptr};
+  in.insert(in.end(), operands.begin(), operands.end());
+  Node* loop = g.addNode("Loop", "loop", std::move(in), static_cast<size_t>(carried));
+  loop->attrs = {{"num_carried", carried}, {"max_trips", int64_t{100}}};
+  loop->subgraphs = {std::move(body)};
+  inferNode(*loop);
+  return loop;
+}
+
 bool sameBytes(const BufferSlice& a, const BufferSlice& b) {
   return a.kind == BufferKind::Arena && b.kind == BufferKind::Arena &&
          a.offset < b.offset + b.size && b.offset < a.offset + a.size;
@@ -37,20 +62,14 @@ TEST(ControlFlowPlan, AValueABodyReadsLivesToTheLoopsEnd) {
   Value* x = g.addInput("x", f32({16}));
   Value* m = g.addInput("m", {DType::I64, {}});
   Value* t = op(g, "Tanh", {x});
-  auto body = std::make_shared<Graph>();
-  body->name = "body";
-  body->addInput("iteration", {DType::I64, {}});
-  Value* cond = body->addInput("cond", {DType::Bool, {}});
+  std::shared_ptr<Graph> body = loopBody();
   Value* v = body->addInput("v", f32({16}));
   Value* t_in = body->addInput("t", f32({16}));
   Value* sum = op(*body, "Add", {v, t_in});
   Value* next = op(*body, "Neg", {sum});
-  body->outputs = {cond, next};
-  Node* loop = g.addNode("Loop", "loop", {m, nullptr, x, t}, 1);
-  loop->attrs = {{"num_carried", int64_t{1}}, {"max_trips", int64_t{100}}};
-  loop->subgraphs = {body};
-  inferNode(*loop);
-  Value* state = loop->outputs[0];  // the Loop node goes with the splice
+  body->outputs = {body->inputs[1], next};
+  // The Loop node goes with the splice: keep its result.
+  Value* state = addLoop(g, m, {x, t}, 1, body)->outputs[0];
   g.outputs = {op(g, "Neg", {state})};
   verifyGraph(g);
 
@@ -74,19 +93,13 @@ TEST(ControlFlowPlan, ASwapThroughViewsIsCopiedAsideFirst) {
   Value* x = g.addInput("x", f32({4}));
   Value* y = g.addInput("y", f32({4}));
   Value* m = g.addInput("m", {DType::I64, {}});
-  auto body = std::make_shared<Graph>();
-  body->name = "body";
-  body->addInput("iteration", {DType::I64, {}});
-  Value* cond = body->addInput("cond", {DType::Bool, {}});
+  std::shared_ptr<Graph> body = loopBody();
   Value* a = body->addInput("a", f32({4}));
   Value* b = body->addInput("b", f32({4}));
   Value* next_a = op(*body, "Reshape", {b}, {{"shape", std::vector<int64_t>{4}}});
   Value* next_b = op(*body, "Reshape", {a}, {{"shape", std::vector<int64_t>{4}}});
-  body->outputs = {cond, next_a, next_b};
-  Node* loop = g.addNode("Loop", "loop", {m, nullptr, x, y}, 2);
-  loop->attrs = {{"num_carried", int64_t{2}}, {"max_trips", int64_t{100}}};
-  loop->subgraphs = {body};
-  inferNode(*loop);
+  body->outputs = {body->inputs[1], next_a, next_b};
+  Node* loop = addLoop(g, m, {x, y}, 2, body);
   Value* state_a = loop->outputs[0];
   Value* state_b = loop->outputs[1];
   g.outputs = {op(g, "Neg", {state_a}), op(g, "Neg", {state_b})};

@@ -489,6 +489,8 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   nanoc::PipelineOptions pipeline;
   pipeline.fold_constants = fold;
   pipeline.conv_gemm_panel = conv_gemm ? nanoc::cpu::convGemmPanel(targets) : 0;
+  if (pipeline.conv_gemm_panel > 0)
+    pipeline.conv_gemm_row_group = nanoc::cpu::convGemmRowGroup(targets);
   pipeline.fuse = fuse;
   pipeline.winograd = winograd;
   pipeline.nchwc_block = nchwc ? nanoc::cpu::nchwcBlock(targets) : 0;

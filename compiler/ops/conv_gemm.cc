@@ -62,6 +62,14 @@ ConvGemmShape convGemmShape(const Node& node) {
   if (s.grouped_w) {
     s.m = node.i("out_channels");
     s.k = wd[1];
+    if (s.pixel_rows == 0) {
+      // W's rows in groups of the tile's mr (or a multiple): one divisor of
+      // kPackedRowQuantum, so that a task's block of rows holds whole groups.
+      s.w_group = wd[2];
+      if (s.w_group < 1 || kWeightRowGroup % s.w_group != 0)
+        failNode(node, "grouped W " + dimsStr(wd) + ": its row group " + std::to_string(wd[2]) +
+                           " must divide " + std::to_string(kWeightRowGroup));
+    }
     if (s.m < 1 || s.m > (int64_t{1} << 24))
       failNode(node, "attribute 'out_channels' must be in [1, 2^24]");
     const int64_t groups = weightRowGroups(s.m, s.w_group);

@@ -79,6 +79,8 @@ Im2ColShape im2colShape(const Node& node);
 struct ConvGemmShape {
   int64_t n = 0, m = 0, k = 0, oh = 0, ow = 0;
   bool grouped_w = false;  // W [ceil(M / g), K, g], g = w_group
+  // W's dims[2]: a divisor of kWeightRowGroup (convToGemm's row_group, the
+  // program's tile rows), or pixel_rows.
   int64_t w_group = kWeightRowGroup;
   // > 0: the product's rows are the pixels (the pixel_rows form above), W's
   // groups of this many rows its packed B panels (w_group).

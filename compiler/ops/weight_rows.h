@@ -1,10 +1,13 @@
-// Constant weights W [M, K] packed in groups of kWeightRowGroup rows, as the
-// GEMM micro-kernel reads its A (PackedProduct::a_row_group in
-// codegen/cpu/gemm_microkernel.h): [ceil(M / 24), K, 24], W(m, k) at
-// [m / 24, k, m % 24], the rows past M zero. A tile of any ISA's mr rows
-// (which divides 24) then reads its weights as one stream rather than mr
-// rows K apart. nanoc.ConvGemm's grouped W and each of nanoc.Winograd's
-// t * t products U[xi] are laid out so.
+// Constant weights W [M, K] packed in groups of g rows, as the GEMM
+// micro-kernel reads its A (PackedProduct::a_row_group in
+// codegen/cpu/gemm_microkernel.h): [ceil(M / g), K, g], W(m, k) at
+// [m / g, k, m % g], the rows past M zero. A tile of mr rows (g a multiple
+// of it) then reads its weights as one stream rather than mr rows K apart.
+// nanoc.ConvGemm's grouped W takes g = the program's tiles' rows (12 on
+// AVX-512, 6 on AVX2, 8 on NEON; kWeightRowGroup = 24, which every tile's
+// rows divide, for a program of several), so that a tile's stream is dense;
+// each of nanoc.Winograd's t * t products U[xi] is laid out in groups of
+// kWeightRowGroup.
 #pragma once
 
 #include <cstddef>

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/error.h"
 #include "compiler/ops/conv.h"
 #include "compiler/ops/weight_rows.h"
 #include "compiler/ops/winograd.h"
@@ -95,8 +96,11 @@ int64_t winogradTile(int64_t C, int64_t M, int64_t OH, int64_t OW) {
   return 0;
 }
 
-int convToGemm(Graph& graph, int64_t panel, bool winograd) {
+int convToGemm(Graph& graph, int64_t panel, bool winograd, int64_t row_group) {
   if (panel <= 0) return 0;
+  if (row_group < 1 || kWeightRowGroup % row_group != 0)
+    throw CompileError("internal error: convToGemm's row group " + std::to_string(row_group) +
+                       " does not divide " + std::to_string(kWeightRowGroup));
   int rewritten = 0;
   // Each weight constant's transformed copy, made once for every Conv that
   // shares it (keyed by the weights and the form: 0 grouped rows, -panel
@@ -144,19 +148,21 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
       ++rewritten;
       continue;
     }
-    // W in groups of 24 rows for 1x1 windows: the micro-kernel reads a
-    // tile's weights as one stream (13-15% faster on 1x1 layers of 7 x 7 and
+    // W in groups of row_group rows for 1x1 windows: the micro-kernel reads
+    // a tile's weights as one stream (13-15% faster on 1x1 layers of 7 x 7 and
     // 14 x 14 maps, whose few pixels reuse W little; resnet18's stride-2
     // downsample to 14 x 14, whose weights come cold from memory in the
     // model, went from 151 to 136 us). Larger windows keep W's rows (a 3x3
     // stride-2 512-channel layer ran 1.17x slower grouped).
-    // W in groups of g rows: 24 for the micro-kernel's A, `panel` for the
-    // transposed product's B (W^T's packed panels).
+    // W in groups of g rows: row_group for the micro-kernel's A (a tile's
+    // rows dense in each line: 4% faster resnet50 on an AVX-512 Xeon, one
+    // thread, with groups of 12 rather than 24), `panel` for the transposed
+    // product's B (W^T's packed panels).
     auto groupRows = [&](int64_t g) {
       const Value* w = conv->inputs[1];
+      const bool rows = g == row_group;
       conv->inputs[1] =
-          weightsOnce(w, g == kWeightRowGroup ? 0 : -g, g == kWeightRowGroup ? "_rows" : "_panels",
-                      {weightRowGroups(s.m, g), k, g},
+          weightsOnce(w, rows ? 0 : -g, rows ? "_rows" : "_panels", {weightRowGroups(s.m, g), k, g},
                       [&] { return groupWeightRows(w->as<float>(), s.m, k, g); });
       attrs["out_channels"] = s.m;
     };
@@ -167,14 +173,14 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
     const bool kernel_1x1 = s.kernel[0] == 1 && s.kernel[1] == 1;
     const bool window_1x1 =
         kernel_1x1 && std::all_of(s.pads.begin(), s.pads.end(), [](int64_t v) { return v == 0; });
-    // An Im2Col's patches for the transposed product, in panels of 24
-    // pixels (whole tiles of rows on every ISA).
-    const int64_t col_panels = (s.out[0] * s.out[1] + kWeightRowGroup - 1) / kWeightRowGroup;
+    // An Im2Col's patches for the transposed product, in panels of
+    // row_group pixels (whole tiles of rows on every target's ISA).
+    const int64_t col_panels = (s.out[0] * s.out[1] + row_group - 1) / row_group;
     if (!isPointwise(s) && pixelRows(s, panel) &&
-        (window_1x1 || s.n * col_panels * k * kWeightRowGroup * 4 <= kMaxPanelBytes)) {
+        (window_1x1 || s.n * col_panels * k * row_group * 4 <= kMaxPanelBytes)) {
       groupRows(panel);
       attrs["pixel_rows"] = panel;
-      attrs["panel"] = kWeightRowGroup;
+      attrs["panel"] = row_group;
       if (window_1x1) {
         // Strided: the kernel reads the pixels from X in place.
         attrs.insert(window.begin(), window.end());
@@ -182,7 +188,7 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
         // The patches in the arena: an Im2Col before the product.
         Node* im2col = graph.addNode("nanoc.Im2Col", conv->name + "_im2col", {conv->inputs[0]}, 1);
         im2col->attrs = window;
-        im2col->attrs["panel"] = kWeightRowGroup;
+        im2col->attrs["panel"] = row_group;
         inferNode(*im2col);
         conv->inputs[0] = im2col->outputs[0];
         std::unique_ptr<Node> moved = std::move(graph.nodes.back());
@@ -197,13 +203,13 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd) {
       attrs["pixel_rows"] = panel;
       attrs["panel"] = int64_t{0};
     } else if (isPointwise(s) && s.out[0] * s.out[1] < kPackPointwisePixels) {
-      groupRows(kWeightRowGroup);
+      groupRows(row_group);
       attrs["panel"] = int64_t{0};
     } else {
       // The kernel packs Im2Col panels per task into its worker's scratch:
       // at least K x panel floats.
       if (k * panel * 4 > kMaxPanelBytes) continue;
-      if (kernel_1x1) groupRows(kWeightRowGroup);
+      if (kernel_1x1) groupRows(row_group);
       attrs.insert(window.begin(), window.end());
       attrs["panel"] = panel;
     }

@@ -31,7 +31,7 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
   if (conv_gemm_panel > 0)
     convertToNchwc(graph, options.nchwc_block, conv_gemm_panel,
                    NchwcOptions{options.nchwc_always, options.winograd});
-  convToGemm(graph, conv_gemm_panel, options.winograd);
+  convToGemm(graph, conv_gemm_panel, options.winograd, options.conv_gemm_row_group);
   if (options.fuse) {
     fuseLayerNorms(graph);
     if (!options.gpu) fuseEpilogues(graph);

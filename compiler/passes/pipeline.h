@@ -15,6 +15,10 @@ struct PipelineOptions {
   // > 0: Convs become nanoc.ConvGemm on Im2Col panels of this many columns
   // (conv_to_gemm.h; the driver derives it from the targets' register tiles).
   int64_t conv_gemm_panel = 0;
+  // With conv_gemm_panel: the row group of a ConvGemm's packed weights, a
+  // divisor of 24 (the driver takes the least common multiple of the
+  // targets' tile rows: convGemmRowGroup).
+  int64_t conv_gemm_row_group = 24;
   // With conv_gemm_panel: 3x3 stride-1 Convs with enough channels and tiles
   // become nanoc.Winograd (F(4x4, 3x3), weights transformed at compile time).
   bool winograd = true;

@@ -57,6 +57,16 @@ int64_t convGemmPanel(const std::vector<CpuTarget>& targets) {
   return panel;
 }
 
+int64_t convGemmRowGroup(const std::vector<CpuTarget>& targets) {
+  int64_t group = 0;
+  for (const CpuTarget& t : targets) {
+    RegisterTile tile = registerTile(t);
+    if (tile.width == 1) return 0;
+    group = group == 0 ? tile.rows : std::lcm(group, tile.rows);
+  }
+  return group;
+}
+
 int64_t nchwcBlock(const std::vector<CpuTarget>& targets) {
   int64_t block = 0;
   for (const CpuTarget& t : targets) {

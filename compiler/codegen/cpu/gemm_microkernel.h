@@ -43,6 +43,13 @@ RegisterTile registerTile(const CpuTarget& target);
 // multiple of their tiles' columns (each ISA variant reads a panel as whole
 // tiles), or 0 (keep the direct Conv) when one of them has no vector unit.
 int64_t convGemmPanel(const std::vector<CpuTarget>& targets);
+// The row group of a ConvGemm's packed W (ops/weight_rows.h) for a program
+// with these targets: the least common multiple of their tiles' rows (12
+// on AVX-512 alone), which divides kPackedRowQuantum; 0 where one has no
+// vector unit (as convGemmPanel). A tile of mr rows of W in groups of 24
+// reads half of each line of its stream and skips the other half, which
+// the L1 holds beside the panel of B all the same.
+int64_t convGemmRowGroup(const std::vector<CpuTarget>& targets);
 // The channel block of the NCHWc layout (ops/nchwc.h) for a program with
 // these targets: their tiles' common vector width in floats, or 0 where the
 // widths differ or one has no vector unit (the program keeps NCHW).

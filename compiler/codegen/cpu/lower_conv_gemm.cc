@@ -18,8 +18,9 @@
 
 namespace nanoc::cpu {
 
-// A grouped W's (and Winograd's U's) row groups hold whole tiles on every ISA.
-static_assert(kWeightRowGroup % kPackedRowQuantum == 0);
+// A task's block of rows (a multiple of kPackedRowQuantum, or all M) holds
+// whole groups of a grouped W's rows (w_group, a divisor of kWeightRowGroup).
+static_assert(kPackedRowQuantum % kWeightRowGroup == 0);
 
 namespace {
 
@@ -443,6 +444,10 @@ Lowering makeConvGemmLowering() {
           throw CompileError("nanoc.ConvGemm '" + kb.node.name + "': panel " +
                              std::to_string(s.panel) + " is not a multiple of the tile's " +
                              std::to_string(tile.columns()) + " columns");
+        } else if (s.grouped_w && s.w_group % tile.rows != 0) {
+          throw CompileError("nanoc.ConvGemm '" + kb.node.name + "': W's row group " +
+                             std::to_string(s.w_group) + " is not a multiple of the tile's " +
+                             std::to_string(tile.rows) + " rows");
         }
         llvm::Value* bm = kb.input(0);
         llvm::Value* w = kb.input(1);
@@ -513,7 +518,7 @@ Lowering makeConvGemmLowering() {
               }
               p.a = w;
               if (s.grouped_w) {
-                p.a_row_group = kWeightRowGroup;
+                p.a_row_group = s.w_group;
               } else {
                 p.a_row_stride = s.k;
                 p.a_k_stride = 1;
@@ -577,10 +582,10 @@ Lowering makeConvGemmLowering() {
                 llvm::Value* cb = b.CreateURem(tt, b.getInt64(col_blocks));
                 if (s.has_scale) {
                   // This task's rows of W times S[n, k], rounded to f32, into
-                  // the scratch: whole groups of kWeightRowGroup rows (a row
-                  // block is a multiple of them, or all M).
-                  const int64_t g = kWeightRowGroup;
-                  const int64_t groups = weightRowGroups(s.m);
+                  // the scratch: whole groups of w_group rows (a row block
+                  // is a multiple of them, or all M).
+                  const int64_t g = s.w_group;
+                  const int64_t groups = weightRowGroups(s.m, g);
                   const int64_t task_groups = (p.rows_per_task + g - 1) / g;
                   llvm::Value* row_begin = b.CreateMul(b.CreateUDiv(tt, b.getInt64(col_blocks)),
                                                        b.getInt64(p.rows_per_task));
@@ -635,8 +640,9 @@ Lowering makeConvGemmLowering() {
   lowering.scratch_bytes = [](const Node& node) -> uint64_t {
     ConvGemmPlan plan = planConvGemm(node, kColumnUnit);
     if (plan.s.has_scale) {
-      const int64_t groups = (plan.p.rows_per_task + kWeightRowGroup - 1) / kWeightRowGroup;
-      return static_cast<uint64_t>(groups * kWeightRowGroup * plan.s.k * 4);
+      const int64_t g = plan.s.w_group;
+      const int64_t groups = (plan.p.rows_per_task + g - 1) / g;
+      return static_cast<uint64_t>(groups * g * plan.s.k * 4);
     }
     if (!plan.s.packs || plan.s.pixel_rows > 0) return 0;
     return static_cast<uint64_t>(plan.s.k * plan.p.cols_per_task * 4);

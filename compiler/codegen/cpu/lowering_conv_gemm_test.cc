@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/kernel_test_util.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/conv_gemm.h"
@@ -145,6 +146,72 @@ TEST(ConvGemmLowering, GroupedWeightsOnEveryTile) {
   EXPECT_THROW(
       testing::makeSingleNodeGraph("nanoc.ConvGemm", {f32({1, 16, 7, 7}), f32({2, 16, 12})}, attrs),
       CompileError);
+}
+
+// The register tile's rows for a kernel function with these attributes.
+int64_t tileRowsOf(const testing::KernelAttributes& attributes) {
+  llvm::LLVMContext ctx;
+  llvm::Module module("tile", ctx);
+  llvm::Function* fn =
+      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false),
+                             llvm::GlobalValue::ExternalLinkage, "f", module);
+  for (const auto& [key, value] : attributes) fn->addFnAttr(key, value);
+  return registerTile(*fn).rows;
+}
+
+// W grouped by each divisor of 24 rows (convToGemm's row_group: the
+// program's tiles' rows): matches on each tile whose rows divide the group,
+// a clear error on the others; a group that does not divide 24 is refused.
+TEST(ConvGemmLowering, WeightRowGroupsOfTheTilesRows) {
+  struct Case {
+    Dims x;
+    int64_t m, k;
+    Attrs window;  // stride 2 where present
+  };
+  const std::vector<Case> cases = {
+      {{1, 16, 7, 7}, 40, 16, {}},
+      {{1, 32, 15, 15}, 50, 32, window({1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1})},
+      {{1, 8, 12, 13}, 30, 72, window({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1})},
+  };
+  uint64_t seed = 290;
+  for (const int64_t group : {4, 6, 8, 12}) {
+    for (const Case& c : cases) {
+      Attrs attrs = c.window;
+      attrs["out_channels"] = c.m;
+      attrs["panel"] = c.window.empty() ? int64_t{0} : int64_t{96};
+      attrs["output_spatial"] =
+          c.window.empty() ? Dims{c.x[2], c.x[3]} : Dims{(c.x[2] + 1) / 2, (c.x[3] + 1) / 2};
+      const std::vector<TensorType> inputs = {
+          f32(c.x), f32({(c.m + group - 1) / group, c.k, group}), f32({c.m})};
+      const std::string what = testing::describe("nanoc.ConvGemm", inputs);
+      SCOPED_TRACE(what);
+      auto g = testing::makeSingleNodeGraph("nanoc.ConvGemm", inputs, attrs);
+      std::mt19937_64 rng(seed++);
+      std::vector<AlignedBuffer> data;
+      for (const TensorType& type : inputs) {
+        data.emplace_back(type.bytes());
+        testing::fillRandom(data.back(), type, rng);
+      }
+      g->node->inputs[1]->data = std::make_shared<std::vector<uint8_t>>(
+          data[1].data(), data[1].data() + inputs[1].bytes());
+      for (const testing::KernelAttributes& target : tileTargets()) {
+        const int64_t rows = tileRowsOf(target);
+        SCOPED_TRACE("tile rows " + std::to_string(rows));
+        if (group % rows == 0)
+          testing::expectLoweringMatchesReference(*g->node, data, what, target);
+        else
+          EXPECT_THROW(testing::compileKernel(*g->node, target), CompileError);
+      }
+    }
+  }
+  Attrs attrs = {
+      {"panel", int64_t{0}}, {"output_spatial", Dims{7, 7}}, {"out_channels", int64_t{40}}};
+  for (const int64_t group : {5, 48})
+    EXPECT_THROW(testing::makeSingleNodeGraph(
+                     "nanoc.ConvGemm",
+                     {f32({1, 16, 7, 7}), f32({(40 + group - 1) / group, 16, group})}, attrs),
+                 CompileError)
+        << group;
 }
 
 // A pointwise ConvGemm with a channel scale (input 4: W's columns scaled per
@@ -344,7 +411,8 @@ TEST(ConvGemmLowering, PacksItsPanelsOnEveryTile) {
 }
 
 // The rewritten graph against the Conv's reference, run node by node on the
-// host's widest tile.
+// host's widest tile, with W's rows (and a transposed product's Im2Col
+// panels) in groups of 24 and of that tile's rows.
 TEST(ConvToGemm, RewrittenConvMatchesConv) {
   uint64_t seed = 300;
   struct Case {
@@ -356,43 +424,53 @@ TEST(ConvToGemm, RewrittenConvMatchesConv) {
       {{2, 5, 9, 9}, {13, 5, 3, 3}, window({3, 3}, {0, 1, 2, 1}, {2, 2}, {1, 2})},
       {{1, 6, 7, 7}, {10, 6, 1, 1}, window({1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1})},
       {{1, 6, 7, 7}, {10, 6, 1, 1}, window({1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1})},
+      // The transposed product (pixel_rows) on an Im2Col of 36 pixels.
+      {{1, 8, 11, 11}, {96, 8, 3, 3}, window({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1})},
   };
   const std::vector<testing::KernelAttributes> targets = tileTargets();
   const testing::KernelAttributes& widest = targets.back();
-  for (Case& c : cases) {
-    c.attrs["group"] = int64_t{1};
-    std::vector<TensorType> inputs = {f32(c.x), f32(c.w), f32({c.w[0]})};
-    SCOPED_TRACE(testing::describe("Conv", inputs));
-    testing::ConvWithReference conv = testing::convWithReference(inputs, c.attrs, seed++);
-    auto& g = conv.g;
-    std::vector<AlignedBuffer>& data = conv.data;
-    ASSERT_EQ(convToGemm(g->graph, 96), 1);
-    // Node by node, in order, each kernel on the host's widest tile.
-    std::map<const Value*, const AlignedBuffer*> buffers = {{g->graph.inputs[0], &data[0]},
-                                                            {g->graph.inputs[1], &data[1]},
-                                                            {g->graph.inputs[2], &data[2]}};
-    std::vector<std::unique_ptr<AlignedBuffer>> owned;
-    for (const auto& node : g->graph.nodes) {
-      testing::JitKernel kernel = testing::compileKernel(*node, widest);
-      std::vector<void*> args;
-      // The rewrite's own constants (W grouped by rows) hold their data.
-      for (const Value* in : node->inputs)
-        args.push_back(buffers.count(in) ? static_cast<void*>(buffers.at(in)->data())
-                                         : const_cast<uint8_t*>(in->data->data()));
-      owned.push_back(std::make_unique<AlignedBuffer>(node->outputs[0]->type.bytes()));
-      args.push_back(owned.back()->data());
-      buffers[node->outputs[0]] = owned.back().get();
-      testing::runKernel(kernel, args);
+  for (const int64_t row_group : {kWeightRowGroup, tileRowsOf(widest)})
+    for (Case& c : cases) {
+      c.attrs["group"] = int64_t{1};
+      std::vector<TensorType> inputs = {f32(c.x), f32(c.w), f32({c.w[0]})};
+      SCOPED_TRACE(testing::describe("Conv", inputs) + " row group " + std::to_string(row_group));
+      testing::ConvWithReference conv = testing::convWithReference(inputs, c.attrs, seed++);
+      auto& g = conv.g;
+      std::vector<AlignedBuffer>& data = conv.data;
+      ASSERT_EQ(convToGemm(g->graph, 96, /*winograd=*/false, row_group), 1);
+      // Node by node, in order, each kernel on the host's widest tile.
+      std::map<const Value*, const AlignedBuffer*> buffers = {{g->graph.inputs[0], &data[0]},
+                                                              {g->graph.inputs[1], &data[1]},
+                                                              {g->graph.inputs[2], &data[2]}};
+      std::vector<std::unique_ptr<AlignedBuffer>> owned;
+      for (const auto& node : g->graph.nodes) {
+        testing::JitKernel kernel = testing::compileKernel(*node, widest);
+        std::vector<void*> args;
+        // The rewrite's own constants (W grouped by rows) hold their data.
+        for (const Value* in : node->inputs)
+          args.push_back(buffers.count(in) ? static_cast<void*>(buffers.at(in)->data())
+                                           : const_cast<uint8_t*>(in->data->data()));
+        owned.push_back(std::make_unique<AlignedBuffer>(node->outputs[0]->type.bytes()));
+        args.push_back(owned.back()->data());
+        buffers[node->outputs[0]] = owned.back().get();
+        testing::runKernel(kernel, args);
+      }
+      const Node& gemm = *g->graph.nodes.back();
+      EXPECT_EQ(gemm.op, "nanoc.ConvGemm");
+      // 1x1 windows, pointwise or strided: W grouped by rows; the transposed
+      // product: W^T's panels, patches in panels of row_group pixels.
+      if (gemm.has("pixel_rows")) {
+        EXPECT_EQ(gemm.inputs[1]->type.dims[2], 96);
+        EXPECT_EQ(gemm.i("panel"), row_group);
+      } else if (c.w[2] == 1 && c.w[3] == 1) {
+        EXPECT_EQ(gemm.i("out_channels"), c.w[0]);
+        EXPECT_EQ(gemm.inputs[1]->type.dims[2], row_group);
+      } else {
+        EXPECT_FALSE(gemm.has("out_channels"));
+      }
+      testing::expectOutputMatches(g->node->outputs[0]->type, *owned.back(), conv.want,
+                                   "rewritten Conv");
     }
-    EXPECT_EQ(g->graph.nodes.back()->op, "nanoc.ConvGemm");
-    // 1x1 windows, pointwise or strided: W grouped by rows.
-    if (c.w[2] == 1 && c.w[3] == 1)
-      EXPECT_EQ(g->graph.nodes.back()->i("out_channels"), c.w[0]);
-    else
-      EXPECT_FALSE(g->graph.nodes.back()->has("out_channels"));
-    testing::expectOutputMatches(g->node->outputs[0]->type, *owned.back(), conv.want,
-                                 "rewritten Conv");
-  }
 }
 
 }  // namespace

@@ -110,6 +110,9 @@ Lowering makeMatMulLowering() {
         if (s.packed) {
           RegisterTile tile = registerTile(*kb.fn);
           PackedProduct p;
+          // B's packed panels stream from memory (as emitPackedGemm's):
+          // SGEMM 1024^3 1.05x faster on one thread.
+          p.prefetch_b = true;
           p.a = kb.input(0);
           p.a_row_stride = s.K;
           p.a_k_stride = 1;

@@ -270,6 +270,8 @@ void emitPointwise(KernelBuilder& kb, const PointwisePlan& plan, const FusedEpil
         p.y_block_stride = P * c;
         p.packed_b = kb.input(1);
         p.b_panel_stride = s.panel;
+        // W's panels stream from memory (not a scaled copy in the scratch).
+        p.prefetch_b = !s.has_scale;
         if (s.has_scale) {
           // The panels of this task's columns, W^T's rows times S[n, k]
           // rounded to f32, into the scratch.

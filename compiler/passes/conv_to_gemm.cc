@@ -58,10 +58,15 @@ bool isPointwise(const ConvShape& s) {
 // (its Im2Col), its 1x1 stride-2 downsample 218 -> 155; resnet50's 3x3
 // stride-2 512 layer 2690 -> 2163 + 155, its 1024 -> 2048 downsample 2812 ->
 // 2158. Unit-stride 1x1 layers keep Y's rows as channels: on 7 x 7 they ran
-// as fast either way (930 and 947 us alone for 512 -> 2048).
+// as fast either way (930 and 947 us alone for 512 -> 2048). Windows larger
+// than 1x1 also on maps of fewer than 256 pixels (14 x 14), their Im2Col
+// included, on an AVX-512 Xeon (two copies of each build, interleaved):
+// resnet18's 3x3 stride-2 128 -> 256 758 -> 624 + 60 us, resnet50's 256 ->
+// 256 1520 -> 1309 + 134; strided 1x1 windows there ran 1.0-1.1x slower.
 bool pixelRows(const ConvShape& s, int64_t panel) {
   const int64_t P = s.out[0] * s.out[1];
-  return P > 0 && P < 64 && P % 16 != 0 && s.m >= panel;
+  const bool window_1x1 = s.kernel[0] == 1 && s.kernel[1] == 1;
+  return P > 0 && P < (window_1x1 ? 64 : 256) && P % 16 != 0 && s.m >= panel;
 }
 
 // Winograd's products transposed (ops/winograd.h's tile_rows: the tiles as

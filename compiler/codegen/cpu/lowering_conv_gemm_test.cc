@@ -424,8 +424,12 @@ TEST(ConvToGemm, RewrittenConvMatchesConv) {
       {{2, 5, 9, 9}, {13, 5, 3, 3}, window({3, 3}, {0, 1, 2, 1}, {2, 2}, {1, 2})},
       {{1, 6, 7, 7}, {10, 6, 1, 1}, window({1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1})},
       {{1, 6, 7, 7}, {10, 6, 1, 1}, window({1, 1}, {0, 0, 0, 0}, {2, 2}, {1, 1})},
-      // The transposed product (pixel_rows) on an Im2Col of 36 pixels.
+      // The transposed product (pixel_rows) on an Im2Col of 36 pixels, and
+      // of 196 (14 x 14) in blocks of 96 pixels, or in one block where the
+      // output channels make 4 panels.
       {{1, 8, 11, 11}, {96, 8, 3, 3}, window({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1})},
+      {{1, 8, 27, 27}, {96, 8, 3, 3}, window({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1})},
+      {{1, 8, 27, 27}, {128, 8, 3, 3}, window({3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1})},
   };
   const std::vector<testing::KernelAttributes> targets = tileTargets();
   const testing::KernelAttributes& widest = targets.back();

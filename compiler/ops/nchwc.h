@@ -18,6 +18,8 @@
 //       MaxPool's result lane by lane (the max of the taps inside X, a NaN
 //       never taken, the lowest float where none is), its output extents
 //       given (the pass copies them from the MaxPool, ceil_mode included).
+//   nanoc.Winograd with `block` = b (ops/winograd.h): a 3x3 stride-1 Conv by
+//       Winograd on X [N, ICb, H, W, b], Y [N, OCb, OH, OW, b].
 //
 //   nanoc.ConvNCHWc(X, W, bias?, residual?) {form, block, out_channels,
 //       kernel_shape, strides, pads, panel?} -> Y [N, OCb, OH, OW, b]

@@ -81,12 +81,20 @@ std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t
 
 WinogradShape winogradShape(const Node& node) {
   requireF32(node);
-  requireRank(node, 0, "X", 4);
+  WinogradShape s;
+  s.block = node.i("block", 0);
+  if (s.block < 0 || s.block > 64)
+    failNode(node, "attribute 'block' must be in [0, 64], got " + std::to_string(s.block));
+  requireRank(node, 0, "X", s.block > 0 ? 5 : 4);
   requireRank(node, 1, "U", 4);
   const std::vector<int64_t>& x = inputType(node, 0).dims;
   const std::vector<int64_t>& u = inputType(node, 1).dims;
-  WinogradShape s;
-  s.n = x[0], s.c = x[1], s.h = x[2], s.w = x[3];
+  s.n = x[0], s.c = s.block > 0 ? u[2] : x[1], s.h = x[2], s.w = x[3];
+  if (s.block > 0 && (x[4] != s.block || s.c < 1 || x[1] != s.inBlocks()))
+    failNode(node, "blocked X " + dimsStr(x) + " must be [N, " +
+                       std::to_string((std::max<int64_t>(1, s.c) + s.block - 1) / s.block) +
+                       ", H, W, " + std::to_string(s.block) + "] for U's " + std::to_string(s.c) +
+                       " input channels");
   s.tile = node.i("tile");
   if (s.tile != 2 && s.tile != 4)
     failNode(node, "attribute 'tile' must be 2 or 4, got " + std::to_string(s.tile));
@@ -113,6 +121,8 @@ WinogradShape winogradShape(const Node& node) {
     failNode(node, "attribute 'tile_rows' must be 0 or a multiple of 'panel' (" +
                        std::to_string(s.panel) + ") up to 1024, got " +
                        std::to_string(s.tile_rows));
+  if (s.block > 0 && (s.tile_rows == 0 || s.tile_rows % s.block != 0))
+    failNode(node, "a blocked nanoc.Winograd needs 'tile_rows', a multiple of 'block'");
   const int64_t g = s.uGroup();
   if (u[0] != s.t * s.t || u[1] != weightRowGroups(s.m_out, g) || u[2] != s.c || u[3] != g)
     failNode(node, "U " + dimsStr(u) + " must be [" + std::to_string(s.t * s.t) + ", " +
@@ -123,12 +133,18 @@ WinogradShape winogradShape(const Node& node) {
   if (s.n * s.c * s.h * s.w >= kLimit || s.n * s.m_out * s.oh * s.ow >= kLimit)
     failNode(node, "X and Y must have fewer than 2^31 elements");
   if (node.inputs.size() > 2 && node.inputs[2]) {
-    if (node.inputs[2]->type.dims != std::vector<int64_t>{s.m_out})
+    const int64_t bias = s.block > 0 ? s.outBlocks() * s.block : s.m_out;
+    if (node.inputs[2]->type.dims != std::vector<int64_t>{bias})
       failNode(node,
-               "bias must be [" + std::to_string(s.m_out) + "], got " + node.inputs[2]->type.str());
+               "bias must be [" + std::to_string(bias) + "], got " + node.inputs[2]->type.str());
     s.has_bias = true;
   }
   return s;
+}
+
+std::vector<int64_t> winogradOutputDims(const WinogradShape& s) {
+  if (s.block > 0) return {s.n, s.outBlocks(), s.oh, s.ow, s.block};
+  return {s.n, s.m_out, s.oh, s.ow};
 }
 
 namespace {
@@ -140,7 +156,7 @@ OpSchema makeWinogradSchema() {
   schema.max_inputs = 4;  // X, U, bias?, the fused residual? (ops/epilogue.h)
   schema.infer = [](const Node& node) {
     WinogradShape s = winogradShape(node);
-    TensorType y{DType::F32, {s.n, s.m_out, s.oh, s.ow}};
+    TensorType y{DType::F32, winogradOutputDims(s)};
     checkEpilogue(node, y);
     return std::vector<TensorType>{y};
   };
@@ -154,6 +170,20 @@ OpSchema makeWinogradSchema() {
     const float* u = static_cast<const float*>(in[1]);
     const float* bias = s.has_bias ? static_cast<const float*>(in[2]) : nullptr;
     float* y = static_cast<float*>(out[0]);
+    // Element (n, c, h, w) of X and Y, plain or blocked (Y's lanes past M
+    // are 0 before the epilogue).
+    const int64_t b = s.block;
+    auto xAt = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+      return b > 0 ? (((n * s.inBlocks() + c / b) * s.h + h) * s.w + w) * b + c % b
+                   : ((n * s.c + c) * s.h + h) * s.w + w;
+    };
+    auto yAt = [&](int64_t n, int64_t o, int64_t h, int64_t w) {
+      return b > 0 ? (((n * s.outBlocks() + o / b) * s.oh + h) * s.ow + w) * b + o % b
+                   : ((n * s.m_out + o) * s.oh + h) * s.ow + w;
+    };
+    const std::vector<int64_t> y_dims = winogradOutputDims(s);
+    const int64_t y_size = product(y_dims, 0, y_dims.size());
+    std::fill(y, y + y_size, 0.0f);
     std::vector<double> v(static_cast<size_t>(s.c * T2)), acc(static_cast<size_t>(T2));
     double d[6][6], tmp[6][6];
     for (int64_t n = 0; n < s.n; ++n)
@@ -163,9 +193,7 @@ OpSchema makeWinogradSchema() {
             for (int64_t i = 0; i < t; ++i)
               for (int64_t j = 0; j < t; ++j) {
                 int64_t ih = th * m - s.pad_h + i, iw = tw * m - s.pad_w + j;
-                d[i][j] = ih < 0 || ih >= s.h || iw < 0 || iw >= s.w
-                              ? 0.0
-                              : x[((n * s.c + c) * s.h + ih) * s.w + iw];
+                d[i][j] = ih < 0 || ih >= s.h || iw < 0 || iw >= s.w ? 0.0 : x[xAt(n, c, ih, iw)];
               }
             for (int64_t a = 0; a < t; ++a)
               for (int64_t j = 0; j < t; ++j) {
@@ -195,14 +223,20 @@ OpSchema makeWinogradSchema() {
                 for (int64_t a = 0; a < t; ++a)
                   for (int64_t b = 0; b < t; ++b)
                     sum += f.at[r * t + a] * acc[static_cast<size_t>(a * t + b)] * f.at[q * t + b];
-                y[((n * s.m_out + o) * s.oh + oh) * s.ow + ow] = static_cast<float>(sum);
+                y[yAt(n, o, oh, ow)] = static_cast<float>(sum);
               }
           }
         }
+    // A blocked Y's lanes past M: the bias there (the products are 0).
+    if (b > 0 && bias)
+      for (int64_t n = 0; n < s.n; ++n)
+        for (int64_t o = s.m_out; o < s.outBlocks() * b; ++o)
+          for (int64_t h = 0; h < s.oh; ++h)
+            for (int64_t w = 0; w < s.ow; ++w) y[yAt(n, o, h, w)] = bias[o];
     applyEpilogue(
         epilogueSpec(node), y,
         in.size() > kResidualInput ? static_cast<const float*>(in[kResidualInput]) : nullptr,
-        s.n * s.m_out * s.oh * s.ow);
+        y_size);
   };
   return schema;
 }

@@ -26,6 +26,15 @@
 // of few tiles (7 x 7 or 14 x 14 maps: 16) fills the vector lanes with
 // output channels instead of leaving them part empty.
 //
+// With `block` = b > 0 (passes/nchwc_layout.cc, ops/nchwc.h) X and Y are
+// channel-blocked, X [N, ceil(C / b), H, W, b] (C: U's) and Y [N, ceil(M /
+// b), OH, OW, b], bias [ceil(M / b) * b] (0 past M); tile_rows is set, and
+// the products' rows are the tiles, their columns the output channels, V
+// and the products held blocked as well, so that each transform is a
+// pixel's b channels a vector. Y's lanes past M are the epilogue of the
+// bias there (of 0 where the layout pass pads it; the products are 0 there
+// whatever U holds). The kernel reads no lane of X past C.
+//
 // The last tiles of a row or column may hang past OH, OW (read as padding,
 // not stored). `panel` is the unit of the scratch's columns of tiles, a
 // multiple of every ISA variant's tile width (as nanoc.ConvGemm's). The
@@ -60,12 +69,17 @@ struct WinogradShape {
   int64_t oh = 0, ow = 0;
   int64_t panel = 1;
   int64_t tile_rows = 0;  // > 0: transposed products, U in groups of this many
+  int64_t block = 0;      // > 0: X and Y channel-blocked in blocks of this many lanes
   bool has_bias = false;
+  int64_t inBlocks() const { return block > 0 ? (c + block - 1) / block : c; }
+  int64_t outBlocks() const { return block > 0 ? (m_out + block - 1) / block : m_out; }
   int64_t uGroup() const { return tile_rows > 0 ? tile_rows : kWeightRowGroup; }
   int64_t tilesH() const { return (oh + tile - 1) / tile; }
   int64_t tilesW() const { return (ow + tile - 1) / tile; }
   int64_t tiles() const { return tilesH() * tilesW(); }  // per image
 };
 WinogradShape winogradShape(const Node& node);
+// Y's dims: [N, M, OH, OW], or blocked [N, ceil(M / b), OH, OW, b].
+std::vector<int64_t> winogradOutputDims(const WinogradShape& s);
 
 }  // namespace nanoc

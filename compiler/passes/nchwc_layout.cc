@@ -10,6 +10,8 @@
 
 #include "compiler/ops/conv.h"
 #include "compiler/ops/nchwc.h"
+#include "compiler/ops/weight_rows.h"
+#include "compiler/ops/winograd.h"
 #include "compiler/passes/conv_to_gemm.h"
 #include "compiler/passes/shape_inference.h"
 
@@ -17,24 +19,26 @@ namespace nanoc {
 namespace {
 
 // Dense: a Conv of one group reading X blocked (the direct form's kernel).
-enum class Kind { Plain, Pointwise, Depthwise, Direct, Dense, Pool, MaxPool, Concat, Elementwise };
+enum class Kind {
+  Plain,
+  Pointwise,
+  Depthwise,
+  Direct,
+  Dense,
+  Winograd,
+  Pool,
+  MaxPool,
+  Concat,
+  Elementwise
+};
 
 constexpr int64_t kMinConvs = 4;
 constexpr int64_t kMaxConversions = 2;
 constexpr int64_t kDirectMaxChannels = 4;
-// Winograd's products for a Conv of at most this many input channels are
-// as shallow (K = C); such a Conv may run blocked (the direct loop) in the
-// automatic mode, so that a graph whose every Winograd Conv is so (SqueezeNet
-// 1.1's fire modules expand 16 to 64 input channels) runs blocked from its
-// stem on. squeezenet1_1 on an AVX-512 Xeon, blocked against NCHW with
-// Winograd, two copies of each build, interleaved: 0.81x the time on two
-// threads (its pointwise Convs 0.4-0.9x, the 3x3 expands on 27 x 27 and 13
-// x 13 maps 1.0-1.2x), 1.0x on one. A graph with one deeper Winograd Conv
-// (every ResNet) keeps NCHW: the layouts would convert around it.
-constexpr int64_t kShallowWinogradChannels = 64;
 
 bool isConv(Kind k) {
-  return k == Kind::Pointwise || k == Kind::Depthwise || k == Kind::Direct || k == Kind::Dense;
+  return k == Kind::Pointwise || k == Kind::Depthwise || k == Kind::Direct || k == Kind::Dense ||
+         k == Kind::Winograd;
 }
 
 // conv_to_gemm's Winograd window and tile rule: such a Conv keeps NCHW in
@@ -99,7 +103,8 @@ class NchwcLayout {
       Kind k = kind_[node.get()];
       for (Value* in : node->inputs) {
         if (!in) continue;
-        if ((k == Kind::Pointwise || k == Kind::Depthwise || k == Kind::Dense) &&
+        if ((k == Kind::Pointwise || k == Kind::Depthwise || k == Kind::Dense ||
+             k == Kind::Winograd) &&
             in == node->inputs[0] && !blocked_.count(in))
           packs.insert(in);
         if (k == Kind::Plain && blocked_.count(in)) unpacks.insert(in);
@@ -190,13 +195,11 @@ class NchwcLayout {
     if (s.group == s.c && s.m == s.c) return Kind::Depthwise;
     if (s.group != 1) return Kind::Plain;
     if (s.c <= kDirectMaxChannels && !in_blocked) return Kind::Direct;
-    // A dense Conv reads X blocked: everywhere with `always`, else where
-    // Winograd would not take it (a stride-2 3x3, a strided 1x1, a 7x7) or
-    // its products would be shallow.
-    if (options_.always || !(options_.winograd && winogradConv(s)) ||
-        s.c <= kShallowWinogradChannels)
-      return Kind::Dense;
-    return Kind::Plain;
+    // A dense Conv runs by Winograd on the blocked X (nanoc.Winograd with
+    // `block`) where Winograd takes it and its output channels fill a panel,
+    // else the blocked direct loop (a stride-2 3x3, a strided 1x1, a 7x7).
+    if (options_.winograd && winogradConv(s) && s.m >= panel_) return Kind::Winograd;
+    return Kind::Dense;
   }
 
   Value* constant(const std::string& hint, std::vector<int64_t> dims, const std::vector<float>& v) {
@@ -212,7 +215,18 @@ class NchwcLayout {
     std::vector<float> packed;
     std::vector<int64_t> dims;
     std::string form;
-    if (k == Kind::Pointwise) {
+    std::map<std::string, Attr> attrs;
+    if (k == Kind::Winograd) {
+      // U [t*t, ceil(M / panel), C, panel]: the products' B in panels of
+      // output channels, as conv_to_gemm's transposed Winograd has it.
+      const int64_t tile = winogradTile(s.c, s.m, s.out[0], s.out[1]), t = tile + 2;
+      dims = {t * t, weightRowGroups(s.m, panel_), s.c, panel_};
+      packed = winogradWeights(w, s.m, s.c, tile, panel_);
+      attrs = {{"tile", tile},
+               {"tile_rows", panel_},
+               {"panel", panel_},
+               {"output_spatial", std::vector<int64_t>{s.out[0], s.out[1]}}};
+    } else if (k == Kind::Pointwise) {
       form = "pointwise";
       const int64_t S = panel_;
       dims = {channelBlocks(ocp, S), s.c, S};
@@ -242,7 +256,15 @@ class NchwcLayout {
       std::copy(src, src + s.m, bias.begin());
       inputs.push_back(constant(node.inputs[2]->name + "_nchwc", {ocp}, bias));
     }
-    std::map<std::string, Attr> attrs;
+    if (k == Kind::Winograd) {
+      attrs["block"] = b;
+      attrs["out_channels"] = s.m;
+      attrs["pads"] = s.pads;
+      node.op = "nanoc.Winograd";
+      node.attrs = std::move(attrs);
+      node.inputs = std::move(inputs);
+      return;
+    }
     attrs["form"] = form;
     attrs["block"] = b;
     attrs["out_channels"] = s.m;

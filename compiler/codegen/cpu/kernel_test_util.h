@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/ir/error.h"
@@ -307,6 +308,17 @@ inline std::vector<KernelAttributes> tileTargets() {
         {{"target-cpu", cpu}, {"target-features", features}, {"prefer-vector-width", "256"}});
   }
   return targets;
+}
+
+// The register tile of a kernel function with these attributes.
+inline RegisterTile tileOf(const KernelAttributes& attributes) {
+  llvm::LLVMContext ctx;
+  llvm::Module module("tile", ctx);
+  llvm::Function* fn =
+      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false),
+                             llvm::GlobalValue::ExternalLinkage, "f", module);
+  for (const auto& [key, value] : attributes) fn->addFnAttr(key, value);
+  return registerTile(*fn);
 }
 
 inline std::string describe(const std::string& op, const std::vector<TensorType>& inputs) {

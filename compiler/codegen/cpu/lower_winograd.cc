@@ -59,6 +59,9 @@ struct WinogradPlan {
   int64_t lastBlock() const { return tiles - (blocks - 1) * block; }
   int64_t t2() const { return s.t * s.t; }
   uint64_t scratchBytes() const {
+    // Blocked: V [t*t, ICb, block, b], the products [t*t, rows, block].
+    if (s.block > 0)
+      return static_cast<uint64_t>(4 * t2() * (s.inBlocks() * s.block * block + rows * block));
     return static_cast<uint64_t>(4 * t2() * (s.c * block_pad + rows * block));
   }
 };
@@ -116,6 +119,9 @@ WinogradPlan planWinograd(const Node& node) {
   } else {
     p.row_blocks = (M + p.rows - 1) / p.rows;
   }
+  // Blocked: a row block's products are whole blocks of channels (M itself
+  // may end within one).
+  if (s.block > 0) p.rows = (p.rows + s.block - 1) / s.block * s.block;
   return p;
 }
 
@@ -160,6 +166,10 @@ Lowering makeWinogradLowering() {
         llvm::IRBuilder<>& b = kb.b;
         const RegisterTile tile = registerTile(*kb.fn);
         const int64_t V = tile.width, S = tile.columns();
+        if (s.block > 0 && s.block != V)
+          throw CompileError("nanoc.Winograd '" + kb.node.name + "': block " +
+                             std::to_string(s.block) + " is not the tile's vector width " +
+                             std::to_string(V));
         if (plan.block_pad % S != 0 || S % V != 0 || s.tile_rows % S != 0)
           throw CompileError("nanoc.Winograd '" + kb.node.name + "': panel " +
                              std::to_string(s.panel) + " or tile_rows " +
@@ -180,7 +190,9 @@ Lowering makeWinogradLowering() {
         llvm::Value* y = kb.output(0);
         const FusedEpilogue epilogue = fusedEpilogue(kb);
         llvm::Value* vbuf = kb.scratch;
-        llvm::Value* mbuf = b.CreateGEP(f32, kb.scratch, i64(T2 * C * plan.block_pad));
+        llvm::Value* mbuf = b.CreateGEP(
+            f32, kb.scratch,
+            i64(s.block > 0 ? T2 * s.inBlocks() * s.block * plan.block : T2 * C * plan.block_pad));
         llvm::Value* zero = llvm::Constant::getNullValue(vtype);
         std::vector<llvm::Constant*> iota_c;
         for (int64_t l = 0; l < V; ++l) iota_c.push_back(b.getInt32(static_cast<uint32_t>(l)));
@@ -370,6 +382,185 @@ Lowering makeWinogradLowering() {
               "rows");
         };
 
+        // The blocked form (s.block = V): one block of nb tiles from tile t0
+        // of image n, row blocks [rb_begin, rb_end). V[xi] is [ICb, BK, V]
+        // and a row block's products [R / V, BK, V] (BK = plan.block): the
+        // packed product's channel-blocked A and Y, a pixel's or a tile's V
+        // channels one vector throughout.
+        auto blockNchwc = [&](llvm::Value* n, llvm::Value* t0, llvm::Value* rb_begin,
+                              llvm::Value* rb_end, int64_t nb) {
+          const int64_t ICb = s.inBlocks(), OCb = s.outBlocks(), BK = plan.block;
+          const int64_t x_plane = s.h * s.w * V, y_plane = s.oh * s.ow * V;
+          llvm::Value* xn = b.CreateGEP(f32, x, b.CreateMul(n, i64(ICb * x_plane)));
+          llvm::Value* yn = b.CreateGEP(f32, y, b.CreateMul(n, i64(OCb * y_plane)));
+          llvm::Value* rn =
+              epilogue.spec.residual && epilogue.residual
+                  ? b.CreateGEP(f32, epilogue.residual, b.CreateMul(n, i64(OCb * y_plane)))
+                  : nullptr;
+          auto tileAt = [&](llvm::Value* q) {
+            llvm::Value* tq = b.CreateAdd(t0, q);
+            return std::make_pair(b.CreateMul(b.CreateUDiv(tq, i64(s.tilesW())), i64(m)),
+                                  b.CreateMul(b.CreateURem(tq, i64(s.tilesW())), i64(m)));
+          };
+          // 1. V[xi][cb][q] = (B^T d B)[xi] of the tile's patch, a vector of
+          // V channels; pixels outside X read as 0 (their loads clamped to
+          // the plane's first pixel, then replaced).
+          emitLoop(
+              b, 0, nb,
+              [&](llvm::Value* q) {
+                auto [oh0, ow0] = tileAt(q);
+                std::vector<llvm::Value*> offset(static_cast<size_t>(T2)), inside(offset.size());
+                for (int64_t i = 0; i < t; ++i) {
+                  llvm::Value* ih = b.CreateAdd(oh0, i64(i - s.pad_h));
+                  llvm::Value* row_ok =
+                      b.CreateAnd(b.CreateICmpSGE(ih, i64(0)), b.CreateICmpSLT(ih, i64(s.h)));
+                  for (int64_t j = 0; j < t; ++j) {
+                    llvm::Value* iw = b.CreateAdd(ow0, i64(j - s.pad_w));
+                    llvm::Value* ok = b.CreateAnd(
+                        row_ok,
+                        b.CreateAnd(b.CreateICmpSGE(iw, i64(0)), b.CreateICmpSLT(iw, i64(s.w))));
+                    inside[i * t + j] = ok;
+                    offset[i * t + j] = b.CreateSelect(
+                        ok, b.CreateMul(b.CreateAdd(b.CreateMul(ih, i64(s.w)), iw), i64(V)),
+                        i64(0));
+                  }
+                }
+                emitLoop(
+                    b, 0, ICb,
+                    [&](llvm::Value* cb) {
+                      llvm::Value* plane = b.CreateGEP(f32, xn, b.CreateMul(cb, i64(x_plane)));
+                      std::vector<llvm::Value*> tmp(static_cast<size_t>(T2));
+                      for (int64_t j = 0; j < t; ++j) {
+                        std::vector<llvm::Value*> column;
+                        for (int64_t i = 0; i < t; ++i)
+                          column.push_back(b.CreateSelect(
+                              inside[i * t + j],
+                              b.CreateAlignedLoad(vtype, f32Ptr(b, plane, offset[i * t + j]),
+                                                  llvm::Align(4)),
+                              zero));
+                        for (int64_t a = 0; a < t; ++a)
+                          tmp[a * t + j] = combine(b, vtype, &f.bt[a * t], 1, column);
+                      }
+                      llvm::Value* dst =
+                          b.CreateMul(b.CreateAdd(b.CreateMul(cb, i64(BK)), q), i64(V));
+                      for (int64_t a = 0; a < t; ++a) {
+                        std::vector<llvm::Value*> row(tmp.begin() + a * t,
+                                                      tmp.begin() + (a + 1) * t);
+                        for (int64_t bb = 0; bb < t; ++bb)
+                          b.CreateAlignedStore(
+                              combine(b, vtype, &f.bt[bb * t], 1, row),
+                              f32Ptr(b, vbuf, b.CreateAdd(dst, i64((a * t + bb) * ICb * BK * V))),
+                              llvm::Align(4));
+                      }
+                    },
+                    "cb");
+              },
+              "tile");
+          // 2. Row block by row block: the products, then the output transform.
+          emitLoop(
+              b, rb_begin, rb_end,
+              [&](llvm::Value* rb) {
+                llvm::Value* r0 = b.CreateMul(rb, i64(R));
+                llvm::Value* ob0 = b.CreateUDiv(r0, i64(V));
+                emitLoop(
+                    b, 0, T2,
+                    [&](llvm::Value* xi) {
+                      PackedProduct p;
+                      const int64_t g = s.uGroup();
+                      p.a = b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(ICb * BK * V)));
+                      p.channel_block = V;
+                      p.a_block_stride = BK * V;
+                      p.K = C;
+                      p.packed_b =
+                          b.CreateGEP(f32, u, b.CreateMul(xi, i64(weightRowGroups(M, g) * C * g)));
+                      p.b_panel_stride = g;
+                      p.prefetch_b = true;
+                      // Output channel j of tile i at ((j / V - ob0) * BK + i) * V
+                      // + j % V of this row block's products (the offset may
+                      // point before the scratch: not inbounds).
+                      p.y = b.CreateGEP(
+                          f32, mbuf,
+                          b.CreateSub(b.CreateMul(xi, i64(R * BK)), b.CreateMul(ob0, i64(BK * V))));
+                      p.y_block_stride = BK * V;
+                      p.M = nb;
+                      p.N = M;
+                      p.rows_per_task = nb;
+                      p.cols_per_task = R;
+                      emitPackedProductTask(b, tile, p, rb);
+                    },
+                    "xi");
+                llvm::Value* ob1 = b.CreateUDiv(
+                    b.CreateAdd(b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                                        b.CreateAdd(r0, i64(R)), i64(M)),
+                                i64(V - 1)),
+                    i64(V));
+                emitLoop(
+                    b, 0, nb,
+                    [&](llvm::Value* q) {
+                      auto [oh0, ow0] = tileAt(q);
+                      emitLoop(
+                          b, ob0, ob1,
+                          [&](llvm::Value* ob) {
+                            llvm::Value* at = b.CreateMul(
+                                b.CreateAdd(b.CreateMul(b.CreateSub(ob, ob0), i64(BK)), q), i64(V));
+                            std::vector<llvm::Value*> acc;
+                            for (int64_t xi = 0; xi < T2; ++xi)
+                              acc.push_back(b.CreateAlignedLoad(
+                                  vtype, f32Ptr(b, mbuf, b.CreateAdd(at, i64(xi * R * BK))),
+                                  llvm::Align(4)));
+                            std::vector<llvm::Value*> tmp;
+                            for (int64_t r = 0; r < m; ++r)
+                              for (int64_t j = 0; j < t; ++j) {
+                                std::vector<llvm::Value*> column;
+                                for (int64_t a = 0; a < t; ++a) column.push_back(acc[a * t + j]);
+                                tmp.push_back(combine(b, vtype, &f.at[r * t], 1, column));
+                              }
+                            llvm::Value* bias_ob =
+                                bias ? b.CreateAlignedLoad(vtype,
+                                                           f32Ptr(b, bias, b.CreateMul(ob, i64(V))),
+                                                           llvm::Align(4))
+                                     : nullptr;
+                            llvm::Value* y_ob = b.CreateMul(ob, i64(y_plane));
+                            for (int64_t r = 0; r < m; ++r)
+                              for (int64_t qq = 0; qq < m; ++qq) {
+                                std::vector<llvm::Value*> row(tmp.begin() + r * t,
+                                                              tmp.begin() + (r + 1) * t);
+                                llvm::Value* v = combine(b, vtype, &f.at[qq * t], 1, row);
+                                llvm::Value* oh = b.CreateAdd(oh0, i64(r));
+                                llvm::Value* ow = b.CreateAdd(ow0, i64(qq));
+                                emitIf(
+                                    b,
+                                    b.CreateAnd(b.CreateICmpSLT(oh, i64(s.oh)),
+                                                b.CreateICmpSLT(ow, i64(s.ow))),
+                                    [&] {
+                                      llvm::Value* idx = b.CreateAdd(
+                                          y_ob,
+                                          b.CreateMul(b.CreateAdd(b.CreateMul(oh, i64(s.ow)), ow),
+                                                      i64(V)));
+                                      llvm::Value* out = v;
+                                      if (bias_ob) out = b.CreateFAdd(out, bias_ob);
+                                      if (rn)
+                                        out = b.CreateFAdd(
+                                            out, b.CreateAlignedLoad(vtype, f32Ptr(b, rn, idx),
+                                                                     llvm::Align(4)));
+                                      out = emitActivation(b, epilogue.spec, out);
+                                      b.CreateAlignedStore(out, f32Ptr(b, yn, idx), llvm::Align(4));
+                                    },
+                                    "inside");
+                              }
+                          },
+                          "ob");
+                    },
+                    "tile");
+              },
+              "rows");
+        };
+
+        auto run = [&](llvm::Value* n, llvm::Value* t0, llvm::Value* rb_begin, llvm::Value* rb_end,
+                       int64_t nb) {
+          if (s.block > 0) return blockNchwc(n, t0, rb_begin, rb_end, nb);
+          block(n, t0, rb_begin, rb_end, nb);
+        };
         emitLoop(
             b, kb.task_begin, kb.task_end,
             [&](llvm::Value* task) {
@@ -383,7 +574,7 @@ Lowering makeWinogradLowering() {
               llvm::Value* rb_end = b.CreateUDiv(
                   b.CreateMul(b.CreateAdd(g, i64(1)), i64(plan.row_blocks)), i64(plan.groups));
               if (plan.lastBlock() == plan.block) {
-                block(n, t0, rb_begin, rb_end, plan.block);
+                run(n, t0, rb_begin, rb_end, plan.block);
                 return;
               }
               llvm::Function* fn = b.GetInsertBlock()->getParent();
@@ -392,10 +583,10 @@ Lowering makeWinogradLowering() {
               llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "block.done", fn);
               b.CreateCondBr(b.CreateICmpEQ(tb, i64(plan.blocks - 1)), last, full);
               b.SetInsertPoint(full);
-              block(n, t0, rb_begin, rb_end, plan.block);
+              run(n, t0, rb_begin, rb_end, plan.block);
               b.CreateBr(done);
               b.SetInsertPoint(last);
-              block(n, t0, rb_begin, rb_end, plan.lastBlock());
+              run(n, t0, rb_begin, rb_end, plan.lastBlock());
               b.CreateBr(done);
               b.SetInsertPoint(done);
             },

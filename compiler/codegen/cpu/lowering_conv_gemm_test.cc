@@ -148,17 +148,6 @@ TEST(ConvGemmLowering, GroupedWeightsOnEveryTile) {
       CompileError);
 }
 
-// The register tile's rows for a kernel function with these attributes.
-int64_t tileRowsOf(const testing::KernelAttributes& attributes) {
-  llvm::LLVMContext ctx;
-  llvm::Module module("tile", ctx);
-  llvm::Function* fn =
-      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false),
-                             llvm::GlobalValue::ExternalLinkage, "f", module);
-  for (const auto& [key, value] : attributes) fn->addFnAttr(key, value);
-  return registerTile(*fn).rows;
-}
-
 // W grouped by each divisor of 24 rows (convToGemm's row_group: the
 // program's tiles' rows): matches on each tile whose rows divide the group,
 // a clear error on the others; a group that does not divide 24 is refused.
@@ -195,7 +184,7 @@ TEST(ConvGemmLowering, WeightRowGroupsOfTheTilesRows) {
       g->node->inputs[1]->data = std::make_shared<std::vector<uint8_t>>(
           data[1].data(), data[1].data() + inputs[1].bytes());
       for (const testing::KernelAttributes& target : tileTargets()) {
-        const int64_t rows = tileRowsOf(target);
+        const int64_t rows = testing::tileOf(target).rows;
         SCOPED_TRACE("tile rows " + std::to_string(rows));
         if (group % rows == 0)
           testing::expectLoweringMatchesReference(*g->node, data, what, target);
@@ -433,7 +422,7 @@ TEST(ConvToGemm, RewrittenConvMatchesConv) {
   };
   const std::vector<testing::KernelAttributes> targets = tileTargets();
   const testing::KernelAttributes& widest = targets.back();
-  for (const int64_t row_group : {kWeightRowGroup, tileRowsOf(widest)})
+  for (const int64_t row_group : {kWeightRowGroup, testing::tileOf(widest).rows})
     for (Case& c : cases) {
       c.attrs["group"] = int64_t{1};
       std::vector<TensorType> inputs = {f32(c.x), f32(c.w), f32({c.w[0]})};

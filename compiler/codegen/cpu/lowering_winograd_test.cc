@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "compiler/codegen/cpu/kernel_test_util.h"
 #include "compiler/ir/error.h"
+#include "compiler/ops/epilogue.h"
 #include "compiler/passes/conv_to_gemm.h"
 
 namespace nanoc::cpu {
@@ -72,6 +75,84 @@ TEST(WinogradLowering, EveryShapeOnEveryTile) {
   }
 }
 
+// The channel-blocked form (`block`: X, Y and the bias blocked, U in panels
+// of tile_rows output channels) on each tile whose vector width is the
+// block, and refused on the others: input and output channels off the
+// block (the last block part empty), partial tiles at the edges, several
+// blocks of tiles and of rows, two images, and a fused residual and
+// activation (the epilogue on whole vectors, the padding lanes included).
+TEST(WinogradLowering, BlockedOnTheTilesOfItsWidth) {
+  struct Case {
+    Dims x;  // [N, C, H, W]: the plain shape
+    int64_t m, tile;
+    Dims pads;
+    bool bias;
+    std::string activation;
+    bool residual;
+  };
+  const std::vector<Case> cases = {
+      {{1, 16, 14, 14}, 100, 4, {1, 1, 1, 1}, true, "", false},
+      {{2, 20, 13, 11}, 40, 2, {1, 0, 1, 1}, false, "Relu", true},
+      // F(2x2): random U through F(4x4)'s larger coefficients cancels to
+      // outputs whose rounding a bounded activation shows (as
+      // EpilogueLowering.Winograd).
+      {{1, 7, 9, 10}, 96, 2, {0, 1, 2, 0}, true, "Sigmoid", false},
+      // 225 tiles: several blocks of tiles; 200 channels: several row blocks.
+      {{1, 16, 60, 60}, 200, 4, {1, 1, 1, 1}, true, "Relu", true},
+  };
+  uint64_t seed = 5200;
+  for (const int64_t block : {4, 8, 16})
+    for (const Case& c : cases) {
+      const int64_t t = c.tile + 2, g = 96, icb = (c.x[1] + block - 1) / block;
+      const int64_t ocb = (c.m + block - 1) / block;
+      std::vector<TensorType> inputs = {f32({c.x[0], icb, c.x[2], c.x[3], block}),
+                                        f32({t * t, (c.m + g - 1) / g, c.x[1], g})};
+      inputs.push_back(c.bias ? f32({ocb * block}) : TensorType{});
+      Attrs attrs = winogradAttrs(c.tile, c.pads, c.x, c.m);
+      attrs["tile_rows"] = g;
+      attrs["block"] = block;
+      Graph graph;
+      std::vector<Value*> values = {graph.addInput("x", inputs[0]), graph.addInput("u", inputs[1]),
+                                    c.bias ? graph.addInput("bias", inputs[2]) : nullptr};
+      Node* node = graph.addNode("nanoc.Winograd", "n0", values, 1);
+      node->attrs = attrs;
+      inferNode(*node);
+      const Dims y = {c.x[0], ocb, c.x[2] + c.pads[0] + c.pads[2] - 2,
+                      c.x[3] + c.pads[1] + c.pads[3] - 2, block};
+      ASSERT_EQ(node->outputs[0]->type.dims, y);
+      if (c.residual) {
+        node->inputs.resize(kResidualInput + 1, nullptr);
+        node->inputs[kResidualInput] = graph.addInput("residual", node->outputs[0]->type);
+      }
+      if (!c.activation.empty()) node->attrs["fused_activation"] = c.activation;
+      inferNode(*node);
+      inputs.resize(node->inputs.size());
+      if (c.residual) inputs[kResidualInput] = node->outputs[0]->type;
+      const std::string what = testing::describe("nanoc.Winograd", inputs) + " block " +
+                               std::to_string(block) + " " + c.activation;
+      SCOPED_TRACE(what);
+      std::mt19937_64 rng(seed++);
+      std::vector<AlignedBuffer> data;
+      for (const Value* in : node->inputs) {
+        data.emplace_back(in ? in->type.bytes() : 0);
+        if (in) testing::fillRandom(data.back(), in->type, rng);
+      }
+      node->inputs[1]->data = std::make_shared<std::vector<uint8_t>>(
+          data[1].data(), data[1].data() + inputs[1].bytes());
+      int64_t ran = 0;
+      for (const testing::KernelAttributes& target : testing::tileTargets()) {
+        if (testing::tileOf(target).width == block) {
+          testing::expectLoweringMatchesReference(*node, data, what, target);
+          ++ran;
+        } else {
+          EXPECT_THROW(testing::compileKernel(*node, target), CompileError);
+        }
+      }
+      // This machine has SSE2's 4 lanes at least (an x86-64 test host).
+      if (block == 4) EXPECT_GT(ran, 0);
+    }
+}
+
 TEST(WinogradSchema, RejectsBadTilesPadsAndWeights) {
   auto build = [](Dims x, Dims u, Attrs attrs) {
     testing::makeSingleNodeGraph("nanoc.Winograd", {f32(x), f32(u)}, attrs);
@@ -101,6 +182,20 @@ TEST(WinogradSchema, RejectsBadTilesPadsAndWeights) {
   EXPECT_THROW(build(x, {36, 1, 4, 48}, transposed), CompileError);
   transposed["tile_rows"] = int64_t{-96};
   EXPECT_THROW(build(x, {36, 1, 4, 96}, transposed), CompileError);
+  // Blocked: X [N, ceil(C / b), H, W, b] for U's C, tile_rows a multiple of
+  // the block.
+  Attrs blocked = winogradAttrs(4, {1, 1, 1, 1}, x, 5);
+  blocked["tile_rows"] = int64_t{96};
+  blocked["block"] = int64_t{16};
+  EXPECT_NO_THROW(build({1, 1, 8, 8, 16}, {36, 1, 4, 96}, blocked));
+  EXPECT_THROW(build({1, 2, 8, 8, 16}, {36, 1, 4, 96}, blocked), CompileError);
+  EXPECT_THROW(build({1, 1, 8, 8, 8}, {36, 1, 4, 96}, blocked), CompileError);
+  EXPECT_THROW(build(x, {36, 1, 4, 96}, blocked), CompileError);
+  blocked["tile_rows"] = int64_t{0};
+  EXPECT_THROW(build({1, 1, 8, 8, 16}, u, blocked), CompileError);
+  blocked["tile_rows"] = int64_t{96};
+  blocked["block"] = int64_t{-16};
+  EXPECT_THROW(build({1, 1, 8, 8, 16}, {36, 1, 4, 96}, blocked), CompileError);
 }
 
 // The rewrite picks Winograd for 3x3 stride-1 Convs with enough channels and

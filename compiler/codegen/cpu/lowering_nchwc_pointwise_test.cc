@@ -72,6 +72,24 @@ TEST(NchwcPointwiseLowering, DeepKTakesSeveralBlocks) {
   expectPointwiseMatches({1, 1152, 40, 2, 3, 8, 16}, 12);
 }
 
+// 49 pixels of 2048 channels (A 392 KiB, past a task's 256 KiB): one block
+// of all the rows, whose tasks split the output channels, rather than 24 +
+// 24 + 1 rows that would each read all of W; and it still matches.
+TEST(NchwcPointwiseLowering, FewDeepPixelsAreOneRowBlock) {
+  const Pointwise c = {1, 2048, 64, 7, 7, 16, 32};
+  expectPointwiseMatches(c, 13);
+  const std::vector<TensorType> inputs = {f32({1, 128, 7, 7, 16}), f32({2, 2048, 32})};
+  Attrs attrs = {{"form", std::string("pointwise")},
+                 {"block", int64_t{16}},
+                 {"out_channels", int64_t{64}},
+                 {"kernel_shape", Dims{1, 1}},
+                 {"strides", Dims{1, 1}},
+                 {"pads", Dims{0, 0, 0, 0}},
+                 {"panel", int64_t{32}}};
+  auto g = testing::makeSingleNodeGraph("nanoc.ConvNCHWc", inputs, attrs);
+  EXPECT_LE(findLowering("nanoc.ConvNCHWc")->task_count(*g->node), 2u);
+}
+
 TEST(NchwcPointwiseLowering, EpilogueOnTheBlockedStore) {
   uint64_t seed = 21;
   for (const char* act : {"Relu", "Clip", "SiLU", "Sigmoid"}) {

@@ -151,6 +151,46 @@ llvm::Value* combine(llvm::IRBuilder<>& b, llvm::Type* type, const double* coeff
   return sum ? sum : llvm::Constant::getNullValue(type);
 }
 
+// V = B^T d B of a t x t patch, d(i, j) its pixel (i, j): t*t vectors,
+// row-major.
+std::vector<llvm::Value*> inputTransform(llvm::IRBuilder<>& b, llvm::Type* type,
+                                         const WinogradMatrices& f,
+                                         const std::function<llvm::Value*(int64_t, int64_t)>& d) {
+  const int64_t t = f.t;
+  // tmp = B^T d, column by column of d.
+  std::vector<llvm::Value*> tmp(static_cast<size_t>(t * t)), v(tmp.size());
+  for (int64_t j = 0; j < t; ++j) {
+    std::vector<llvm::Value*> column;
+    for (int64_t i = 0; i < t; ++i) column.push_back(d(i, j));
+    for (int64_t a = 0; a < t; ++a) tmp[a * t + j] = combine(b, type, &f.bt[a * t], 1, column);
+  }
+  for (int64_t a = 0; a < t; ++a) {
+    std::vector<llvm::Value*> row(tmp.begin() + a * t, tmp.begin() + (a + 1) * t);
+    for (int64_t c = 0; c < t; ++c) v[a * t + c] = combine(b, type, &f.bt[c * t], 1, row);
+  }
+  return v;
+}
+
+// A^T Mx A of a tile's t*t products (row-major): m*m vectors, row-major.
+std::vector<llvm::Value*> outputTransform(llvm::IRBuilder<>& b, llvm::Type* type,
+                                          const WinogradMatrices& f,
+                                          const std::vector<llvm::Value*>& mx) {
+  const int64_t m = f.m, t = f.t;
+  // tmp = A^T Mx (m x t).
+  std::vector<llvm::Value*> tmp, y;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = 0; j < t; ++j) {
+      std::vector<llvm::Value*> column;
+      for (int64_t a = 0; a < t; ++a) column.push_back(mx[a * t + j]);
+      tmp.push_back(combine(b, type, &f.at[r * t], 1, column));
+    }
+  for (int64_t r = 0; r < m; ++r) {
+    std::vector<llvm::Value*> row(tmp.begin() + r * t, tmp.begin() + (r + 1) * t);
+    for (int64_t q = 0; q < m; ++q) y.push_back(combine(b, type, &f.at[q * t], 1, row));
+  }
+  return y;
+}
+
 }  // namespace
 
 Lowering makeWinogradLowering() {
@@ -244,28 +284,16 @@ Lowering makeWinogradLowering() {
                 b, 0, C,
                 [&](llvm::Value* c) {
                   llvm::Value* xc = b.CreateGEP(f32, xn, b.CreateMul(c, i64(s.h * s.w)));
-                  // tmp = B^T d, column by column of d.
-                  std::vector<llvm::Value*> tmp(static_cast<size_t>(T2));
-                  for (int64_t j = 0; j < t; ++j) {
-                    std::vector<llvm::Value*> column;
-                    for (int64_t i = 0; i < t; ++i)
-                      column.push_back(b.CreateMaskedGather(vtype,
-                                                            b.CreateGEP(f32, xc, offset[i * t + j]),
-                                                            llvm::Align(4), mask[i * t + j], zero));
-                    for (int64_t a = 0; a < t; ++a)
-                      tmp[a * t + j] = combine(b, vtype, &f.bt[a * t], 1, column);
-                  }
+                  std::vector<llvm::Value*> v =
+                      inputTransform(b, vtype, f, [&](int64_t i, int64_t j) {
+                        return b.CreateMaskedGather(vtype, b.CreateGEP(f32, xc, offset[i * t + j]),
+                                                    llvm::Align(4), mask[i * t + j], zero);
+                      });
                   llvm::Value* dst = b.CreateAdd(dst0, b.CreateMul(c, i64(S)));
-                  for (int64_t a = 0; a < t; ++a) {
-                    std::vector<llvm::Value*> row(tmp.begin() + a * t, tmp.begin() + (a + 1) * t);
-                    for (int64_t bb = 0; bb < t; ++bb) {
-                      llvm::Value* v = combine(b, vtype, &f.bt[bb * t], 1, row);
-                      b.CreateAlignedStore(
-                          v,
-                          f32Ptr(b, vbuf, b.CreateAdd(dst, i64((a * t + bb) * C * plan.block_pad))),
-                          llvm::Align(4));
-                    }
-                  }
+                  for (int64_t xi = 0; xi < T2; ++xi)
+                    b.CreateAlignedStore(
+                        v[xi], f32Ptr(b, vbuf, b.CreateAdd(dst, i64(xi * C * plan.block_pad))),
+                        llvm::Align(4));
                 },
                 "c");
           });
@@ -344,14 +372,7 @@ Lowering makeWinogradLowering() {
                         for (int64_t xi = 0; xi < T2; ++xi)
                           acc.push_back(
                               loadLanes(b, vtype, mbuf, b.CreateAdd(at, i64(xi * R * nb)), lanes));
-                        // tmp = A^T Mx (m x t), then A^T Mx A.
-                        std::vector<llvm::Value*> tmp;
-                        for (int64_t r = 0; r < m; ++r)
-                          for (int64_t j = 0; j < t; ++j) {
-                            std::vector<llvm::Value*> column;
-                            for (int64_t a = 0; a < t; ++a) column.push_back(acc[a * t + j]);
-                            tmp.push_back(combine(b, vtype, &f.at[r * t], 1, column));
-                          }
+                        const std::vector<llvm::Value*> out = outputTransform(b, vtype, f, acc);
                         llvm::Value* plane =
                             b.CreateMul(b.CreateAdd(b.CreateMul(n, i64(M)), o), i64(s.oh * s.ow));
                         llvm::Value* y_plane = b.CreateGEP(f32, y, plane);
@@ -362,9 +383,7 @@ Lowering makeWinogradLowering() {
                             bias ? b.CreateVectorSplat(V, loadF32(b, bias, o)) : nullptr;
                         for (int64_t r = 0; r < m; ++r)
                           for (int64_t q = 0; q < m; ++q) {
-                            std::vector<llvm::Value*> row(tmp.begin() + r * t,
-                                                          tmp.begin() + (r + 1) * t);
-                            llvm::Value* v = combine(b, vtype, &f.at[q * t], 1, row);
+                            llvm::Value* v = out[r * m + q];
                             if (bias_o) v = b.CreateFAdd(v, bias_o);
                             if (r_plane)
                               v = b.CreateFAdd(
@@ -429,29 +448,20 @@ Lowering makeWinogradLowering() {
                     b, 0, ICb,
                     [&](llvm::Value* cb) {
                       llvm::Value* plane = b.CreateGEP(f32, xn, b.CreateMul(cb, i64(x_plane)));
-                      std::vector<llvm::Value*> tmp(static_cast<size_t>(T2));
-                      for (int64_t j = 0; j < t; ++j) {
-                        std::vector<llvm::Value*> column;
-                        for (int64_t i = 0; i < t; ++i)
-                          column.push_back(b.CreateSelect(
-                              inside[i * t + j],
-                              b.CreateAlignedLoad(vtype, f32Ptr(b, plane, offset[i * t + j]),
-                                                  llvm::Align(4)),
-                              zero));
-                        for (int64_t a = 0; a < t; ++a)
-                          tmp[a * t + j] = combine(b, vtype, &f.bt[a * t], 1, column);
-                      }
+                      std::vector<llvm::Value*> v =
+                          inputTransform(b, vtype, f, [&](int64_t i, int64_t j) {
+                            return b.CreateSelect(
+                                inside[i * t + j],
+                                b.CreateAlignedLoad(vtype, f32Ptr(b, plane, offset[i * t + j]),
+                                                    llvm::Align(4)),
+                                zero);
+                          });
                       llvm::Value* dst =
                           b.CreateMul(b.CreateAdd(b.CreateMul(cb, i64(BK)), q), i64(V));
-                      for (int64_t a = 0; a < t; ++a) {
-                        std::vector<llvm::Value*> row(tmp.begin() + a * t,
-                                                      tmp.begin() + (a + 1) * t);
-                        for (int64_t bb = 0; bb < t; ++bb)
-                          b.CreateAlignedStore(
-                              combine(b, vtype, &f.bt[bb * t], 1, row),
-                              f32Ptr(b, vbuf, b.CreateAdd(dst, i64((a * t + bb) * ICb * BK * V))),
-                              llvm::Align(4));
-                      }
+                      for (int64_t xi = 0; xi < T2; ++xi)
+                        b.CreateAlignedStore(
+                            v[xi], f32Ptr(b, vbuf, b.CreateAdd(dst, i64(xi * ICb * BK * V))),
+                            llvm::Align(4));
                     },
                     "cb");
               },
@@ -508,13 +518,7 @@ Lowering makeWinogradLowering() {
                               acc.push_back(b.CreateAlignedLoad(
                                   vtype, f32Ptr(b, mbuf, b.CreateAdd(at, i64(xi * R * BK))),
                                   llvm::Align(4)));
-                            std::vector<llvm::Value*> tmp;
-                            for (int64_t r = 0; r < m; ++r)
-                              for (int64_t j = 0; j < t; ++j) {
-                                std::vector<llvm::Value*> column;
-                                for (int64_t a = 0; a < t; ++a) column.push_back(acc[a * t + j]);
-                                tmp.push_back(combine(b, vtype, &f.at[r * t], 1, column));
-                              }
+                            const std::vector<llvm::Value*> out = outputTransform(b, vtype, f, acc);
                             llvm::Value* bias_ob =
                                 bias ? b.CreateAlignedLoad(vtype,
                                                            f32Ptr(b, bias, b.CreateMul(ob, i64(V))),
@@ -523,9 +527,7 @@ Lowering makeWinogradLowering() {
                             llvm::Value* y_ob = b.CreateMul(ob, i64(y_plane));
                             for (int64_t r = 0; r < m; ++r)
                               for (int64_t qq = 0; qq < m; ++qq) {
-                                std::vector<llvm::Value*> row(tmp.begin() + r * t,
-                                                              tmp.begin() + (r + 1) * t);
-                                llvm::Value* v = combine(b, vtype, &f.at[qq * t], 1, row);
+                                llvm::Value* v = out[r * m + qq];
                                 llvm::Value* oh = b.CreateAdd(oh0, i64(r));
                                 llvm::Value* ow = b.CreateAdd(ow0, i64(qq));
                                 emitIf(
@@ -537,14 +539,15 @@ Lowering makeWinogradLowering() {
                                           y_ob,
                                           b.CreateMul(b.CreateAdd(b.CreateMul(oh, i64(s.ow)), ow),
                                                       i64(V)));
-                                      llvm::Value* out = v;
-                                      if (bias_ob) out = b.CreateFAdd(out, bias_ob);
+                                      llvm::Value* value = v;
+                                      if (bias_ob) value = b.CreateFAdd(value, bias_ob);
                                       if (rn)
-                                        out = b.CreateFAdd(
-                                            out, b.CreateAlignedLoad(vtype, f32Ptr(b, rn, idx),
-                                                                     llvm::Align(4)));
-                                      out = emitActivation(b, epilogue.spec, out);
-                                      b.CreateAlignedStore(out, f32Ptr(b, yn, idx), llvm::Align(4));
+                                        value = b.CreateFAdd(
+                                            value, b.CreateAlignedLoad(vtype, f32Ptr(b, rn, idx),
+                                                                       llvm::Align(4)));
+                                      value = emitActivation(b, epilogue.spec, value);
+                                      b.CreateAlignedStore(value, f32Ptr(b, yn, idx),
+                                                           llvm::Align(4));
                                     },
                                     "inside");
                               }

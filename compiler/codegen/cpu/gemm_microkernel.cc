@@ -47,24 +47,28 @@ RegisterTile registerTile(const CpuTarget& target) {
       target.vector_bits);
 }
 
-int64_t convGemmPanel(const std::vector<CpuTarget>& targets) {
-  int64_t panel = 0;
+namespace {
+
+// The least common multiple of `of` over the targets' tiles, or 0 where one
+// has no vector unit.
+int64_t tilesLcm(const std::vector<CpuTarget>& targets, int64_t (*of)(const RegisterTile&)) {
+  int64_t lcm = 0;
   for (const CpuTarget& t : targets) {
     RegisterTile tile = registerTile(t);
     if (tile.width == 1) return 0;
-    panel = panel == 0 ? tile.columns() : std::lcm(panel, tile.columns());
+    lcm = lcm == 0 ? of(tile) : std::lcm(lcm, of(tile));
   }
-  return panel;
+  return lcm;
+}
+
+}  // namespace
+
+int64_t convGemmPanel(const std::vector<CpuTarget>& targets) {
+  return tilesLcm(targets, [](const RegisterTile& tile) { return tile.columns(); });
 }
 
 int64_t convGemmRowGroup(const std::vector<CpuTarget>& targets) {
-  int64_t group = 0;
-  for (const CpuTarget& t : targets) {
-    RegisterTile tile = registerTile(t);
-    if (tile.width == 1) return 0;
-    group = group == 0 ? tile.rows : std::lcm(group, tile.rows);
-  }
-  return group;
+  return tilesLcm(targets, [](const RegisterTile& tile) { return tile.rows; });
 }
 
 int64_t nchwcBlock(const std::vector<CpuTarget>& targets) {
@@ -358,8 +362,8 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
                                                   b.CreateMul(j0, b.getInt64(p.b_col_stride)))
                                     : b.CreateAdd(panel, b.CreateMul(k, b.getInt64(b_stride)));
   const int64_t b_lane_stride = p.b_in_place ? p.b_col_stride : 1;
-  if (p.y_transposed || p.prefetch_b) {
-    // B's row 16 ahead: a transposed product's W panel is read once from
+  if (p.prefetch_b) {
+    // B's row 16 ahead: a streamed panel of weights is read once from
     // memory by the tile that reaches it first, faster than the hardware
     // prefetcher brings it (resnet18's 3x3 stride-2 layer on 7 x 7: 1155 ->
     // 1077 us in the model; mobilenet_v2's channel-blocked 7 x 7 layers

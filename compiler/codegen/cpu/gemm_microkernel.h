@@ -138,10 +138,11 @@ struct PackedProduct {
   // Prefetch each tile's lines of Y for writing before its K loop (Y's
   // row-major or channel-blocked layouts).
   bool prefetch_y = false;
-  // Prefetch B's rows 16 ahead in the K loop (a transposed product always
-  // does): for a constant B whose panels stream from memory once per task,
-  // read by few tiles (weights against a few pixels), faster than the
-  // hardware prefetcher brings them.
+  // Prefetch B's rows 16 ahead in the K loop: for a constant B whose panels
+  // stream from memory once per task, read by few tiles (weights against a
+  // few pixels or rows: the transposed products', the channel-blocked
+  // pointwise product's, a packed Gemm's), faster than the hardware
+  // prefetcher brings them.
   bool prefetch_b = false;
   // Y stored transposed, [N, M]: Y(i, j) at y[j * M + i]. For a product
   // whose rows are few and its columns many (a Conv on a 7 x 7 map with the

@@ -511,6 +511,7 @@ Lowering makeConvGemmLowering() {
                 p.packed_b = w;
                 p.b_panel_stride = s.pixel_rows;
                 p.y_transposed = true;
+                p.prefetch_b = true;  // W^T's panels stream from memory
                 if (bias) p.init = biasOfRow;
                 setPackedEpilogue(b, p, epilogue.spec, residual, P);
                 emitPackedProductTask(b, tile, p, tt);

@@ -332,6 +332,7 @@ Lowering makeWinogradLowering() {
                         // offset may point before the scratch (not inbounds).
                         p.y = b.CreateGEP(f32, mbuf, b.CreateSub(m_xi, b.CreateMul(r0, i64(nb))));
                         p.y_transposed = true;
+                        p.prefetch_b = true;  // U's panels stream from memory
                         p.M = nb;
                         p.N = M;
                         p.rows_per_task = nb;

@@ -58,11 +58,13 @@ struct WinogradPlan {
   int64_t perImage() const { return blocks * groups; }
   int64_t lastBlock() const { return tiles - (blocks - 1) * block; }
   int64_t t2() const { return s.t * s.t; }
+  // Floats of the scratch's V per product: C x block_pad, or blocked
+  // ICb x block x b. The products of a block of rows follow all t*t of them.
+  int64_t vPerProduct() const {
+    return s.block > 0 ? s.inBlocks() * block * s.block : s.c * block_pad;
+  }
   uint64_t scratchBytes() const {
-    // Blocked: V [t*t, ICb, block, b], the products [t*t, rows, block].
-    if (s.block > 0)
-      return static_cast<uint64_t>(4 * t2() * (s.inBlocks() * s.block * block + rows * block));
-    return static_cast<uint64_t>(4 * t2() * (s.c * block_pad + rows * block));
+    return static_cast<uint64_t>(4 * t2() * (vPerProduct() + rows * block));
   }
 };
 
@@ -230,9 +232,13 @@ Lowering makeWinogradLowering() {
         llvm::Value* y = kb.output(0);
         const FusedEpilogue epilogue = fusedEpilogue(kb);
         llvm::Value* vbuf = kb.scratch;
-        llvm::Value* mbuf = b.CreateGEP(
-            f32, kb.scratch,
-            i64(s.block > 0 ? T2 * s.inBlocks() * s.block * plan.block : T2 * C * plan.block_pad));
+        const int64_t VX = plan.vPerProduct();
+        llvm::Value* mbuf = b.CreateGEP(f32, kb.scratch, i64(T2 * VX));
+        // U[xi]: M's groups of g output channels, C rows each.
+        auto uOf = [&](llvm::Value* xi) {
+          const int64_t g = s.uGroup();
+          return b.CreateGEP(f32, u, b.CreateMul(xi, i64(weightRowGroups(M, g) * C * g)));
+        };
         llvm::Value* zero = llvm::Constant::getNullValue(vtype);
         std::vector<llvm::Constant*> iota_c;
         for (int64_t l = 0; l < V; ++l) iota_c.push_back(b.getInt32(static_cast<uint32_t>(l)));
@@ -291,9 +297,8 @@ Lowering makeWinogradLowering() {
                       });
                   llvm::Value* dst = b.CreateAdd(dst0, b.CreateMul(c, i64(S)));
                   for (int64_t xi = 0; xi < T2; ++xi)
-                    b.CreateAlignedStore(
-                        v[xi], f32Ptr(b, vbuf, b.CreateAdd(dst, i64(xi * C * plan.block_pad))),
-                        llvm::Align(4));
+                    b.CreateAlignedStore(v[xi], f32Ptr(b, vbuf, b.CreateAdd(dst, i64(xi * VX))),
+                                         llvm::Align(4));
                 },
                 "c");
           });
@@ -307,10 +312,8 @@ Lowering makeWinogradLowering() {
                     [&](llvm::Value* xi) {
                       PackedProduct p;
                       const int64_t g = s.uGroup();
-                      llvm::Value* v_xi =
-                          b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(C * plan.block_pad)));
-                      llvm::Value* u_xi =
-                          b.CreateGEP(f32, u, b.CreateMul(xi, i64(weightRowGroups(M, g) * C * g)));
+                      llvm::Value* v_xi = b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(VX)));
+                      llvm::Value* u_xi = uOf(xi);
                       llvm::Value* m_xi = b.CreateMul(xi, i64(R * nb));
                       p.K = C;
                       if (s.tile_rows > 0) {
@@ -460,9 +463,8 @@ Lowering makeWinogradLowering() {
                       llvm::Value* dst =
                           b.CreateMul(b.CreateAdd(b.CreateMul(cb, i64(BK)), q), i64(V));
                       for (int64_t xi = 0; xi < T2; ++xi)
-                        b.CreateAlignedStore(
-                            v[xi], f32Ptr(b, vbuf, b.CreateAdd(dst, i64(xi * ICb * BK * V))),
-                            llvm::Align(4));
+                        b.CreateAlignedStore(v[xi], f32Ptr(b, vbuf, b.CreateAdd(dst, i64(xi * VX))),
+                                             llvm::Align(4));
                     },
                     "cb");
               },
@@ -477,14 +479,12 @@ Lowering makeWinogradLowering() {
                     b, 0, T2,
                     [&](llvm::Value* xi) {
                       PackedProduct p;
-                      const int64_t g = s.uGroup();
-                      p.a = b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(ICb * BK * V)));
+                      p.a = b.CreateGEP(f32, vbuf, b.CreateMul(xi, i64(VX)));
                       p.channel_block = V;
                       p.a_block_stride = BK * V;
                       p.K = C;
-                      p.packed_b =
-                          b.CreateGEP(f32, u, b.CreateMul(xi, i64(weightRowGroups(M, g) * C * g)));
-                      p.b_panel_stride = g;
+                      p.packed_b = uOf(xi);
+                      p.b_panel_stride = s.uGroup();
                       p.prefetch_b = true;
                       // Output channel j of tile i at ((j / V - ob0) * BK + i) * V
                       // + j % V of this row block's products (the offset may
@@ -596,8 +596,8 @@ Lowering makeWinogradLowering() {
             },
             "task");
       }};
-  // The transformed input of a block (t*t x C x block_pad) and the products
-  // of a block of rows (t*t x R x block).
+  // The transformed input of a block (t*t x vPerProduct) and the products of
+  // a block of rows (t*t x R x block).
   lowering.scratch_bytes = [](const Node& node) -> uint64_t {
     return planWinograd(node).scratchBytes();
   };

@@ -123,11 +123,8 @@ WinogradShape winogradShape(const Node& node) {
                        std::to_string(s.tile_rows));
   if (s.block > 0 && (s.tile_rows == 0 || s.tile_rows % s.block != 0))
     failNode(node, "a blocked nanoc.Winograd needs 'tile_rows', a multiple of 'block'");
-  const int64_t g = s.uGroup();
-  if (u[0] != s.t * s.t || u[1] != weightRowGroups(s.m_out, g) || u[2] != s.c || u[3] != g)
-    failNode(node, "U " + dimsStr(u) + " must be [" + std::to_string(s.t * s.t) + ", " +
-                       std::to_string(weightRowGroups(s.m_out, g)) + ", " + std::to_string(s.c) +
-                       ", " + std::to_string(g) + "]");
+  const std::vector<int64_t> want = winogradWeightDims(s.m_out, s.c, s.tile, s.uGroup());
+  if (u != want) failNode(node, "U " + dimsStr(u) + " must be " + dimsStr(want));
   // The kernel indexes X and Y with 32-bit lane offsets.
   constexpr int64_t kLimit = int64_t{1} << 31;
   if (s.n * s.c * s.h * s.w >= kLimit || s.n * s.m_out * s.oh * s.ow >= kLimit)

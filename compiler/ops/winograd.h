@@ -57,6 +57,12 @@ struct WinogradMatrices {
 // m = 2 or 4 (the points 0, +-1, +-2 and infinity for 4).
 const WinogradMatrices& winogradMatrices(int64_t m);
 
+// U's dims for M output and C input channels, tile m and groups of g:
+// [t*t, ceil(M / g), C, g].
+inline std::vector<int64_t> winogradWeightDims(int64_t M, int64_t C, int64_t m, int64_t g) {
+  return {(m + 2) * (m + 2), weightRowGroups(M, g), C, g};
+}
+
 // U [t*t, G, C, g] from W [M, C, 3, 3]: U[xi = a * t + b, o / g, c, o % g]
 // = (G w[o, c] G^T)[a][b], computed in double.
 std::vector<float> winogradWeights(const float* w, int64_t M, int64_t C, int64_t m,

@@ -137,11 +137,10 @@ int convToGemm(Graph& graph, int64_t panel, bool winograd, int64_t row_group) {
     if (tile > 0 && s.n * s.c * product(conv->inputs[0]->type.dims, 2, 4) < kLimit &&
         s.n * s.m * s.out[0] * s.out[1] < kLimit) {
       const Value* w = conv->inputs[1];
-      const int64_t t = tile + 2;
       const int64_t tile_rows = tileRows(s.m, panel);
       const int64_t g = tile_rows > 0 ? tile_rows : kWeightRowGroup;
       conv->inputs[1] =
-          weightsOnce(w, tile, "_winograd", {t * t, weightRowGroups(s.m, g), s.c, g},
+          weightsOnce(w, tile, "_winograd", winogradWeightDims(s.m, s.c, tile, g),
                       [&] { return winogradWeights(w->as<float>(), s.m, s.c, tile, g); });
       if (tile_rows > 0) attrs["tile_rows"] = tile_rows;
       attrs["tile"] = tile;

@@ -21,9 +21,10 @@ namespace nanoc {
 // `panel` > 0: the unit of a task's columns, a multiple of every target's
 // tile width. `row_group`: a divisor of kWeightRowGroup (ops/weight_rows.h)
 // and a multiple of every target's tile rows, the row group of grouped W
-// and the pixels of a transposed product's Im2Col panels. With `winograd`, a 3x3 stride-1 undilated
-// Conv with enough channels and output tiles (winogradTile) becomes nanoc.Winograd(X, U, B) instead
-// (ops/winograd.h), U its weights transformed here. Returns the number of Convs rewritten.
+// and the pixels of a transposed product's Im2Col panels. With `winograd`,
+// a 3x3 stride-1 undilated Conv with enough channels and output tiles
+// (winogradTile) becomes nanoc.Winograd(X, U, B) instead (ops/winograd.h),
+// U its weights transformed here. Returns the number of Convs rewritten.
 int convToGemm(Graph& graph, int64_t panel, bool winograd = false,
                int64_t row_group = kWeightRowGroup);
 

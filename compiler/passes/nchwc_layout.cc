@@ -41,9 +41,9 @@ bool isConv(Kind k) {
          k == Kind::Winograd;
 }
 
-// conv_to_gemm's Winograd window and tile rule: such a Conv keeps NCHW in
-// the automatic mode (F(4x4, 3x3) does 2.25x fewer multiply-adds than the
-// blocked direct loop).
+// conv_to_gemm's Winograd window and tile rule: such a Conv runs blocked by
+// Winograd (F(4x4, 3x3) does 2.25x fewer multiply-adds than the blocked
+// direct loop) where its output channels fill a panel.
 bool winogradConv(const ConvShape& s) {
   for (size_t i = 0; i < 2; ++i)
     if (s.kernel[i] != 3 || s.strides[i] != 1 || s.dilations[i] != 1) return false;
@@ -219,8 +219,8 @@ class NchwcLayout {
     if (k == Kind::Winograd) {
       // U [t*t, ceil(M / panel), C, panel]: the products' B in panels of
       // output channels, as conv_to_gemm's transposed Winograd has it.
-      const int64_t tile = winogradTile(s.c, s.m, s.out[0], s.out[1]), t = tile + 2;
-      dims = {t * t, weightRowGroups(s.m, panel_), s.c, panel_};
+      const int64_t tile = winogradTile(s.c, s.m, s.out[0], s.out[1]);
+      dims = winogradWeightDims(s.m, s.c, tile, panel_);
       packed = winogradWeights(w, s.m, s.c, tile, panel_);
       attrs = {{"tile", tile},
                {"tile_rows", panel_},

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "compiler/ir/graph.h"
+#include "compiler/ops/weight_rows.h"
 #include "compiler/passes/gpu_placement.h"
 
 namespace nanoc {
@@ -18,7 +19,7 @@ struct PipelineOptions {
   // With conv_gemm_panel: the row group of a ConvGemm's packed weights, a
   // divisor of 24 (the driver takes the least common multiple of the
   // targets' tile rows: convGemmRowGroup).
-  int64_t conv_gemm_row_group = 24;
+  int64_t conv_gemm_row_group = kWeightRowGroup;
   // With conv_gemm_panel: 3x3 stride-1 Convs with enough channels and tiles
   // become nanoc.Winograd (F(4x4, 3x3), weights transformed at compile time).
   bool winograd = true;

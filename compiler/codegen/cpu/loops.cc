@@ -77,7 +77,9 @@ std::vector<llvm::Value*> emitCarriedLoop(
                                                             : "llvm.loop.vectorize.enable"),
         llvm::ConstantAsMetadata::get(hint == LoopHint::FoldTail ? b.getTrue() : b.getFalse())};
     llvm::TempMDTuple self = llvm::MDNode::getTemporary(ctx, {});
-    llvm::Metadata* ops[] = {self.get(), llvm::MDNode::get(ctx, property)};
+    std::vector<llvm::Metadata*> ops = {self.get(), llvm::MDNode::get(ctx, property)};
+    if (hint == LoopHint::NoUnroll)
+      ops.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")}));
     llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, ops);
     loop_id->replaceOperandWith(0, loop_id);
     back->setMetadata(llvm::LLVMContext::MD_loop, loop_id);

@@ -22,7 +22,10 @@ namespace nanoc::cpu {
 //     unrolls away, which it would otherwise vectorize with gathers and
 //     scatters across rows: a 7 x 7 plane's 49 columns per row, 20x slower
 //     than the rows one after the other).
-enum class LoopHint { None, FoldTail, NoVectorize };
+//   NoUnroll: NoVectorize, and LLVM's unroller keeps the loop rolled too
+//     (a few iterations of a large body, whose loads the machine scheduler
+//     would otherwise hoist across the iterations).
+enum class LoopHint { None, FoldTail, NoVectorize, NoUnroll };
 
 void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
               const std::function<void(llvm::Value* i)>& body, const char* name = "i",

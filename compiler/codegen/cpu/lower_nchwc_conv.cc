@@ -12,7 +12,10 @@
 //    (ih, iw)), a blocked X read only in its lanes c < C.
 // On a blocked X with an even number of output blocks, a task is the row of
 // two blocks, computed together where the registers hold both blocks'
-// accumulators (each broadcast of X feeds two multiply-adds).
+// accumulators (each broadcast of X feeds two multiply-adds). The tasks go
+// block by block, row by row within each; the direct form's, where X
+// outgrows half of L2 and the weights fit there, in chunks of rows, every
+// block within a chunk (chooseChunk).
 // Every accumulator starts at the bias (or 0), sums its taps in (c, kh, kw)
 // order and meets the fused epilogue before its one store.
 //
@@ -64,6 +67,9 @@ constexpr int64_t kMaxUnrolledBorder = 8;
 // rows at compile time, at most, and pixels a step, at most.
 constexpr int64_t kMaxEdgeRows = 2;
 constexpr int64_t kMaxBlockedStep = 14;
+// A blocked X's direct form: accumulator registers of a group whose
+// channels and kernel rows may be unrolled, at most (emitGroup).
+constexpr int64_t kMaxUnrolledAccumulators = 16;
 
 using Accs = std::vector<llvm::Value*>;
 
@@ -97,19 +103,33 @@ class NchwcConvEmitter {
     planRows();
     planColumns();
     chooseStep();
+    chooseChunk();
   }
 
   void emitTask(llvm::Value* t) {
     llvm::IRBuilder<>& b = b_;
     const int64_t H = s_.h, W = s_.w, OH = s_.oh, OW = s_.ow, KH = s_.kh, KW = s_.kw;
-    oh_ = b.CreateURem(t, b.getInt64(OH));
-    // n * (OCb / per_task) + the task's blocks, and its first block.
-    llvm::Value* plane = b.CreateUDiv(t, b.getInt64(OH));
     const int64_t groups = s_.ocb / per_task_;
+    llvm::Value* plane;  // n * (OCb / per_task) + the task's blocks
+    llvm::Value* n;
+    if (chunk_rows_ == OH) {
+      oh_ = b.CreateURem(t, b.getInt64(OH));
+      plane = b.CreateUDiv(t, b.getInt64(OH));
+      n = b.CreateUDiv(plane, b.getInt64(groups));
+    } else {
+      // t = ((n * chunks + chunk) * groups + g) * R + r, oh = chunk * R + r.
+      const int64_t R = chunk_rows_, chunks = OH / R;
+      llvm::Value* rest = b.CreateUDiv(t, b.getInt64(R));
+      llvm::Value* g = b.CreateURem(rest, b.getInt64(groups));
+      rest = b.CreateUDiv(rest, b.getInt64(groups));
+      oh_ = b.CreateAdd(b.CreateMul(b.CreateURem(rest, b.getInt64(chunks)), b.getInt64(R)),
+                        b.CreateURem(t, b.getInt64(R)));
+      n = b.CreateUDiv(rest, b.getInt64(chunks));
+      plane = b.CreateAdd(b.CreateMul(n, b.getInt64(groups)), g);
+    }
     llvm::Value* block =
         b.CreateMul(b.CreateURem(plane, b.getInt64(groups)), b.getInt64(per_task_));
     if (direct_) {
-      llvm::Value* n = b.CreateUDiv(plane, b.getInt64(groups));
       const int64_t image = blocked_ ? channelBlocks(s_.c, lanes_) * H * W * lanes_ : s_.c * H * W;
       x_base_ = b.CreateMul(n, b.getInt64(image));  // elements
     } else {
@@ -151,6 +171,31 @@ class NchwcConvEmitter {
     const_edges_ = blocked_ && s_.kh * s_.kw <= kMaxUnrolledTaps && edge_rows <= kMaxEdgeRows;
   }
 
+  // The order of the tasks: output-channel blocks outer, rows inner (each
+  // block's weights read once, all of X by every block), unless X is larger
+  // than half of L2 and the weights fit there: then chunks of R rows outer,
+  // the blocks inside each and its rows innermost, R the most rows whose
+  // input rows fit in half of L2 (a divisor of OH), so X comes from memory
+  // once and the weights stay in L2. (resnet50's 256 -> 512 stride-2 1x1
+  // on a 56 x 56 map: 0.82x the time. Where the weights outgrow L2 too,
+  // re-reading them per chunk cost more than it saved: 1.3x the time for
+  // resnet50's 512 -> 512 3x3 stride 2, 9 MiB of weights, against a
+  // 256 KiB L2.)
+  void chooseChunk() {
+    const int64_t OH = s_.oh;
+    chunk_rows_ = OH;
+    if (!direct_) return;
+    const int64_t half_l2 =
+        static_cast<int64_t>(cacheSizes(*b_.GetInsertBlock()->getParent()).l2 / 2);
+    const int64_t x_row = (blocked_ ? channelBlocks(s_.c, lanes_) * lanes_ : s_.c) * s_.w * 4;
+    const int64_t w_bytes = s_.ocb * s_.c * s_.kh * s_.kw * lanes_ * 4;
+    if (half_l2 == 0 || x_row * s_.h <= half_l2 || w_bytes > half_l2) return;
+    // The input rows an output row adds: min(stride, kernel rows).
+    int64_t R = std::max<int64_t>(1, half_l2 / (x_row * std::min(s_.sh, s_.kh)));
+    while (OH % R != 0) --R;
+    chunk_rows_ = R;
+  }
+
   // Kernel rows [lo, hi) of output row oh: max(0, -ih0) .. min(KH, H - ih0),
   // empty where the window misses X.
   std::pair<int64_t, int64_t> kernelRows(int64_t oh) const {
@@ -178,6 +223,7 @@ class NchwcConvEmitter {
     const int64_t registers = (tile.rows + 1) * tile.vectors + 1;
     const int64_t per_vector = (lanes_ + tile.width - 1) / tile.width;
     const int64_t vectors = registers / per_vector;
+    per_vector_ = per_vector;
     if (blocked_) {
       together_ = per_task_ == 2 && (vectors - 1 - 2 * s_.kw) / 2 >= 4;
       const int64_t blocks = together_ ? 2 : 1;
@@ -349,16 +395,31 @@ class NchwcConvEmitter {
     Accs acc;
     for (int64_t j = 0; j < count_; ++j)
       acc.insert(acc.end(), pixels.size(), inits_[static_cast<size_t>(first_ + j)]);
+    // On a blocked X, a group of more than kMaxUnrolledAccumulators keeps
+    // its channels and kernel rows in loops, rolled even where they are
+    // constants: LLVM's machine scheduler, given many rows' or channels'
+    // taps in one block, hoisted their broadcasts of X above the
+    // multiply-adds and spilled registers (AVX-512: resnet50's 128 -> 128
+    // 3x3 stride 2 on 9-pixel steps, 18 accumulators, 0.70x the time
+    // rolled; resnet18's 64 -> 128 1x1 stride 2, its 64 channels unrolled:
+    // 0.85x). Fewer accumulators leave the broadcasts room and ran faster
+    // unrolled (resnet18's 7-pixel rows of 256 -> 512 3x3 stride 2, 14
+    // accumulators: 1.08x the time rolled; AVX2's 12-accumulator 1x1
+    // groups: 1.2x).
+    const bool roll =
+        blocked_ && static_cast<int64_t>(acc.size()) * per_vector_ > kMaxUnrolledAccumulators;
     auto overKh = [&](llvm::Value* c, const Accs& in) {
-      if (lo_c_ < 0)
+      if (lo_c_ < 0 || (roll && hi_c_ - lo_c_ > 1))
         return emitCarriedLoop(
             b_, lo_, hi_, in,
-            [&](llvm::Value* kh, const Accs& a) { return taps(pixels, c, kh, a); }, "kh");
+            [&](llvm::Value* kh, const Accs& a) { return taps(pixels, c, kh, a); }, "kh",
+            lo_c_ < 0 ? LoopHint::None : LoopHint::NoUnroll);
       Accs a = in;
       for (int64_t kh = lo_c_; kh < hi_c_; ++kh) a = taps(pixels, c, b_.getInt64(kh), a);
       return a;
     };
-    const bool unroll_c = lo_c_ >= 0 && channels_ * (hi_c_ - lo_c_) * s_.kw <= kMaxUnrolledTaps;
+    const bool unroll_c =
+        !roll && lo_c_ >= 0 && channels_ * (hi_c_ - lo_c_) * s_.kw <= kMaxUnrolledTaps;
     if (channels_ == 1) {
       acc = overKh(b_.getInt64(0), acc);
     } else if (unroll_c) {
@@ -467,6 +528,10 @@ class NchwcConvEmitter {
   // group's accumulators) or one after the other.
   int64_t per_task_ = 1;
   bool together_ = false;
+  // Registers per vector of b lanes.
+  int64_t per_vector_ = 1;
+  // Output rows per chunk of the task order (chooseChunk; OH: one chunk).
+  int64_t chunk_rows_ = 1;
   llvm::Type* vtype_ = nullptr;
   int64_t oh_full_lo_ = 0, oh_full_hi_ = 0;
   bool const_edges_ = false;

@@ -297,6 +297,30 @@ TEST(NchwcConvLowering, DirectBlockedWindowsAndEpilogue) {
   expectMatches(directBlocked(16, {1, 64, 56, 56}, 32, k3s2p1, false), seed++);
 }
 
+// X larger than half of L2 (told 16 KiB here): the tasks go in chunks of
+// rows, the output blocks inside each chunk. Chunks of one row and of
+// several, two images, a plain X (the stem) and a blocked one, a map whose
+// rows have no divisor near the budget (13: chunks of one row), and a
+// target with no L2 (blocks outer).
+TEST(NchwcConvLowering, DirectRowChunksWhereXOutgrowsL2) {
+  uint64_t seed = 950;
+  const testing::KernelAttributes l2 = {{kL2CacheAttribute, "16384"}};
+  for (int64_t block : {4, 8, 16}) {
+    const auto check = [&](NchwcConv c, const testing::KernelAttributes& cache) {
+      Operands o = operands(c);
+      auto g = testing::makeSingleNodeGraphWithAbsent("nanoc.ConvNCHWc", o.inputs, o.attrs);
+      testing::expectMatchesOnEveryTile(*g->node, seed++, describe(c) + " L2 " + cache[0].second,
+                                        {1}, cache);
+    };
+    check(directBlocked(block, {2, 2 * block, 24, 24}, 4 * block, k3s2p1), l2);
+    check(directBlocked(block, {1, 3 * block, 26, 9}, 2 * block, k1s2p0, false), l2);
+    check(directBlocked(block, {2, 24, 13, 13}, 2 * block, k3s1p1), l2);
+    check(direct(block, {2, 3, 40, 40}, 2 * block, {{7, 7}, {2, 2}, {3, 3, 3, 3}}), l2);
+    check(directBlocked(block, {1, 2 * block, 16, 16}, 2 * block, k3s2p1),
+          {{kL2CacheAttribute, "0"}});
+  }
+}
+
 // NaN in the padding lanes of X's last block (lanes C .. ICb * b - 1)
 // reaches no result: the kernel, like the reference, reads only lanes < C.
 TEST(NchwcConvLowering, DirectBlockedPaddingLanesNeverRead) {

@@ -10,9 +10,11 @@
 //    a dense convolution of many channels):
 //    acc(pixel) += W[block, c, kh, kw, :] * broadcast(X's channel c at
 //    (ih, iw)), a blocked X read only in its lanes c < C.
-// On a blocked X with an even number of output blocks, a task is the row of
-// two blocks, computed together where the registers hold both blocks'
-// accumulators (each broadcast of X feeds two multiply-adds). The tasks go
+// In the direct form, with an even number of output blocks, a task is the
+// row of two blocks, computed together where the registers hold both
+// blocks' accumulators (each broadcast of X feeds two multiply-adds; the
+// stem's 7x7 took 0.82x the time so against one block a task, its 3x3s
+// 0.75x with the loops below rolled). The tasks go
 // block by block, row by row within each; the direct form's, where X
 // outgrows half of L2 and the weights fit there, in chunks of rows, every
 // block within a chunk (chooseChunk).
@@ -24,9 +26,11 @@
 // are emitted with their kernel rows unrolled; the others share one row
 // whose kernel rows [kh_lo, kh_hi) are computed and looped over at run time
 // (every row so, where the taps are too many to unroll). The direct form's
-// channels are unrolled too where channels x taps are few (the stem's 27),
-// else looped over. On a blocked X the few top and bottom rows get their
-// kernel rows at compile time too (a switch over them).
+// few top and bottom rows get their kernel rows at compile time too (a
+// switch over them); its channels are unrolled too where channels x taps
+// are few, else looped over, and both channels and kernel rows stay rolled
+// loops for a plain X (the stem) and for groups of many accumulators
+// (emitGroup).
 //
 // Each row's columns are split at compile time too: the left border (the
 // windows that cross the left padding), the interior and the right border.
@@ -37,10 +41,10 @@
 // U: its pixels together). The border pixels go together, one accumulator
 // each, their columns compile-time constants, so the taps in the padding
 // are known and skipped (wide borders, pads of many pixels: a loop, one
-// pixel at a time, each tap checked with a select); on a blocked X both
-// borders are one group, a row no wider than a step is one group and the
-// interior's steps are of equal width. X is only read inside its rows and
-// columns.
+// pixel at a time, each tap checked with a select); in the direct form
+// both borders are one group, a row no wider than a step is one group and
+// the interior's steps are of equal width. X is only read inside its rows
+// and columns.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
 
@@ -63,11 +67,11 @@ namespace {
 constexpr int64_t kMaxUnrolledTaps = 64;
 // Border pixels unrolled (their taps checked at compile time), at most.
 constexpr int64_t kMaxUnrolledBorder = 8;
-// A blocked X's direct form: edge rows (top and bottom) given their kernel
-// rows at compile time, at most, and pixels a step, at most.
+// The direct form: edge rows (top and bottom) given their kernel rows at
+// compile time, at most, and pixels a step, at most.
 constexpr int64_t kMaxEdgeRows = 2;
 constexpr int64_t kMaxBlockedStep = 14;
-// A blocked X's direct form: accumulator registers of a group whose
+// The direct form on a blocked X: accumulator registers of a group whose
 // channels and kernel rows may be unrolled, at most (emitGroup).
 constexpr int64_t kMaxUnrolledAccumulators = 16;
 
@@ -80,11 +84,11 @@ struct Pixel {
   bool checked;
 };
 
-// Output-channel blocks per task: two for the direct form on a
-// channel-blocked X where the blocks pair up (one register tile of both
-// blocks' accumulators, each broadcast of X used by both), else one.
+// Output-channel blocks per task: two for the direct form where the blocks
+// pair up (one register tile of both blocks' accumulators, each broadcast
+// of X used by both), else one.
 int64_t blocksPerTask(const ConvNchwcShape& s) {
-  return s.form == NchwcForm::Direct && s.blocked_input && s.ocb % 2 == 0 ? 2 : 1;
+  return s.form == NchwcForm::Direct && s.ocb % 2 == 0 ? 2 : 1;
 }
 
 class NchwcConvEmitter {
@@ -161,14 +165,14 @@ class NchwcConvEmitter {
  private:
   // The output rows [oh_full_lo_, oh_full_hi_) whose kernel rows all lie
   // inside X (none where the taps are too many to unroll), and whether the
-  // others (a blocked X's few top and bottom rows) get their kernel rows at
-  // compile time too.
+  // others (the direct form's few top and bottom rows) get their kernel
+  // rows at compile time too.
   void planRows() {
     const int64_t OH = s_.oh;
     std::tie(oh_full_lo_, oh_full_hi_) = windowsInside(s_.h, s_.kh, s_.sh, s_.pad_h, OH);
     if (s_.kh * s_.kw > kMaxUnrolledTaps) oh_full_hi_ = oh_full_lo_;
     const int64_t edge_rows = OH - (oh_full_hi_ - oh_full_lo_);
-    const_edges_ = blocked_ && s_.kh * s_.kw <= kMaxUnrolledTaps && edge_rows <= kMaxEdgeRows;
+    const_edges_ = direct_ && s_.kh * s_.kw <= kMaxUnrolledTaps && edge_rows <= kMaxEdgeRows;
   }
 
   // The order of the tasks: output-channel blocks outer, rows inner (each
@@ -214,17 +218,17 @@ class NchwcConvEmitter {
   // form, one kernel row of weights (each reused by the step's pixels) and a
   // load, or for the direct form one weight and one broadcast, in the
   // target's vector registers (registerTile's count), each vector of b lanes
-  // taking ceil(b / width) of them. A blocked X's direct form (many
-  // channels) takes both of a task's blocks together where U >= 4 pixels of
-  // them fit (2 x U accumulators, two weights, a broadcast), at most 14
-  // pixels, its interior split into equal steps.
+  // taking ceil(b / width) of them. The direct form keeps a kernel row of
+  // weights per block and takes both of a task's blocks together where U >=
+  // 4 pixels of them fit (2 x U accumulators, 2 x KW weights, a broadcast),
+  // at most 14 pixels, its interior split into equal steps.
   void chooseStep() {
     const RegisterTile tile = registerTile(*b_.GetInsertBlock()->getParent());
     const int64_t registers = (tile.rows + 1) * tile.vectors + 1;
     const int64_t per_vector = (lanes_ + tile.width - 1) / tile.width;
     const int64_t vectors = registers / per_vector;
     per_vector_ = per_vector;
-    if (blocked_) {
+    if (direct_) {
       together_ = per_task_ == 2 && (vectors - 1 - 2 * s_.kw) / 2 >= 4;
       const int64_t blocks = together_ ? 2 : 1;
       max_step_ = std::clamp<int64_t>((vectors - 1 - blocks * s_.kw) / blocks, 2, kMaxBlockedStep);
@@ -235,8 +239,7 @@ class NchwcConvEmitter {
         step_ = (interior + steps - 1) / steps;
       }
     } else {
-      const int64_t fit = vectors - (direct_ ? 2 : s_.kw + 1);
-      step_ = max_step_ = std::clamp<int64_t>(fit, 2, direct_ ? 8 : 6);
+      step_ = max_step_ = std::clamp<int64_t>(vectors - (s_.kw + 1), 2, 6);
     }
     // A kernel row that long: no more code per pixel.
     if (s_.kw > kMaxUnrolledTaps) step_ = max_step_ = 1;
@@ -318,15 +321,14 @@ class NchwcConvEmitter {
   }
 
   // The task's row reading kernel rows [lo, hi): compile-time constants
-  // lo_c, hi_c, or -1 (generic rows: lo and hi at run time). A blocked X's
-  // border pixels go together (both borders: one group), and a row of at
-  // most max_step_ pixels is one group.
+  // lo_c, hi_c, or -1 (generic rows: lo and hi at run time). The direct
+  // form's border pixels go together (both borders: one group), and a row
+  // of at most max_step_ pixels is one group.
   void emitRow(llvm::Value* lo, llvm::Value* hi, int64_t lo_c, int64_t hi_c) {
     llvm::IRBuilder<>& b = b_;
     lo_ = lo, hi_ = hi, lo_c_ = lo_c, hi_c_ = hi_c;
     const int64_t OW = s_.ow;
-    const bool merge =
-        blocked_ && ow_lo_ <= kMaxUnrolledBorder && OW - ow_hi_ <= kMaxUnrolledBorder;
+    const bool merge = direct_ && ow_lo_ <= kMaxUnrolledBorder && OW - ow_hi_ <= kMaxUnrolledBorder;
     std::vector<Pixel> borders;
     if (merge) {
       for (int64_t ow = 0; ow < OW; ++ow)
@@ -395,19 +397,20 @@ class NchwcConvEmitter {
     Accs acc;
     for (int64_t j = 0; j < count_; ++j)
       acc.insert(acc.end(), pixels.size(), inits_[static_cast<size_t>(first_ + j)]);
-    // On a blocked X, a group of more than kMaxUnrolledAccumulators keeps
-    // its channels and kernel rows in loops, rolled even where they are
-    // constants: LLVM's machine scheduler, given many rows' or channels'
-    // taps in one block, hoisted their broadcasts of X above the
-    // multiply-adds and spilled registers (AVX-512: resnet50's 128 -> 128
-    // 3x3 stride 2 on 9-pixel steps, 18 accumulators, 0.70x the time
-    // rolled; resnet18's 64 -> 128 1x1 stride 2, its 64 channels unrolled:
-    // 0.85x). Fewer accumulators leave the broadcasts room and ran faster
-    // unrolled (resnet18's 7-pixel rows of 256 -> 512 3x3 stride 2, 14
-    // accumulators: 1.08x the time rolled; AVX2's 12-accumulator 1x1
-    // groups: 1.2x).
-    const bool roll =
-        blocked_ && static_cast<int64_t>(acc.size()) * per_vector_ > kMaxUnrolledAccumulators;
+    // The direct form on a plain X (the stem), and on a blocked X a group of
+    // more than kMaxUnrolledAccumulators, keeps its channels and kernel rows
+    // in loops, rolled even where they are constants: LLVM's machine
+    // scheduler, given many rows' or channels' taps in one block, hoisted
+    // their broadcasts of X above the multiply-adds and spilled registers
+    // (AVX-512: resnet50's 128 -> 128 3x3 stride 2 on 9-pixel steps, 18
+    // accumulators, 0.70x the time rolled; resnet18's 64 -> 128 1x1 stride
+    // 2, its 64 channels unrolled: 0.85x; the 7x7 stem 0.82x, on AVX2
+    // 0.98x; mobilenet_v2's 3x3 stem on AVX2 0.85x). On a blocked X fewer
+    // accumulators leave the broadcasts room and ran faster unrolled
+    // (resnet18's 7-pixel rows of 256 -> 512 3x3 stride 2, 14 accumulators:
+    // 1.08x the time rolled; AVX2's 12-accumulator 1x1 groups: 1.2x).
+    const bool roll = direct_ && (!blocked_ || static_cast<int64_t>(acc.size()) * per_vector_ >
+                                                   kMaxUnrolledAccumulators);
     auto overKh = [&](llvm::Value* c, const Accs& in) {
       if (lo_c_ < 0 || (roll && hi_c_ - lo_c_ > 1))
         return emitCarriedLoop(
@@ -461,14 +464,14 @@ class NchwcConvEmitter {
     llvm::Value* w_row = b.CreateAdd(
         b.CreateAdd(w_base_, b.getInt64(first_ * w_block_)),
         b.CreateMul(b.CreateAdd(b.CreateMul(c, b.getInt64(KH)), kh), b.getInt64(KW * lanes_)));
-    // The taps (pixel i, kernel column kw): kw by kw, or, on a blocked X,
-    // by input column (i * sw + kw, consecutive pixels' taps of one column
+    // The taps (pixel i, kernel column kw): kw by kw (depthwise), or, in
+    // the direct form, by input column (i * sw + kw, consecutive pixels' taps of one column
     // together: one broadcast of X, used at once), each pixel's still in kw
     // order. The weights of a column are loaded at its first tap.
     std::vector<std::pair<size_t, int64_t>> order;
     for (int64_t kw = 0; kw < KW; ++kw)
       for (size_t i = 0; i < np; ++i) order.push_back({i, kw});
-    if (blocked_)
+    if (direct_)
       std::stable_sort(order.begin(), order.end(), [&](const auto& p, const auto& q) {
         return static_cast<int64_t>(p.first) * s_.sw + p.second <
                static_cast<int64_t>(q.first) * s_.sw + q.second;

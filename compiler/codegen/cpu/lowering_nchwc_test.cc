@@ -321,6 +321,24 @@ TEST(NchwcConvLowering, DirectRowChunksWhereXOutgrowsL2) {
   }
 }
 
+// Weights past half of L2 (told 16 KiB) with at least a line per output row
+// and channel: each row prefetches a share of the next blocks' weights
+// (the last blocks their own). Paired blocks, an odd number of blocks (one a
+// task), two images, 7 x 7 and 4 x 4 outputs, edge rows.
+TEST(NchwcConvLowering, DirectPrefetchesTheNextBlocksWeights) {
+  uint64_t seed = 970;
+  const testing::KernelAttributes l2 = {{kL2CacheAttribute, "16384"}};
+  for (int64_t block : {4, 8, 16}) {
+    for (const NchwcConv& c : {directBlocked(block, {2, 4 * block, 14, 14}, 4 * block, k3s2p1),
+                               directBlocked(block, {1, 6 * block, 8, 8}, 3 * block, k3s2p1, false),
+                               directBlocked(block, {1, 8 * block, 7, 7}, 2 * block, k3s1p1)}) {
+      Operands o = operands(c);
+      auto g = testing::makeSingleNodeGraphWithAbsent("nanoc.ConvNCHWc", o.inputs, o.attrs);
+      testing::expectMatchesOnEveryTile(*g->node, seed++, describe(c) + " L2 16 KiB", {1}, l2);
+    }
+  }
+}
+
 // NaN in the padding lanes of X's last block (lanes C .. ICb * b - 1)
 // reaches no result: the kernel, like the reference, reads only lanes < C.
 TEST(NchwcConvLowering, DirectBlockedPaddingLanesNeverRead) {

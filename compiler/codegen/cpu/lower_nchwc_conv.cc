@@ -12,12 +12,12 @@
 //    (ih, iw)), a blocked X read only in its lanes c < C.
 // In the direct form, with an even number of output blocks, a task is the
 // row of two blocks, computed together where the registers hold both
-// blocks' accumulators (each broadcast of X feeds two multiply-adds; the
-// stem's 7x7 took 0.82x the time so against one block a task, its 3x3s
-// 0.75x with the loops below rolled). The tasks go
-// block by block, row by row within each; the direct form's, where X
-// outgrows half of L2 and the weights fit there, in chunks of rows, every
-// block within a chunk (chooseChunk).
+// blocks' accumulators (each broadcast of X feeds two multiply-adds: the
+// stems, whose X is plain NCHW, took 0.75-0.82x the time so, with the loops
+// below rolled, against one block a task). The tasks go block by block, row
+// by row within each; the direct form's, where X outgrows half of L2 and
+// the weights fit there, in chunks of rows, every block within a chunk
+// (chooseChunk).
 // Every accumulator starts at the bias (or 0), sums its taps in (c, kh, kw)
 // order and meets the fused epilogue before its one store.
 //
@@ -195,11 +195,9 @@ class NchwcConvEmitter {
     const int64_t OH = s_.oh;
     chunk_rows_ = OH;
     if (!direct_) return;
-    const int64_t half_l2 =
-        static_cast<int64_t>(cacheSizes(*b_.GetInsertBlock()->getParent()).l2 / 2);
+    const int64_t half_l2 = halfL2();
     const int64_t x_row = (blocked_ ? channelBlocks(s_.c, lanes_) * lanes_ : s_.c) * s_.w * 4;
-    const int64_t w_bytes = s_.ocb * s_.c * s_.kh * s_.kw * lanes_ * 4;
-    if (half_l2 == 0 || x_row * s_.h <= half_l2 || w_bytes > half_l2) return;
+    if (half_l2 == 0 || x_row * s_.h <= half_l2 || weightBytes() > half_l2) return;
     // The input rows an output row adds: min(stride, kernel rows).
     int64_t R = std::max<int64_t>(1, half_l2 / (x_row * std::min(s_.sh, s_.kh)));
     while (OH % R != 0) --R;
@@ -215,10 +213,8 @@ class NchwcConvEmitter {
   // 1/OH of them each, spread over the channels (0.84x the time; its
   // 256 -> 256 on 14 x 14, 0.93x).
   void planPrefetch() {
-    const int64_t half_l2 =
-        static_cast<int64_t>(cacheSizes(*b_.GetInsertBlock()->getParent()).l2 / 2);
-    const int64_t w_bytes = s_.ocb * s_.c * s_.kh * s_.kw * lanes_ * 4;
-    prefetch_next_ = direct_ && chunk_rows_ == s_.oh && s_.ocb > per_task_ && w_bytes > half_l2;
+    prefetch_next_ =
+        direct_ && chunk_rows_ == s_.oh && s_.ocb > per_task_ && weightBytes() > halfL2();
     if (!prefetch_next_) return;
     // At least a line per row and channel: fewer (a 28 x 28 map's rows of
     // 128 -> 128, AVX2's 73 KiB a task block), and the prefetches' own
@@ -247,6 +243,12 @@ class NchwcConvEmitter {
           {f32Ptr(b, w_, b.CreateAdd(next, off)), b.getInt32(0), b.getInt32(2), b.getInt32(1)});
     }
   }
+
+  // Half of the target's L2 (0: none), and the direct form's weights.
+  int64_t halfL2() const {
+    return static_cast<int64_t>(cacheSizes(*b_.GetInsertBlock()->getParent()).l2 / 2);
+  }
+  int64_t weightBytes() const { return s_.ocb * s_.c * s_.kh * s_.kw * lanes_ * 4; }
 
   // Kernel rows [lo, hi) of output row oh: max(0, -ih0) .. min(KH, H - ih0),
   // empty where the window misses X.
@@ -536,9 +538,10 @@ class NchwcConvEmitter {
         b.CreateAdd(w_base_, b.getInt64(first_ * w_block_)),
         b.CreateMul(b.CreateAdd(b.CreateMul(c, b.getInt64(KH)), kh), b.getInt64(KW * lanes_)));
     // The taps (pixel i, kernel column kw): kw by kw (depthwise), or, in
-    // the direct form, by input column (i * sw + kw, consecutive pixels' taps of one column
-    // together: one broadcast of X, used at once), each pixel's still in kw
-    // order. The weights of a column are loaded at its first tap.
+    // the direct form, by input column (i * sw + kw, consecutive pixels'
+    // taps of one column together: one broadcast of X, used at once), each
+    // pixel's still in kw order. The weights of a column are loaded at its
+    // first tap.
     std::vector<std::pair<size_t, int64_t>> order;
     for (int64_t kw = 0; kw < KW; ++kw)
       for (size_t i = 0; i < np; ++i) order.push_back({i, kw});

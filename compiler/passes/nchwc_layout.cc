@@ -289,6 +289,20 @@ class NchwcLayout {
     node.inputs = std::move(inputs);
   }
 
+  // A node of one input and one output, `out` produced by it, for the
+  // rewrite's order.
+  std::unique_ptr<Node> makeNode(const std::string& op, const std::string& hint, Value* in,
+                                 Value* out, std::map<std::string, Attr> attrs) {
+    auto n = std::make_unique<Node>();
+    n->op = op;
+    n->name = graph_.uniqueNodeName(hint);
+    n->inputs = {in};
+    n->outputs = {out};
+    n->attrs = std::move(attrs);
+    out->producer = n.get();
+    return n;
+  }
+
   // A strided 1x1 Conv reads every sh-th row and sw-th column of X: those
   // pixels, sliced out of the blocked X by a Slice (steps sh and sw, each
   // pixel's b lanes one run), become its X and its strides 1, so that it
@@ -300,18 +314,13 @@ class NchwcLayout {
     if (s.strides[0] == 1 && s.strides[1] == 1) return;
     Value* x = node.inputs[0];  // [N, Cb, H, W, b]
     Value* sliced = graph_.newValue(x->name + "_subsampled");
-    auto slice = std::make_unique<Node>();
-    slice->op = "Slice";
-    slice->name = graph_.uniqueNodeName(node.name + "_subsample");
-    slice->inputs = {x};
-    slice->attrs["starts"] = std::vector<int64_t>{0, 0, 0, 0, 0};
-    slice->attrs["ends"] =
-        std::vector<int64_t>{s.n, channelBlocks(s.c, b_), (s.out[0] - 1) * s.strides[0] + 1,
-                             (s.out[1] - 1) * s.strides[1] + 1, b_};
-    slice->attrs["steps"] = std::vector<int64_t>{1, 1, s.strides[0], s.strides[1], 1};
-    slice->outputs = {sliced};
-    sliced->producer = slice.get();
-    order.push_back(std::move(slice));
+    order.push_back(makeNode(
+        "Slice", node.name + "_subsample", x, sliced,
+        {{"starts", std::vector<int64_t>{0, 0, 0, 0, 0}},
+         {"ends",
+          std::vector<int64_t>{s.n, channelBlocks(s.c, b_), (s.out[0] - 1) * s.strides[0] + 1,
+                               (s.out[1] - 1) * s.strides[1] + 1, b_}},
+         {"steps", std::vector<int64_t>{1, 1, s.strides[0], s.strides[1], 1}}}));
     node.inputs[0] = sliced;
     conv_shapes_.at(&node).strides = {1, 1};
   }
@@ -319,17 +328,6 @@ class NchwcLayout {
   void rewrite(const std::set<const Value*>& packs, const std::set<const Value*>& unpacks) {
     std::map<const Value*, Value*> blocked_of;  // original value -> its blocked copy
     std::vector<std::unique_ptr<Node>> order;
-    auto makeNode = [&](const std::string& op, const std::string& hint, Value* in, Value* out,
-                        std::map<std::string, Attr> attrs) {
-      auto n = std::make_unique<Node>();
-      n->op = op;
-      n->name = graph_.uniqueNodeName(hint);
-      n->inputs = {in};
-      n->outputs = {out};
-      n->attrs = std::move(attrs);
-      out->producer = n.get();
-      return n;
-    };
     std::vector<std::unique_ptr<Node>> old = std::move(graph_.nodes);
     for (std::unique_ptr<Node>& node : old) {
       const Kind k = kind_[node.get()];

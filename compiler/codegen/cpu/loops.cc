@@ -118,10 +118,11 @@ void storeF32(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, llvm:
   b.CreateStore(value, f32Ptr(b, base, index));
 }
 
-void prefetchF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index, bool write) {
+void prefetchF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index, bool write,
+                 int locality) {
   b.CreateIntrinsic(
       llvm::Intrinsic::prefetch, {base->getType()},
-      {f32Ptr(b, base, index), b.getInt32(write ? 1 : 0), b.getInt32(3), b.getInt32(1)});
+      {f32Ptr(b, base, index), b.getInt32(write ? 1 : 0), b.getInt32(locality), b.getInt32(1)});
 }
 
 llvm::Type* storageType(llvm::LLVMContext& ctx, DType dtype) {

@@ -59,9 +59,11 @@ llvm::Value* emitReduction(
 llvm::Value* f32Ptr(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index);
 llvm::Value* loadF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index);
 void storeF32(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, llvm::Value* index);
-// Prefetch of element `index` into the data cache, high locality, for reading
-// or (write) for writing.
-void prefetchF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index, bool write = false);
+// Prefetch of element `index` into the data cache, for reading or (write) for
+// writing, at `locality` (llvm.prefetch's: 3 keeps it closest, in L1 on x86;
+// 2 brings it to L2).
+void prefetchF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index, bool write = false,
+                 int locality = 3);
 
 // Any dtype, in its storage type: f16 as half, bf16 as bfloat, bool as i8
 // (0 or 1), unsigned ints as the same-width iN.

@@ -106,6 +106,7 @@ class NchwcConvEmitter {
     channels_ = direct_ ? s.c : 1;
     lanes_ = s.block;
     per_task_ = blocksPerTask(s);
+    w_block_ = channels_ * s.kh * s.kw * lanes_;
     vtype_ = lanes_ == 1 ? b.getFloatTy()
                          : static_cast<llvm::Type*>(llvm::FixedVectorType::get(
                                b.getFloatTy(), static_cast<unsigned>(lanes_)));
@@ -145,7 +146,6 @@ class NchwcConvEmitter {
     } else {
       x_base_ = b.CreateMul(plane, b.getInt64(H * W));  // pixels (Cb == OCb)
     }
-    w_block_ = channels_ * KH * KW * lanes_;
     w_base_ = b.CreateMul(block, b.getInt64(w_block_));
     // Y's row of the first block ((n * OCb + block) * OH + oh); the next
     // block's a plane further.
@@ -219,7 +219,7 @@ class NchwcConvEmitter {
     // At least a line per row and channel: fewer (a 28 x 28 map's rows of
     // 128 -> 128, AVX2's 73 KiB a task block), and the prefetches' own
     // work cost more than they saved (1.12x the time).
-    const int64_t task_lines = per_task_ * s_.c * s_.kh * s_.kw * lanes_ * 4 / 64;
+    const int64_t task_lines = per_task_ * w_block_ * 4 / 64;
     prefetch_next_ = task_lines >= s_.oh * s_.c;
     prefetch_lines_ = (task_lines + s_.oh * s_.c - 1) / (s_.oh * s_.c);
   }
@@ -229,7 +229,7 @@ class NchwcConvEmitter {
   // own), each task's first group of each row.
   void prefetchNext(llvm::Value* c) {
     llvm::IRBuilder<>& b = b_;
-    const int64_t task_floats = per_task_ * s_.c * s_.kh * s_.kw * lanes_;
+    const int64_t task_floats = per_task_ * w_block_;
     const int64_t last = (s_.ocb / per_task_ - 1) * task_floats;
     llvm::Value* next = b.CreateAdd(w_base_, b.getInt64(task_floats));
     next = b.CreateSelect(b.CreateICmpUGT(next, b.getInt64(last)), b.getInt64(last), next);
@@ -238,17 +238,15 @@ class NchwcConvEmitter {
     for (int64_t u = 0; u < prefetch_lines_; ++u) {
       llvm::Value* off = b.CreateMul(b.CreateAdd(line, b.getInt64(u)), b.getInt64(16));
       off = b.CreateSelect(b.CreateICmpULT(off, b.getInt64(task_floats)), off, b.getInt64(0));
-      b.CreateIntrinsic(
-          llvm::Intrinsic::prefetch, {w_->getType()},
-          {f32Ptr(b, w_, b.CreateAdd(next, off)), b.getInt32(0), b.getInt32(2), b.getInt32(1)});
+      prefetchF32(b, w_, b.CreateAdd(next, off), /*write=*/false, /*locality=*/2);
     }
   }
 
-  // Half of the target's L2 (0: none), and the direct form's weights.
+  // Half of the target's L2 (0: none), and W's bytes.
   int64_t halfL2() const {
     return static_cast<int64_t>(cacheSizes(*b_.GetInsertBlock()->getParent()).l2 / 2);
   }
-  int64_t weightBytes() const { return s_.ocb * s_.c * s_.kh * s_.kw * lanes_ * 4; }
+  int64_t weightBytes() const { return s_.ocb * w_block_ * 4; }
 
   // Kernel rows [lo, hi) of output row oh: max(0, -ih0) .. min(KH, H - ih0),
   // empty where the window misses X.

@@ -53,7 +53,7 @@ EpilogueSpec epilogueSpec(const Node& node) {
     if (activationHasAlpha(spec.activation)) spec.alpha = node.f("fused_alpha");
     if (activationHasBeta(spec.activation)) spec.beta = node.f("fused_beta");
   }
-  spec.residual = node.inputs.size() > kResidualInput && node.inputs[kResidualInput];
+  spec.residual = hasResidual(node);
   return spec;
 }
 
@@ -77,7 +77,7 @@ EpilogueSpec checkEpilogue(const Node& node, const TensorType& output) {
     for (const char* key : {"fused_alpha", "fused_beta"})
       if (node.has(key)) failNode(node, std::string("'") + key + "' without fused_activation");
   }
-  if (node.inputs.size() > kResidualInput && node.inputs[kResidualInput]) {
+  if (hasResidual(node)) {
     const TensorType& r = node.inputs[kResidualInput]->type;
     if (r != output)
       failNode(node, "residual " + r.str() + " must have the output's type " + output.str());

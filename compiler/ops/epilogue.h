@@ -44,6 +44,11 @@ const char* activationName(Activation activation);
 bool activationHasAlpha(Activation activation);
 bool activationHasBeta(Activation activation);
 
+// Whether the node has a residual input (kResidualInput present, not null).
+inline bool hasResidual(const Node& node) {
+  return node.inputs.size() > kResidualInput && node.inputs[kResidualInput];
+}
+
 // Decodes the node's epilogue; fails naming the node on an unknown
 // activation, a missing or non-finite parameter (Clip's bounds may be
 // infinite), or a residual whose type differs from `output`.

@@ -78,7 +78,8 @@ bool ArenaPlan::isAlias(const Node* node) const {
   return std::find(aliased.begin(), aliased.end(), node) != aliased.end();
 }
 
-ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
+ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner,
+                      const InPlaceInput& in_place) {
   ArenaPlan plan;
   constexpr uint32_t kAlign = ArenaPlan::kAlignment;
 
@@ -224,12 +225,47 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
   for (const auto& [begin, end] : loops)
     for (LiveRange& r : ranges)
       if (r.first < begin && r.last > begin && r.last < end) r.last = end;
+  // Outputs written over an input that dies at their node (in_place): the
+  // output's range joins the input's, whose slot it takes (`owner`: a range
+  // index to the range whose slot it uses, chains followed).
+  std::vector<size_t> owner(ranges.size());
+  std::iota(owner.begin(), owner.end(), 0);
+  auto ownerOf = [&](size_t i) {
+    while (owner[i] != i) i = owner[i];
+    return i;
+  };
+  if (in_place && loops.empty() && region.size() == graph.nodes.size() &&
+      std::all_of(region.begin(), region.end(), [](const auto& r) { return r.second == 0; }))
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      const Node& node = *graph.nodes[n];
+      if (plan.isAlias(&node) || isGpuNode(node) || node.outputs.empty()) continue;
+      const int at = in_place(node);
+      if (at < 0 || static_cast<size_t>(at) >= node.inputs.size()) continue;
+      const Value* in = node.inputs[at];
+      const Value* out = node.outputs[0];
+      if (!in || root.count(in) || part.count(in) || part.count(out) || graph_outputs.count(out) ||
+          !(in->type == out->type) || isDeviceValue(in) || isDeviceValue(out) ||
+          !range_of.count(in) || !range_of.count(out))
+        continue;
+      const size_t slot = ownerOf(range_of[in]);
+      bool ok = ranges[slot].last == static_cast<int>(n);
+      for (size_t k = 0; ok && k < node.inputs.size(); ++k) {
+        const Value* other = node.inputs[k];
+        if (static_cast<int>(k) == at || !other) continue;
+        auto it = range_of.find(rootOf(other));
+        ok = it == range_of.end() || ownerOf(it->second) != slot;
+      }
+      if (!ok) continue;
+      const size_t mine = range_of[out];
+      owner[mine] = slot;
+      ranges[slot].last = std::max(ranges[slot].last, ranges[mine].last);
+    }
   // Host and device values are placed apart, each side in its own arena.
   for (const bool device : {false, true}) {
     std::vector<size_t> side;
     std::vector<LiveRange> side_ranges;
     for (size_t i = 0; i < arena_values.size(); ++i)
-      if (isDeviceValue(arena_values[i]) == device) {
+      if (isDeviceValue(arena_values[i]) == device && ownerOf(i) == i) {
         side.push_back(i);
         side_ranges.push_back(ranges[i]);
       }
@@ -243,6 +279,8 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner) {
       size = std::max(size, offsets[j] + ranges[i].size);
     }
   }
+  for (size_t i = 0; i < arena_values.size(); ++i)
+    if (ownerOf(i) != i) plan.slices[arena_values[i]] = plan.at(arena_values[ownerOf(i)]);
   for (const auto& [in, whole] : part) {
     BufferSlice slice = plan.at(whole.first);
     slice.offset += whole.second;

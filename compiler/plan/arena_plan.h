@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -90,9 +91,19 @@ struct ArenaPlan {
   bool isAlias(const Node* node) const;
 };
 
+// For a node whose kernel may write its output over one of its inputs: that
+// input's position, where the kernel reads each element of it only to make
+// the same element of output 0, before writing that element, on every target
+// (a residual that the epilogue adds, ops/epilogue.h); -1: none.
+using InPlaceInput = std::function<int(const Node&)>;
+
 // Assigns every value of `graph` (after the pass pipeline: typed, outputs
-// legalized) a slice.
-ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner = GreedyBySizePlanner());
+// legalized) a slice. With `in_place`, a node's output 0 takes the slot of
+// the input it names where that input is an arena value of the same type
+// that dies at the node (no later node reads it or a view of it), no other
+// input of the node shares its memory, and the graph has no control flow.
+ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner = GreedyBySizePlanner(),
+                      const InPlaceInput& in_place = {});
 
 // A readable listing of the plan, for `nanoc --emit=plan` and FileCheck tests.
 std::string printPlan(const Graph& graph, const ArenaPlan& plan);

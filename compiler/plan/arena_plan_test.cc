@@ -20,13 +20,18 @@ Value* add(Graph& g, const std::string& op, std::vector<Value*> in, TensorType t
 }
 
 // Node index of each value's producer, and of its last reader.
-void expectNoLiveOverlap(const Graph& g, const ArenaPlan& plan) {
+std::map<const Value*, std::pair<int, int>> lifetimes(const Graph& g) {
   std::map<const Value*, std::pair<int, int>> life;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     for (const Value* in : g.nodes[n]->inputs)
       if (life.count(in)) life[in].second = static_cast<int>(n);
     for (const Value* out : g.nodes[n]->outputs) life[out] = {int(n), int(n)};
   }
+  return life;
+}
+
+void expectNoLiveOverlap(const Graph& g, const ArenaPlan& plan) {
+  std::map<const Value*, std::pair<int, int>> life = lifetimes(g);
   for (const auto& [a, la] : life)
     for (const auto& [b, lb] : life) {
       if (a >= b) continue;
@@ -191,18 +196,27 @@ TEST(ArenaPlan, ConcatCopiesWhenItsInputsCannotBeSlices) {
   for (int which : {2, 3, 4, 5, 6}) EXPECT_EQ(planOf(which), 0u) << which;
 }
 
+// 3 to 22 Adds of earlier values, of random sizes (with `like_rhs`, half of
+// them the size of their input 1, so that an Add may run in place over it);
+// the last is the graph's output.
+void randomAdds(Graph& g, std::mt19937& rng, bool like_rhs) {
+  std::vector<Value*> values = {g.addInput("x", f32({4}))};
+  int nodes = 3 + static_cast<int>(rng() % 20);
+  for (int n = 0; n < nodes; ++n) {
+    Value* lhs = values[rng() % values.size()];
+    Value* rhs = values[rng() % values.size()];
+    const int64_t size =
+        like_rhs && rng() % 2 ? rhs->type.dims[0] : 1 + static_cast<int64_t>(rng() % 64);
+    values.push_back(add(g, "Add", {lhs, rhs}, f32({size})));
+  }
+  g.outputs = {values.back()};
+}
+
 TEST(ArenaPlan, RandomGraphsNeverOverlapLiveBuffers) {
   std::mt19937 rng(1234);
   for (int trial = 0; trial < 50; ++trial) {
     Graph g;
-    std::vector<Value*> values = {g.addInput("x", f32({4}))};
-    int nodes = 3 + static_cast<int>(rng() % 20);
-    for (int n = 0; n < nodes; ++n) {
-      Value* lhs = values[rng() % values.size()];
-      Value* rhs = values[rng() % values.size()];
-      values.push_back(add(g, "Add", {lhs, rhs}, f32({1 + static_cast<int64_t>(rng() % 64)})));
-    }
-    g.outputs = {values.back()};
+    randomAdds(g, rng, false);
     ArenaPlan plan = planBuffers(g);
     expectNoLiveOverlap(g, plan);
     uint64_t end = 0;
@@ -213,6 +227,105 @@ TEST(ArenaPlan, RandomGraphsNeverOverlapLiveBuffers) {
       }
     EXPECT_EQ(plan.arena_size, end);
   }
+}
+
+// Adds write their output over input 1 where the planner lets them.
+const InPlaceInput kAddOverInput1 = [](const Node& node) { return node.op == "Add" ? 1 : -1; };
+
+TEST(ArenaPlan, InPlaceOutputTakesTheSlotOfAnInputThatDiesThere) {
+  Graph g;
+  Value* x = g.addInput("x", f32({16}));  // 64 bytes each
+  Value* a = add(g, "Relu", {x}, f32({16}));
+  Value* b = add(g, "Neg", {x}, f32({16}));
+  Value* c = add(g, "Add", {b, a}, f32({16}));  // a dies here: c over a
+  Value* d = add(g, "Add", {b, c}, f32({16}));  // and d over c, the same slot
+  g.outputs = {add(g, "Relu", {d}, f32({16}))};
+  ArenaPlan plan = planBuffers(g, GreedyBySizePlanner(), kAddOverInput1);
+  EXPECT_EQ(plan.at(c).offset, plan.at(a).offset);
+  EXPECT_EQ(plan.at(d).offset, plan.at(a).offset);
+  EXPECT_NE(plan.at(b).offset, plan.at(a).offset);
+  EXPECT_EQ(plan.arena_size, 128u);
+  // Without it, each Add's output is a slot apart from its inputs.
+  ArenaPlan apart = planBuffers(g);
+  EXPECT_NE(apart.at(c).offset, apart.at(a).offset);
+  EXPECT_NE(apart.at(d).offset, apart.at(c).offset);
+}
+
+TEST(ArenaPlan, InPlaceOnlyWhereTheInputDiesAndNothingElseSharesIt) {
+  for (int which = 0; which < 6; ++which) {
+    Graph g;
+    Value* x = g.addInput("x", f32({16}));
+    Value* a = add(g, "Relu", {x}, f32({16}));
+    Value* b = add(g, "Neg", {x}, f32({16}));
+    Value* c = nullptr;
+    switch (which) {
+      case 0:  // a is read after the Add
+        c = add(g, "Add", {b, a}, f32({16}));
+        g.outputs = {add(g, "Mul", {c, a}, f32({16}))};
+        break;
+      case 1:  // the other input is a too
+        c = add(g, "Add", {a, a}, f32({16}));
+        g.outputs = {add(g, "Relu", {c}, f32({16}))};
+        break;
+      case 2: {  // the other input is a view of a
+        Value* v = add(g, "Reshape", {a}, f32({16}));
+        c = add(g, "Add", {v, a}, f32({16}));
+        g.outputs = {add(g, "Relu", {c}, f32({16}))};
+        break;
+      }
+      case 3:  // another type
+        c = add(g, "Add", {b, a}, f32({4, 4}));
+        g.outputs = {add(g, "Relu", {c}, f32({4, 4}))};
+        break;
+      case 4:  // the input is the graph's (the caller's tensor)
+        c = add(g, "Add", {b, x}, f32({16}));
+        g.outputs = {add(g, "Relu", {c}, f32({16})), add(g, "Relu", {a}, f32({16}))};
+        break;
+      default:  // the output is the graph's
+        c = add(g, "Add", {b, a}, f32({16}));
+        g.outputs = {c};
+        break;
+    }
+    ArenaPlan plan = planBuffers(g, GreedyBySizePlanner(), kAddOverInput1);
+    if (which != 2) expectNoLiveOverlap(g, plan);  // (a view shares its owner's bytes)
+    const BufferSlice& cs = plan.at(c);
+    EXPECT_FALSE(cs.kind == BufferKind::Arena &&
+                 cs.offset == plan.at(c->producer->inputs[1]).offset &&
+                 plan.at(c->producer->inputs[1]).kind == BufferKind::Arena)
+        << which;
+  }
+}
+
+TEST(ArenaPlan, RandomGraphsInPlaceShareOnlyWithADyingInput) {
+  std::mt19937 rng(4321);
+  int shared = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    Graph g;
+    randomAdds(g, rng, true);
+    ArenaPlan plan = planBuffers(g, GreedyBySizePlanner(), kAddOverInput1);
+    // Two values alive together on the same bytes: only an Add's output over
+    // its input 1, which no later node reads.
+    std::map<const Value*, std::pair<int, int>> life = lifetimes(g);
+    for (const auto& [a, la] : life)
+      for (const auto& [b, lb] : life) {
+        if (a == b) continue;
+        const BufferSlice& sa = plan.at(a);
+        const BufferSlice& sb = plan.at(b);
+        if (sa.kind != BufferKind::Arena || sb.kind != BufferKind::Arena) continue;
+        if (!(la.first <= lb.second && lb.first <= la.second)) continue;
+        if (!(sa.offset < sb.offset + sb.size && sb.offset < sa.offset + sa.size)) continue;
+        if (a >= b) continue;
+        const Value* in = la.first < lb.first ? a : b;
+        const Value* out = in == a ? b : a;
+        const Node* node = out->producer;
+        EXPECT_TRUE(node->inputs[1] == in && node->inputs[0] != in &&
+                    life[in].second == life[out].first && sa.offset == sb.offset &&
+                    in->type == out->type)
+            << in->name << " and " << out->name << " overlap";
+        ++shared;
+      }
+  }
+  EXPECT_GT(shared, 0);  // the trials do reach the in-place case
 }
 
 TEST(ArenaPlan, GraphOutputWithoutItsOwnProducerIsRejected) {

@@ -233,6 +233,10 @@ PointwisePlan planPointwise(const Node& node) {
   p.K = plan.s.k;
   p.N = plan.s.oc;
   splitPointwise(p, plan.s.panel, plan.s.has_scale);
+  // With a residual, K runs as one block: a tile reads its residual only in
+  // its one store, so the output may take the residual's slot (in place;
+  // partial sums kept in Y would overwrite the residual first).
+  if (hasResidual(node)) p.k_block = std::max<int64_t>(1, p.K);
   plan.per_image = std::max<int64_t>(1, p.taskCount());
   return plan;
 }
@@ -361,6 +365,12 @@ Lowering makeConvNchwcLowering() {
     const int64_t panels =
         p.cols_per_task > 0 ? p.cols_per_task / s.panel : channelBlocks(s.outPadded(), s.panel);
     return static_cast<uint64_t>(panels * s.k * s.panel * 4);
+  };
+  // Every form stores each output vector once, after reading its residual
+  // (the pointwise product in planPointwise's one K block; the direct and
+  // depthwise loops from registers): the output may take the residual's slot.
+  lowering.in_place_input = [](const Node& node) {
+    return hasResidual(node) ? static_cast<int>(kResidualInput) : -1;
   };
   lowering.emit = [](KernelBuilder& kb) {
     ConvNchwcShape s = convNchwcShape(kb.node);

@@ -601,6 +601,12 @@ Lowering makeWinogradLowering() {
   lowering.scratch_bytes = [](const Node& node) -> uint64_t {
     return planWinograd(node).scratchBytes();
   };
+  // The products go to the scratch; the output transform reads a pixel's
+  // residual and then stores the pixel, once: the output may take the
+  // residual's slot.
+  lowering.in_place_input = [](const Node& node) {
+    return hasResidual(node) ? static_cast<int>(kResidualInput) : -1;
+  };
   return lowering;
 }
 

@@ -55,6 +55,12 @@ struct Lowering {
   // Bytes of per-worker scratch the kernel uses (KernelBuilder::scratch);
   // empty: none. Every ISA variant gets the same.
   std::function<uint64_t(const Node&)> scratch_bytes;
+  // The input whose arena slot the node's output may take (plan/arena_plan.h's
+  // InPlaceInput): a kernel that reads each element of it only to make the
+  // same element of output 0, before storing that element, on every target
+  // and thread count, and that never gives LLVM its operands as not aliasing
+  // (operand_alias.h); empty or -1: none.
+  std::function<int(const Node&)> in_place_input;
 };
 
 // Finds the lowering for an op name, nullptr if it has none (Reshape and

@@ -476,9 +476,12 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
   const int64_t cols = p.cols_per_task > 0 ? p.cols_per_task : std::max<int64_t>(1, p.N);
   const int64_t col_blocks = (p.N + cols - 1) / cols;
   const int64_t row_blocks = (p.M + p.rows_per_task - 1) / p.rows_per_task;
-  // Every row block but the last has a multiple of mr rows (packedRowsPerTask).
+  // The rows past a block's whole tiles: the same in every block but the
+  // last (none where rows_per_task is a multiple of mr, as packedRowsPerTask
+  // makes it), and the last block's own.
   const int64_t last_rows = p.M - (row_blocks - 1) * p.rows_per_task;
-  const int64_t tail_rows = last_rows % mr;
+  const int64_t last_tail = last_rows % mr;
+  const int64_t block_tail = row_blocks > 1 ? p.rows_per_task % mr : last_tail;
   llvm::Value* rb = col_blocks == 1 ? t : b.CreateUDiv(t, b.getInt64(col_blocks));
   llvm::Value* row_begin = b.CreateMul(rb, b.getInt64(p.rows_per_task));
   llvm::Value* row_end = b.CreateBinaryIntrinsic(
@@ -519,15 +522,25 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
                    mr, w, k_begin, k_end, k_first, k_last);
         },
         "tile");
-    if (tail_rows == 0) return;
+    auto tailTile = [&](int64_t rows) {
+      emitTile(b, tile, p, b.CreateAdd(row_begin, b.CreateMul(tiles, b.getInt64(mr))), j0, panel,
+               rows, w, k_begin, k_end, k_first, k_last);
+    };
+    if (block_tail == last_tail) {
+      if (last_tail > 0) tailTile(last_tail);
+      return;
+    }
+    // The last block's tail, or the others'.
     llvm::Function* fn = b.GetInsertBlock()->getParent();
-    llvm::BasicBlock* tail = llvm::BasicBlock::Create(b.getContext(), "tail", fn);
+    llvm::BasicBlock* last = llvm::BasicBlock::Create(b.getContext(), "tail.last", fn);
+    llvm::BasicBlock* other = llvm::BasicBlock::Create(b.getContext(), "tail.block", fn);
     llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "tail.done", fn);
-    b.CreateCondBr(b.CreateICmpEQ(row_end, b.getInt64(p.M)), tail, done);
-    b.SetInsertPoint(tail);
-    emitTile(b, tile, p, b.CreateAdd(row_begin, b.CreateMul(tiles, b.getInt64(mr))), j0, panel,
-             tail_rows, w, k_begin, k_end, k_first, k_last);
-    b.CreateBr(done);
+    b.CreateCondBr(b.CreateICmpEQ(row_end, b.getInt64(p.M)), last, other);
+    for (auto [block, rows] : {std::pair{last, last_tail}, std::pair{other, block_tail}}) {
+      b.SetInsertPoint(block);
+      if (rows > 0) tailTile(rows);
+      b.CreateBr(done);
+    }
     b.SetInsertPoint(done);
   };
   const int64_t full_panels = p.N / nr;

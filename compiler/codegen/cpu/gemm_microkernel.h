@@ -203,7 +203,8 @@ std::vector<llvm::Value*> transposeTile(llvm::IRBuilder<>& b, std::vector<llvm::
 // Emits task `t` of p.taskCount(): rows [r * rows_per_task, min(M, (r + 1) *
 // rows_per_task)) and columns [c * cols_per_task, min(N, (c + 1) *
 // cols_per_task)) of the product, with (r, c) = (t / column blocks, t %
-// column blocks).
+// column blocks). A block whose rows are not a multiple of the tile's ends
+// in a tile of the rest (every block's, where rows_per_task is not).
 void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduct& p,
                            llvm::Value* t);
 

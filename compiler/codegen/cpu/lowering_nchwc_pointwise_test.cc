@@ -3,9 +3,10 @@
 // nanoc.GlobalAveragePoolNCHWc against their references on random inputs,
 // on every register tile this machine runs: blocks of 4, 8 and 16 lanes;
 // maps of one pixel, 7 x 7 (a partial tile of rows), 14 x 14 and wider than
-// a task's rows; K deep enough to take several kc blocks (partial sums kept
-// in the blocked Y); output channels filling part of the last panel; two
-// images; bias, residual and activation.
+// a task's rows; two tasks of half the rows, each ending in a partial tile;
+// K deep enough to take several kc blocks (partial sums kept in the blocked
+// Y); output channels filling part of the last panel; two images; bias,
+// residual and activation.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -35,19 +36,25 @@ struct Pointwise {
   bool residual = false;
 };
 
+// The pointwise form's attributes: blocks of `block` lanes to `oc` channels,
+// W in panels of `panel` columns.
+Attrs pointwiseAttrs(int64_t block, int64_t oc, int64_t panel) {
+  return {{"form", std::string("pointwise")},
+          {"block", block},
+          {"out_channels", oc},
+          {"kernel_shape", Dims{1, 1}},
+          {"strides", Dims{1, 1}},
+          {"pads", Dims{0, 0, 0, 0}},
+          {"panel", panel}};
+}
+
 void expectPointwiseMatches(const Pointwise& c, uint64_t seed) {
   const int64_t b = c.block, icb = channelBlocks(c.ic, b), ocb = channelBlocks(c.oc, b);
   std::vector<TensorType> inputs = {f32({c.n, icb, c.h, c.w, b}),
                                     f32({channelBlocks(ocb * b, c.panel), c.ic, c.panel})};
   if (c.bias || c.residual) inputs.push_back(f32({ocb * b}));
   if (c.residual) inputs.push_back(f32({c.n, ocb, c.h, c.w, b}));
-  Attrs attrs = {{"form", std::string("pointwise")},
-                 {"block", b},
-                 {"out_channels", c.oc},
-                 {"kernel_shape", Dims{1, 1}},
-                 {"strides", Dims{1, 1}},
-                 {"pads", Dims{0, 0, 0, 0}},
-                 {"panel", c.panel}};
+  Attrs attrs = pointwiseAttrs(b, c.oc, c.panel);
   if (!c.activation.empty()) attrs["fused_activation"] = c.activation;
   if (c.activation == "Clip") attrs["fused_alpha"] = 0.0, attrs["fused_beta"] = 6.0;
   auto g = testing::makeSingleNodeGraph("nanoc.ConvNCHWc", inputs, attrs);
@@ -79,15 +86,25 @@ TEST(NchwcPointwiseLowering, FewDeepPixelsAreOneRowBlock) {
   const Pointwise c = {1, 2048, 64, 7, 7, 16, 32};
   expectPointwiseMatches(c, 13);
   const std::vector<TensorType> inputs = {f32({1, 128, 7, 7, 16}), f32({2, 2048, 32})};
-  Attrs attrs = {{"form", std::string("pointwise")},
-                 {"block", int64_t{16}},
-                 {"out_channels", int64_t{64}},
-                 {"kernel_shape", Dims{1, 1}},
-                 {"strides", Dims{1, 1}},
-                 {"pads", Dims{0, 0, 0, 0}},
-                 {"panel", int64_t{32}}};
-  auto g = testing::makeSingleNodeGraph("nanoc.ConvNCHWc", inputs, attrs);
+  auto g = testing::makeSingleNodeGraph("nanoc.ConvNCHWc", inputs, pointwiseAttrs(16, 64, 32));
   EXPECT_LE(findLowering("nanoc.ConvNCHWc")->task_count(*g->node), 2u);
+}
+
+// 14 x 14 pixels of 1024 channels to 256 (resnet50's layer3 conv1; A 784
+// KiB, W 1 MiB): two tasks of half the rows each, which end in a partial
+// tile of their own (98 rows; 98 and 97 on 13 x 15, a different tail in the
+// last block), and they still match.
+TEST(NchwcPointwiseLowering, HalfTheRowsEndInTheirOwnPartialTiles) {
+  uint64_t seed = 14;
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{14, 14}, {13, 15}}) {
+    Pointwise c = {1, 1024, 256, h, w, 16, 32};
+    c.residual = true;
+    c.activation = "Relu";
+    expectPointwiseMatches(c, seed++);
+    const std::vector<TensorType> inputs = {f32({1, 64, h, w, 16}), f32({8, 1024, 32})};
+    auto g = testing::makeSingleNodeGraph("nanoc.ConvNCHWc", inputs, pointwiseAttrs(16, 256, 32));
+    EXPECT_EQ(findLowering("nanoc.ConvNCHWc")->task_count(*g->node), 2u);
+  }
 }
 
 TEST(NchwcPointwiseLowering, EpilogueOnTheBlockedStore) {

@@ -212,7 +212,8 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner,
       if (!in) continue;
       auto it = range_of.find(rootOf(in));
       // Inclusive: a node's inputs stay alive while it writes its outputs,
-      // so no output ever shares memory with an input of the same node.
+      // so no output shares memory with an input of the same node (but for
+      // an output placed over its in_place input, below).
       if (it != range_of.end())
         ranges[it->second].last = std::max(ranges[it->second].last, static_cast<int>(n));
     }

@@ -76,7 +76,8 @@ llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::st
     llvm::Value* p =
         b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, buffers, slot++), value.name);
     // Every buffer is at least 64-byte aligned (arena slices, constants and the
-    // caller's tensors are checked at run) and no two operands alias.
+    // caller's tensors are checked at run); operands may alias (Add(x, x), an
+    // output over its in_place_input), so nothing here says they do not.
     auto* load = llvm::cast<llvm::LoadInst>(p);
     load->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx, {}));
     return p;

@@ -32,8 +32,9 @@ struct KernelBuilder {
   llvm::Value* task_end;    // i64
 
   // Pointer (opaque `ptr`) to node input `i`; nullptr if that optional input
-  // is absent. Outputs never overlap inputs (the arena plan guarantees it), but
-  // two inputs may be the same buffer (Add(x, x)). Only element alignment may
+  // is absent. Outputs never overlap inputs (the arena plan guarantees it),
+  // except output 0 and the input that Lowering::in_place_input names, which
+  // may be one buffer; two inputs may be the same buffer (Add(x, x)). Only element alignment may
   // be assumed: inputs and outputs are the caller's pointers.
   llvm::Value* input(size_t i) const;
   llvm::Value* output(size_t i) const;

@@ -164,6 +164,35 @@ CompiledModel compileGraph(Graph& graph, const CompileOptions& options) {
     }
     spec.thunks.push_back(thunk);
   }
+  // A kernel whose lowering prefetches the next kernel's weights gets them:
+  // the largest constant (64 KiB or more) of the next kernel that has one,
+  // past copies and at most two kernels without (a Slice, a pool), within
+  // the same sequence (no control flow marker, no GPU thunk between).
+  constexpr uint64_t kMinNextWeightsBytes = 64 * 1024;
+  std::vector<const Value*> next_weights(kernel_nodes.size(), nullptr);
+  for (size_t i = 0; i < spec.thunks.size(); ++i) {
+    ThunkSpec& thunk = spec.thunks[i];
+    if (thunk.kind != ThunkSpec::Kind::Kernel) continue;
+    const cpu::Lowering* lowering = cpu::findLowering(thunk.node->op);
+    if (!lowering->prefetches_next_weights || !lowering->prefetches_next_weights(*thunk.node))
+      continue;
+    int skipped = 0;
+    for (size_t j = i + 1; j < spec.thunks.size() && !thunk.next_weights && skipped <= 2; ++j) {
+      const ThunkSpec& next = spec.thunks[j];
+      if (next.kind == ThunkSpec::Kind::Copy) continue;
+      if (next.kind != ThunkSpec::Kind::Kernel) break;
+      const Value* largest = nullptr;
+      for (const Value* in : next.node->inputs)
+        if (in && in->isConstant() && in->type.bytes() >= kMinNextWeightsBytes &&
+            (!largest || in->type.bytes() > largest->type.bytes()))
+          largest = in;
+      if (largest)
+        thunk.next_weights = largest;
+      else
+        ++skipped;
+    }
+    next_weights[thunk.kernel] = thunk.next_weights;
+  }
   // Kernels variant-major, each variant's functions compiled for its own CPU
   // through function attributes (one module, one object).
   std::vector<llvm::Function*> kernels;
@@ -184,6 +213,9 @@ CompiledModel compileGraph(Graph& graph, const CompileOptions& options) {
         attributes.emplace_back(cpu::kL1DataCacheAttribute, std::to_string(target.cache->l1d));
         attributes.emplace_back(cpu::kL2CacheAttribute, std::to_string(target.cache->l2));
       }
+      if (next_weights[k])
+        attributes.emplace_back(cpu::kNextWeightsAttribute,
+                                std::to_string(out.plan.at(next_weights[k]).size));
       llvm::Function* fn = cpu::emitKernel(*kernel_nodes[k], *out.module, symbol, attributes);
       kernels.push_back(fn);
       if (v == 0) spec.kernel_symbols.push_back(symbol);
@@ -197,6 +229,7 @@ CompiledModel compileGraph(Graph& graph, const CompileOptions& options) {
     KernelSignature s;
     for (const Value* in : thunk.node->inputs)
       if (in) s.arg_bytes.push_back(out.plan.at(in).size);
+    if (thunk.next_weights) s.arg_bytes.push_back(out.plan.at(thunk.next_weights).size);
     for (const Value* o : thunk.node->outputs) s.arg_bytes.push_back(out.plan.at(o).size);
     s.num_outputs = static_cast<uint32_t>(thunk.node->outputs.size());
     s.task_count = thunk.task_count;

@@ -99,6 +99,7 @@ std::vector<uint8_t> buildProgram(const Graph& graph, const ArenaPlan& plan,
       std::vector<uint32_t> args;
       for (const Value* in : node.inputs)
         if (in) args.push_back(bufferOf(in));
+      if (t.next_weights) args.push_back(bufferOf(t.next_weights));
       for (const Value* out : node.outputs) args.push_back(bufferOf(out));
       kind_type = fb::ThunkKind::KernelThunk;
       kind = fb::CreateKernelThunkDirect(b, t.kernel, &args, t.task_count,

@@ -34,6 +34,9 @@ struct ThunkSpec {
   const Node* node = nullptr;
   uint32_t kernel = 0;      // Kernel: index into the kernel table; GpuLaunch: the GPU module's
   uint64_t task_count = 1;  // Kernel: size of its parallel iteration space
+  // Kernel: the next kernel's weights, one more argument after the inputs
+  // (cpu::KernelBuilder::next_weights); null: none.
+  const Value* next_weights = nullptr;
 };
 
 // The GPU part of a program (format 1.3, nanoc --target sm_XY).

@@ -53,6 +53,13 @@ llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::st
   // its number of buffers, and never runs a task past its own task count.
   uint64_t expected_buffers = node.outputs.size();
   for (const Value* in : node.inputs) expected_buffers += in ? 1 : 0;
+  // The next kernel's weights, a buffer after the inputs.
+  int64_t next_weights_bytes = 0;
+  if (fn->hasFnAttribute(kNextWeightsAttribute))
+    fn->getFnAttribute(kNextWeightsAttribute)
+        .getValueAsString()
+        .getAsInteger(10, next_weights_bytes);
+  if (next_weights_bytes > 0) ++expected_buffers;
   llvm::Value* num_buffers =
       b.CreateLoad(i64, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), args, 8), "num_buffers");
   auto* body = llvm::BasicBlock::Create(ctx, "body", fn);
@@ -66,7 +73,7 @@ llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::st
       llvm::Intrinsic::umin, {i64}, {fn->getArg(2), task_count}, nullptr, "task_end.clamped");
   llvm::Value* task_begin = b.CreateIntrinsic(
       llvm::Intrinsic::umin, {i64}, {fn->getArg(1), task_end}, nullptr, "task_begin.clamped");
-  KernelBuilder kb{module, fn, b, node, task_begin, task_end, nullptr, {}, {}};
+  KernelBuilder kb{module, fn, b, node, task_begin, task_end};
   // nanort_kernel_args::scratch, after buffers and num_buffers.
   if (lowering->scratch_bytes && lowering->scratch_bytes(node) != 0)
     kb.scratch =
@@ -83,6 +90,11 @@ llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::st
     return p;
   };
   for (const Value* in : node.inputs) kb.input_ptrs.push_back(in ? loadSlot(*in) : nullptr);
+  if (next_weights_bytes > 0) {
+    kb.next_weights =
+        b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, buffers, slot++), "next_weights");
+    kb.next_weights_bytes = next_weights_bytes;
+  }
   for (const Value* out : node.outputs) kb.output_ptrs.push_back(loadSlot(*out));
   lowering->emit(kb);
   b.CreateRetVoid();

@@ -269,6 +269,14 @@ inline void expectLoweringMatchesReference(const Node& node,
     ref_in.push_back(absent ? nullptr : inputs[i].data());
     if (!absent) buffers.push_back(inputs[i].data());
   }
+  // The next kernel's weights where the attributes give the kernel them
+  // (NaN: a kernel may only prefetch them).
+  size_t next_bytes = 0;
+  for (const auto& [name, value] : attributes)
+    if (name == kNextWeightsAttribute) next_bytes = static_cast<size_t>(std::stoull(value));
+  AlignedBuffer next_weights(next_bytes);
+  std::memset(next_weights.data(), 0xff, next_weights.size());
+  if (next_bytes > 0) buffers.push_back(next_weights.data());
   std::vector<AlignedBuffer> got, want;
   std::vector<void*> ref_out;
   for (const Value* out : node.outputs) {

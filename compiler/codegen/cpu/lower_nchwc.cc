@@ -379,6 +379,8 @@ Lowering makeConvNchwcLowering() {
   lowering.in_place_input = [](const Node& node) {
     return hasResidual(node) ? static_cast<int>(kResidualInput) : -1;
   };
+  // The direct form's last blocks prefetch the next kernel's weights.
+  lowering.prefetches_next_weights = [](const Node& node) { return node.s("form") == "direct"; };
   lowering.emit = [](KernelBuilder& kb) {
     ConvNchwcShape s = convNchwcShape(kb.node);
     const FusedEpilogue epilogue = fusedEpilogue(kb);
@@ -395,7 +397,8 @@ Lowering makeConvNchwcLowering() {
           if (s.form == NchwcForm::Depthwise)
             emitNchwcDepthwiseTask(b, s, kb.input(0), kb.input(1), bias, kb.output(0), epilogue, t);
           else
-            emitNchwcDirectTask(b, s, kb.input(0), kb.input(1), bias, kb.output(0), epilogue, t);
+            emitNchwcDirectTask(b, s, kb.input(0), kb.input(1), bias, kb.output(0), epilogue, t,
+                                kb.next_weights, kb.next_weights_bytes);
         },
         "task", LoopHint::NoVectorize);
   };

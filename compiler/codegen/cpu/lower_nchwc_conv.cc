@@ -99,8 +99,17 @@ int64_t blocksPerTask(const ConvNchwcShape& s) {
 class NchwcConvEmitter {
  public:
   NchwcConvEmitter(llvm::IRBuilder<>& b, const ConvNchwcShape& s, llvm::Value* x, llvm::Value* w,
-                   llvm::Value* bias, llvm::Value* y, const FusedEpilogue& epilogue)
-      : b_(b), s_(s), x_(x), w_(w), bias_(bias), y_(y), epilogue_(epilogue) {
+                   llvm::Value* bias, llvm::Value* y, const FusedEpilogue& epilogue,
+                   llvm::Value* next_weights = nullptr, int64_t next_weights_bytes = 0)
+      : b_(b),
+        s_(s),
+        x_(x),
+        w_(w),
+        bias_(bias),
+        y_(y),
+        epilogue_(epilogue),
+        next_w_(next_weights),
+        next_w_floats_(next_weights_bytes / 4) {
     direct_ = s.form == NchwcForm::Direct;
     blocked_ = direct_ && s.blocked_input;
     channels_ = direct_ ? s.c : 1;
@@ -225,20 +234,30 @@ class NchwcConvEmitter {
   }
 
   // Channel c's share of the next blocks' weights, into L2: their lines
-  // (oh * C + c) * n to + n, n = prefetch_lines_ (the last blocks: their
-  // own), each task's first group of each row.
+  // (oh * C + c) * n to + n, n = prefetch_lines_, each task's first group of
+  // each row. The last blocks take as much of the next kernel's weights
+  // (next_w_, the first ones it reads), where nanoc passes them, or else
+  // their own.
   void prefetchNext(llvm::Value* c) {
     llvm::IRBuilder<>& b = b_;
     const int64_t task_floats = per_task_ * w_block_;
     const int64_t last = (s_.ocb / per_task_ - 1) * task_floats;
     llvm::Value* next = b.CreateAdd(w_base_, b.getInt64(task_floats));
-    next = b.CreateSelect(b.CreateICmpUGT(next, b.getInt64(last)), b.getInt64(last), next);
+    llvm::Value* past = b.CreateICmpUGT(next, b.getInt64(last));
+    next = b.CreateSelect(past, b.getInt64(last), next);
+    llvm::Value* base = w_;
+    llvm::Value* floats = b.getInt64(task_floats);
+    if (next_w_ && next_w_floats_ > 0) {
+      base = b.CreateSelect(past, next_w_, w_);
+      next = b.CreateSelect(past, b.getInt64(0), next);
+      floats = b.CreateSelect(past, b.getInt64(std::min(task_floats, next_w_floats_)), floats);
+    }
     llvm::Value* line = b.CreateMul(b.CreateAdd(b.CreateMul(oh_, b.getInt64(s_.c)), c),
                                     b.getInt64(prefetch_lines_));
     for (int64_t u = 0; u < prefetch_lines_; ++u) {
       llvm::Value* off = b.CreateMul(b.CreateAdd(line, b.getInt64(u)), b.getInt64(16));
-      off = b.CreateSelect(b.CreateICmpULT(off, b.getInt64(task_floats)), off, b.getInt64(0));
-      prefetchF32(b, w_, b.CreateAdd(next, off), /*write=*/false, /*locality=*/2);
+      off = b.CreateSelect(b.CreateICmpULT(off, floats), off, b.getInt64(0));
+      prefetchF32(b, base, b.CreateAdd(next, off), /*write=*/false, /*locality=*/2);
     }
   }
 
@@ -617,6 +636,9 @@ class NchwcConvEmitter {
   int64_t ow_lo_ = 0, ow_hi_ = 0, step_ = 4, max_step_ = 4;
   // The task's values; W's elements per block.
   llvm::Value *oh_ = nullptr, *x_base_ = nullptr, *w_base_ = nullptr, *y_row_ = nullptr;
+  // The next kernel's weights (KernelBuilder::next_weights), or null.
+  llvm::Value* next_w_ = nullptr;
+  int64_t next_w_floats_ = 0;
   llvm::Value* ih0_ = nullptr;
   std::vector<llvm::Value*> inits_;  // per block: the bias or 0
   int64_t w_block_ = 0;
@@ -643,8 +665,9 @@ uint64_t nchwcDirectTasks(const ConvNchwcShape& s) {
 
 void emitNchwcDirectTask(llvm::IRBuilder<>& b, const ConvNchwcShape& s, llvm::Value* x,
                          llvm::Value* w, llvm::Value* bias, llvm::Value* y,
-                         const FusedEpilogue& epilogue, llvm::Value* t) {
-  NchwcConvEmitter(b, s, x, w, bias, y, epilogue).emitTask(t);
+                         const FusedEpilogue& epilogue, llvm::Value* t, llvm::Value* next_weights,
+                         int64_t next_weights_bytes) {
+  NchwcConvEmitter(b, s, x, w, bias, y, epilogue, next_weights, next_weights_bytes).emitTask(t);
 }
 
 }  // namespace nanoc::cpu

@@ -41,6 +41,12 @@ struct KernelBuilder {
   // This worker's scratch: Lowering::scratch_bytes bytes, 64-byte aligned,
   // its contents undefined at each call (nanort_kernel_args::scratch).
   llvm::Value* scratch = nullptr;
+  // With kNextWeightsAttribute: the weights that the kernel after this one
+  // reads first (its largest constant), next_weights_bytes of them, for the
+  // lowering to prefetch while it ends (Lowering::prefetches_next_weights);
+  // nullptr and 0 otherwise. Only a prefetch may touch them.
+  llvm::Value* next_weights = nullptr;
+  int64_t next_weights_bytes = 0;
 
   // Set up by emitKernel.
   std::vector<llvm::Value*> input_ptrs, output_ptrs;
@@ -62,7 +68,15 @@ struct Lowering {
   // and thread count, and that never gives LLVM its operands as not aliasing
   // (operand_alias.h); empty or -1: none.
   std::function<int(const Node&)> in_place_input;
+  // Whether the kernel may prefetch the next kernel's weights (nanoc passes
+  // them, KernelBuilder::next_weights); empty: never.
+  std::function<bool(const Node&)> prefetches_next_weights;
 };
+
+// The function attribute (a decimal byte count) that gives a kernel one more
+// buffer, after its inputs: the next kernel's weights (KernelBuilder::
+// next_weights), which nanoc passes where Lowering::prefetches_next_weights.
+constexpr const char* kNextWeightsAttribute = "nanoc-next-weights-bytes";
 
 // Finds the lowering for an op name, nullptr if it has none (Reshape and
 // Identity have none: they become copy thunks).

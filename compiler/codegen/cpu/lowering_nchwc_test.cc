@@ -339,6 +339,31 @@ TEST(NchwcConvLowering, DirectPrefetchesTheNextBlocksWeights) {
   }
 }
 
+// Given the next kernel's weights (kNextWeightsAttribute), the last blocks
+// prefetch those instead of their own: the kernel takes one more buffer
+// after its inputs (NaN here: only prefetched), still matches, and selects
+// it as the prefetches' base; a kernel told none takes its usual buffers.
+TEST(NchwcConvLowering, DirectPrefetchesTheNextKernelsWeights) {
+  uint64_t seed = 990;
+  for (int64_t block : {8, 16}) {
+    const NchwcConv c = directBlocked(block, {1, 8 * block, 7, 7}, 4 * block, k3s1p1);
+    Operands o = operands(c);
+    auto g = testing::makeSingleNodeGraphWithAbsent("nanoc.ConvNCHWc", o.inputs, o.attrs);
+    for (const char* bytes : {"4096", "1048576"}) {
+      const testing::KernelAttributes attrs = {{kL2CacheAttribute, "16384"},
+                                               {kNextWeightsAttribute, bytes}};
+      testing::expectMatchesOnEveryTile(*g->node, seed++, describe(c) + " next weights " + bytes,
+                                        {1}, attrs);
+      llvm::LLVMContext ctx;
+      auto module = testing::buildKernelModule(*g->node, ctx, "k", attrs);
+      std::string ir;
+      llvm::raw_string_ostream os(ir);
+      module->print(os, nullptr);
+      EXPECT_NE(ir.find("ptr %next_weights, ptr"), std::string::npos) << describe(c);
+    }
+  }
+}
+
 // NaN in the padding lanes of X's last block (lanes C .. ICb * b - 1)
 // reaches no result: the kernel, like the reference, reads only lanes < C.
 TEST(NchwcConvLowering, DirectBlockedPaddingLanesNeverRead) {

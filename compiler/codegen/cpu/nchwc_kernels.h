@@ -35,8 +35,12 @@ void emitNchwcDepthwiseTask(llvm::IRBuilder<>& b, const ConvNchwcShape& s, llvm:
                             const FusedEpilogue& epilogue, llvm::Value* t);
 
 uint64_t nchwcDirectTasks(const ConvNchwcShape& s);
+// next_weights: the next kernel's weights (KernelBuilder::next_weights), for
+// the last blocks to prefetch where the direct loop prefetches the next
+// blocks' weights; null: none.
 void emitNchwcDirectTask(llvm::IRBuilder<>& b, const ConvNchwcShape& s, llvm::Value* x,
                          llvm::Value* w, llvm::Value* bias, llvm::Value* y,
-                         const FusedEpilogue& epilogue, llvm::Value* t);
+                         const FusedEpilogue& epilogue, llvm::Value* t,
+                         llvm::Value* next_weights = nullptr, int64_t next_weights_bytes = 0);
 
 }  // namespace nanoc::cpu

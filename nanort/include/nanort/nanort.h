@@ -114,7 +114,9 @@ nanort_allocator nanort_allocator_system(void);
 /* ---- what nanoc's object file exports ------------------------------------ */
 
 /* Arguments of a compiled kernel: buffers[i] is the i-th buffer named by the
- * kernel thunk's args (inputs first, then outputs, in the IR node's order). */
+ * kernel thunk's args (inputs first, then outputs, in the IR node's order;
+ * a kernel that prefetches the next kernel's weights has those, a constant,
+ * after its inputs). */
 typedef struct nanort_kernel_args {
   void* const* buffers;
   uint64_t num_buffers;

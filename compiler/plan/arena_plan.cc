@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "compiler/ir/error.h"
+#include "compiler/passes/control_flow.h"
 #include "compiler/passes/gpu_placement.h"
 
 namespace nanoc {
@@ -235,8 +236,8 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner,
     while (owner[i] != i) i = owner[i];
     return i;
   };
-  if (in_place && loops.empty() && region.size() == graph.nodes.size() &&
-      std::all_of(region.begin(), region.end(), [](const auto& r) { return r.second == 0; }))
+  if (in_place && std::none_of(graph.nodes.begin(), graph.nodes.end(),
+                               [](const auto& node) { return isControlMarker(*node); }))
     for (size_t n = 0; n < graph.nodes.size(); ++n) {
       const Node& node = *graph.nodes[n];
       if (plan.isAlias(&node) || isGpuNode(node) || node.outputs.empty()) continue;

@@ -34,8 +34,9 @@ struct KernelBuilder {
   // Pointer (opaque `ptr`) to node input `i`; nullptr if that optional input
   // is absent. Outputs never overlap inputs (the arena plan guarantees it),
   // except output 0 and the input that Lowering::in_place_input names, which
-  // may be one buffer; two inputs may be the same buffer (Add(x, x)). Only element alignment may
-  // be assumed: inputs and outputs are the caller's pointers.
+  // may be one buffer; two inputs may be the same buffer (Add(x, x)). Only
+  // element alignment may be assumed: inputs and outputs are the caller's
+  // pointers.
   llvm::Value* input(size_t i) const;
   llvm::Value* output(size_t i) const;
   // This worker's scratch: Lowering::scratch_bytes bytes, 64-byte aligned,

@@ -21,13 +21,13 @@ namespace {
 
 RegisterTile tileFor(const std::function<bool(llvm::StringRef)>& has, unsigned prefer) {
   if (has("+avx512f")) {
-    if (prefer != 0 && prefer < 512) return {8, 3, 8};  // 32 ymm: 8 x 24
-    return {16, 2, 12};                                 // 32 zmm: 12 x 32
+    if (prefer != 0 && prefer < 512) return {8, 3, 8, 32};  // 32 ymm: 8 x 24
+    return {16, 2, 12, 32};                                 // 32 zmm: 12 x 32
   }
-  if (has("+avx")) return {8, 2, 6};  // 16 ymm: 6 x 16
-  if (has("+sse2")) return {4, 2, 6};
-  if (has("+neon") || has("+v")) return {4, 3, 8};  // 32 q / v registers of 128 bits
-  return {1, 4, 4};
+  if (has("+avx")) return {8, 2, 6, 16};  // 16 ymm: 6 x 16
+  if (has("+sse2")) return {4, 2, 6, 16};
+  if (has("+neon") || has("+v")) return {4, 3, 8, 32};  // 32 q / v registers of 128 bits
+  return {1, 4, 4, 16};
 }
 
 }  // namespace
@@ -487,6 +487,29 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
   llvm::Value* row_end = b.CreateBinaryIntrinsic(
       llvm::Intrinsic::smin, b.CreateAdd(row_begin, b.getInt64(p.rows_per_task)), b.getInt64(p.M));
   llvm::Value* tiles = b.CreateUDiv(b.CreateSub(row_end, row_begin), b.getInt64(mr));
+  // A tail short enough for the registers to take it joins the block's
+  // last whole tile (a 7 x 7 map's 49 pixels on AVX-512: 12 + 12 + 12 + 13
+  // rows, not a 1-row tile whose two accumulators wait on the multiply-add
+  // latency for the whole K loop). Not where A's rows are packed in groups:
+  // a tile's rows lie in one group there.
+  auto absorbs = [&](int64_t tail, int64_t rows) {
+    return tail > 0 && rows >= mr && mr + tail <= tile.maxRows() && p.a_row_group == 0 &&
+           !p.y_transposed;
+  };
+  const bool absorb_last = absorbs(last_tail, last_rows);
+  const bool absorb_block = row_blocks > 1 ? absorbs(block_tail, p.rows_per_task) : absorb_last;
+  // The rows of the block's final tile after the loop over whole ones.
+  const int64_t last_end = absorb_last ? mr + last_tail : last_tail;
+  const int64_t block_end = absorb_block ? mr + block_tail : block_tail;
+  llvm::Value* loop_tiles = tiles;
+  if (absorb_last || absorb_block) {
+    llvm::Value* absorbed =
+        absorb_last == absorb_block
+            ? b.getInt64(1)
+            : b.CreateSelect(b.CreateICmpEQ(row_end, b.getInt64(p.M)),
+                             b.getInt64(absorb_last ? 1 : 0), b.getInt64(absorb_block ? 1 : 0));
+    loop_tiles = b.CreateSub(tiles, absorbed);
+  }
 
   // kc block by kc block (BLIS's order): the task's block of A (its rows x
   // kc) stays in L2 for every panel, the panel's block (kc x nr) in cache for
@@ -516,18 +539,18 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
   };
   auto tileRows = [&](llvm::Value* j0, llvm::Value* panel, int64_t w) {
     emitLoop(
-        b, b.getInt64(0), tiles,
+        b, b.getInt64(0), loop_tiles,
         [&](llvm::Value* ti) {
           emitTile(b, tile, p, b.CreateAdd(row_begin, b.CreateMul(ti, b.getInt64(mr))), j0, panel,
                    mr, w, k_begin, k_end, k_first, k_last);
         },
         "tile");
     auto tailTile = [&](int64_t rows) {
-      emitTile(b, tile, p, b.CreateAdd(row_begin, b.CreateMul(tiles, b.getInt64(mr))), j0, panel,
-               rows, w, k_begin, k_end, k_first, k_last);
+      emitTile(b, tile, p, b.CreateAdd(row_begin, b.CreateMul(loop_tiles, b.getInt64(mr))), j0,
+               panel, rows, w, k_begin, k_end, k_first, k_last);
     };
-    if (block_tail == last_tail) {
-      if (last_tail > 0) tailTile(last_tail);
+    if (block_end == last_end) {
+      if (last_end > 0) tailTile(last_end);
       return;
     }
     // The last block's tail, or the others'.
@@ -536,7 +559,7 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
     llvm::BasicBlock* other = llvm::BasicBlock::Create(b.getContext(), "tail.block", fn);
     llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "tail.done", fn);
     b.CreateCondBr(b.CreateICmpEQ(row_end, b.getInt64(p.M)), last, other);
-    for (auto [block, rows] : {std::pair{last, last_tail}, std::pair{other, block_tail}}) {
+    for (auto [block, rows] : {std::pair{last, last_end}, std::pair{other, block_end}}) {
       b.SetInsertPoint(block);
       if (rows > 0) tailTile(rows);
       b.CreateBr(done);

@@ -10,6 +10,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -26,10 +27,15 @@ namespace nanoc::cpu {
 //   AVX-512 (32 zmm)          12 x 32      AVX2/AVX/SSE (16 regs)  6 x 2W
 //   NEON, RVV at VLEN 128     8 x 12       no vectors (scalar FPU)  4 x 4
 // Every rows value divides kPackedRowQuantum, so only the last task of a
-// product has a partial tile.
+// product has a partial tile. `registers`: the vector registers (f32 ones
+// for the scalar tile), which say how many rows a tile can take beyond
+// `rows` (maxRows) to end a block without a short tile.
 struct RegisterTile {
-  int64_t width = 1, vectors = 4, rows = 4;
+  int64_t width = 1, vectors = 4, rows = 4, registers = 16;
   int64_t columns() const { return width * vectors; }
+  // The most rows whose accumulators, B's row and a broadcast still fit
+  // the registers: 14 on AVX-512's 12 x 32.
+  int64_t maxRows() const { return std::max(rows, (registers - vectors - 1) / vectors); }
 };
 constexpr int64_t kPackedRowQuantum = 24;
 

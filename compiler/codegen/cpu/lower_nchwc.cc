@@ -256,7 +256,7 @@ RegisterTile pointwiseTile(const llvm::Function& fn, int64_t block, int64_t pane
   RegisterTile tile = registerTile(fn);
   int64_t vectors = std::max<int64_t>(1, tile.columns() / block);
   while (vectors > 1 && panel % (vectors * block) != 0) --vectors;
-  return RegisterTile{block, vectors, tile.rows};
+  return RegisterTile{block, vectors, tile.rows, tile.registers};
 }
 
 void emitPointwise(KernelBuilder& kb, const PointwisePlan& plan, const FusedEpilogue& epilogue) {

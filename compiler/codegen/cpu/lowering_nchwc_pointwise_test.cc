@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,45 @@ TEST(NchwcPointwiseLowering, HalfTheRowsEndInTheirOwnPartialTiles) {
     const std::vector<TensorType> inputs = {f32({1, 64, h, w, 16}), f32({8, 1024, 32})};
     auto g = testing::makeSingleNodeGraph("nanoc.ConvNCHWc", inputs, pointwiseAttrs(16, 256, 32));
     EXPECT_EQ(findLowering("nanoc.ConvNCHWc")->task_count(*g->node), 2u);
+  }
+}
+
+// The accumulator tiles of a pointwise kernel for AVX-512 (12 x 32, room
+// for 14 rows), one multiset entry per tile: its accumulators (the
+// <16 x float> phis of its K loop's header).
+std::multiset<int> avx512TileAccumulators(int64_t h, int64_t w) {
+  const std::vector<TensorType> inputs = {f32({1, 4, h, w, 16}), f32({2, 64, 32})};
+  auto g = testing::makeSingleNodeGraph("nanoc.ConvNCHWc", inputs, pointwiseAttrs(16, 64, 32));
+  llvm::LLVMContext ctx;
+  auto module = testing::buildKernelModule(
+      *g->node, ctx, "k",
+      {{"target-cpu", "skylake-avx512"}, {"target-features", "+avx,+avx2,+fma,+avx512f"}});
+  std::multiset<int> tiles;
+  for (const llvm::BasicBlock& block : *module->getFunction("k")) {
+    if (!block.getName().starts_with("tile.k")) continue;
+    int accumulators = 0;
+    for (const llvm::PHINode& phi : block.phis())
+      if (phi.getType()->isVectorTy()) ++accumulators;
+    tiles.insert(accumulators);
+  }
+  return tiles;
+}
+
+// A tail of one or two rows joins the last whole tile where the registers
+// hold it (12 x 32 on AVX-512 leaves room for 14 rows): a 7 x 7 map's 49
+// pixels are tiles of 12 and 13 rows, not a 1-row tile whose two
+// accumulators wait on the multiply-add latency; 50 pixels end in 14 rows;
+// 51 keep their 3-row tile. Each still matches.
+TEST(NchwcPointwiseLowering, AShortTailJoinsTheLastWholeTile) {
+  EXPECT_EQ(avx512TileAccumulators(7, 7), (std::multiset<int>{24, 26}));
+  EXPECT_EQ(avx512TileAccumulators(5, 10), (std::multiset<int>{24, 28}));
+  EXPECT_EQ(avx512TileAccumulators(3, 17), (std::multiset<int>{24, 6}));
+  uint64_t seed = 40;
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{7, 7}, {5, 10}, {1, 13}, {1, 14}}) {
+    Pointwise c = {1, 64, 64, h, w, 16, 32};
+    c.residual = true;
+    c.activation = "Relu";
+    expectPointwiseMatches(c, seed++);
   }
 }
 

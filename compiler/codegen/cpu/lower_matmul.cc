@@ -35,11 +35,14 @@ struct MatMulShape {
 
   int64_t cols_per_task = 0;  // packed: PackedProduct's, 0 for all N
   // packed: copy a task's rows of A into the worker's scratch in groups of
-  // kPackedRowQuantum rows (PackedProduct::a_row_group) first. Where A's row
+  // the tile's mr rows (PackedProduct::a_row_group) first. Where A's row
   // stride is a multiple of 2 KiB (K a multiple of 512), at least half of a
   // tile's mr rows fall in one L1 set, which its K loop then thrashes (GPT-2's
   // 3072 -> 768 product ran at 81% of peak where the 768 -> 3072 one ran at
-  // 97%); one stream of A instead.
+  // 97%); one stream of A instead, each line of it whole to the tile (in
+  // groups of kPackedRowQuantum = 24 rows a 12-row tile read half of each
+  // line: SGEMM 1024^3 at 168 GFLOP/s, in groups of 12 at 180). The scratch
+  // holds whole groups of kPackedRowQuantum, which every tile's mr divides.
   bool pack_a = false;
   int64_t packedAGroups() const {
     return (rows_per_task + kPackedRowQuantum - 1) / kPackedRowQuantum;
@@ -140,16 +143,17 @@ Lowering makeMatMulLowering() {
                 if (!s.pack_a) return emitPackedProductTask(b, tile, p, t);
                 // Rows [row_begin, row_begin + rows) of A, grouped: row r,
                 // column k at ((r / g) * K + k) * g + r % g of the scratch.
-                const int64_t g = kPackedRowQuantum;
+                const int64_t g = tile.rows;
                 llvm::Value* row_begin = b.CreateMul(b.CreateUDiv(t, b.getInt64(s.colBlocks())),
                                                      b.getInt64(s.rows_per_task));
                 llvm::Value* rows =
                     b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.getInt64(s.rows_per_task),
                                             b.CreateSub(b.getInt64(s.M), row_begin));
-                // Whole groups a vector tile at a time: W rows' W columns
-                // loaded, transposed in registers, stored as W columns' W
-                // rows (g = 24 is whole vectors of 4 and 8 lanes, 16 + 8 of
-                // 16). K is a multiple of 512, so of W.
+                // Whole groups a vector tile at a time: up to W rows' W
+                // columns loaded, transposed in registers, stored as W
+                // columns' rows (g = 12 rows as 12 lanes of vectors of 16,
+                // 6 of 8; 8 as two vectors of 4). K is a multiple of 512,
+                // so of W.
                 const int64_t W = tile.width;
                 llvm::Value* groups = b.CreateUDiv(rows, b.getInt64(g));
                 if (W > 1) {

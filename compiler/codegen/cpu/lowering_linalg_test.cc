@@ -217,9 +217,10 @@ TEST(PackedProductLowering, MatMulBatchesShareTheConstantB) {
   expectConstantBMatchesReference("MatMul", {f32({301, 64}), f32({64, 48})}, {}, 112);
 }
 
-// K a multiple of 512: A's rows are copied into the scratch in groups of 24
-// first (rows 2 KiB apart alias in L1); several row blocks, the last one
-// partial, batches folded into rows, a fused activation.
+// K a multiple of 512: A's rows are copied into the scratch in groups of the
+// tile's rows first (rows 2 KiB apart alias in L1: 12 on AVX-512, 8, 6 or 4
+// elsewhere); several row blocks, the last one partial, batches folded into
+// rows, a fused activation.
 TEST(PackedProductLowering, MatMulPacksARowsWhoseStrideAliases) {
   expectConstantBMatchesReference("MatMul", {f32({301, 512}), f32({512, 40})}, {}, 114);
   expectConstantBMatchesReference("MatMul", {f32({2, 30, 1536}), f32({1536, 70})}, {}, 115);

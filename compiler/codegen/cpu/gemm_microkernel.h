@@ -26,10 +26,12 @@ namespace nanoc::cpu {
 // (rows * vectors + vectors + 1 <= registers):
 //   AVX-512 (32 zmm)          12 x 32      AVX2/AVX/SSE (16 regs)  6 x 2W
 //   NEON, RVV at VLEN 128     8 x 12       no vectors (scalar FPU)  4 x 4
-// Every rows value divides kPackedRowQuantum, so only the last task of a
-// product has a partial tile. `registers`: the vector registers (f32 ones
-// for the scalar tile), which say how many rows a tile can take beyond
-// `rows` (maxRows) to end a block without a short tile.
+// Every rows value divides kPackedRowQuantum, so a block of whole quanta of
+// rows is whole tiles; any other block (the last, or every one where a
+// product's rows per task are not quanta) ends in a partial tile.
+// `registers`: the vector registers (f32 ones for the scalar tile), which
+// say how many rows a tile can take beyond `rows` (maxRows), so that a
+// block ends without a tile of one or two rows.
 struct RegisterTile {
   int64_t width = 1, vectors = 4, rows = 4, registers = 16;
   int64_t columns() const { return width * vectors; }

@@ -75,6 +75,10 @@ options:
                      (default; channels-last, weights laid out for the
                      implicit GEMM at compile time, converted at the edges)
                      or nchw (the model's layout)
+  --gpu-split-k S    auto (default): a GPU convolution whose output tiles
+                     are too few to fill the GPU (a batch-1 CNN's deep
+                     layers) runs as products over slices of K plus a sum;
+                     off: every product in one kernel
   --host NAME        the host CPU of a GPU target (default: the first GPU
                      profile's, e.g. cortex-a78 for sm_87): host or a CPU
                      profile
@@ -317,6 +321,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   nanoc::GpuOffload gpu_offload = nanoc::GpuOffload::Auto;
   nanoc::GpuPrecision gpu_precision;
   bool gpu_nhwc = true;
+  bool gpu_split_k = true;
   nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -364,6 +369,11 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
       if (layout != "nhwc" && layout != "nchw")
         throw nanoc::CompileError("--gpu-layout must be nhwc or nchw, not '" + layout + "'");
       gpu_nhwc = layout == "nhwc";
+    } else if (is("--gpu-split-k")) {
+      std::string mode = value("--gpu-split-k");
+      if (mode != "auto" && mode != "off")
+        throw nanoc::CompileError("--gpu-split-k must be auto or off, not '" + mode + "'");
+      gpu_split_k = mode == "auto";
     } else if (is("--triple"))
       triple = value("--triple");
     else if (is("--cpu"))
@@ -502,8 +512,10 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
     gpu_precision.min_sm = gpu_targets[0].sm;
     for (const nanoc::gpu::SmTarget& t : gpu_targets)
       gpu_precision.min_sm = std::min(gpu_precision.min_sm, t.sm);
-    nanoc::runGpuPasses(*graph, nanoc::gpu::hasGpuLowering,
-                        {gpu_offload, gpu_precision, gpu_nhwc, /*fuse_epilogues=*/fuse});
+    nanoc::GpuPassOptions gpu_passes{gpu_offload, gpu_precision, gpu_nhwc,
+                                     /*fuse_epilogues=*/fuse, /*fuse_chains=*/fuse};
+    if (gpu_split_k) gpu_passes.split_k = nanoc::gpu::chooseSplitK;
+    nanoc::runGpuPasses(*graph, nanoc::gpu::hasGpuLowering, gpu_passes);
   }
   if (emit == "ir") {
     progress->finish();

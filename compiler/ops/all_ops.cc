@@ -41,6 +41,7 @@ std::vector<OpSchema> nchwcPoolSchemas();         // nchwc_pool.cc
 std::vector<OpSchema> deviceCopySchemas();        // device_copy.cc
 std::vector<OpSchema> channelsLastSchemas();      // channels_last.cc
 std::vector<OpSchema> controlFlowSchemas();       // control_flow.cc
+std::vector<OpSchema> splitKSchemas();            // split_k.cc
 
 namespace {
 
@@ -62,7 +63,7 @@ const std::map<std::string, OpSchema, std::less<>>& opTable() {
          {elementwiseSchemas, reductionSchemas, dataMovementSchemas, normalizationSchemas,
           quantizationSchemas, samplingSchemas, convGemmSchemas, winogradSchemas,
           fusedElementwiseSchemas, nchwcSchemas, nchwcPoolSchemas, deviceCopySchemas,
-          channelsLastSchemas, controlFlowSchemas})
+          channelsLastSchemas, controlFlowSchemas, splitKSchemas})
       for (OpSchema& schema : family()) {
         std::string name = schema.name;
         t.emplace(std::move(name), std::move(schema));

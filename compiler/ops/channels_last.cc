@@ -1,9 +1,11 @@
 // The channels-last forms: see channels_last.h.
 #include "compiler/ops/channels_last.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "compiler/ir/op_registry.h"
+#include "compiler/ops/conv.h"
 #include "compiler/ops/data_movement.h"
 #include "compiler/ops/schema_checks.h"
 
@@ -28,6 +30,72 @@ std::vector<int64_t> inputToBase(const std::string& base, size_t index, size_t r
   return same;
 }
 
+// K = taps * C / group of the Conv a view stands for, in S slices of chunk.
+int64_t splitKSlices(const Node& conv, int64_t chunk) {
+  ConvShape s = convShape(conv);
+  const int64_t k = product(s.kernel, 0, s.rank()) * s.cPerGroup();
+  return (k + chunk - 1) / chunk;
+}
+
+// A split ConvNHWC computes the bare product: its bias, residual and
+// activation belong to the nanoc.SplitKSum after it.
+void checkSplit(const Node& node, int64_t chunk) {
+  if (node.op != "nanoc.ConvNHWC") failNode(node, "only nanoc.ConvNHWC may be split along K");
+  if (chunk < 0) failNode(node, "split_k_chunk must be positive, got " + std::to_string(chunk));
+  if (node.inputs.size() > 2 || node.has("fused_activation"))
+    failNode(node, "a ConvNHWC split along K takes no bias, residual or activation");
+}
+
+// P[s] of a split ConvNHWC (channels_last.h), summed directly in double:
+// X [N, in..., C], W [K, M] (k = tap * C/G + ci), P [S, N, out..., M].
+void partialConvReference(const Node& node, const std::vector<const void*>& in,
+                          const std::vector<void*>& out) {
+  std::unique_ptr<ChannelsFirstView> view = channelsFirstView(node);
+  const ConvShape cs = convShape(view->node);
+  const size_t rank = cs.rank();
+  const int64_t chunk = splitKChunk(node), taps = product(cs.kernel, 0, rank);
+  const int64_t cpg = cs.cPerGroup(), mpg = cs.mPerGroup(), k_total = taps * cpg;
+  const int64_t slices = splitKSlices(view->node, chunk), outs = product(cs.out, 0, rank);
+  const int64_t in_plane = product(cs.in, 0, rank);
+  const std::vector<int64_t> in_stride = convStridesOf(cs.in);
+  const auto* x = static_cast<const float*>(in[0]);
+  const auto* w = static_cast<const float*>(in[1]);
+  auto* p = static_cast<float*>(out[0]);
+  std::vector<int64_t> pixel(static_cast<size_t>(taps));  // per tap: -1 in the padding
+  std::vector<int64_t> o(rank), t(rank);
+  for (int64_t img = 0; img < cs.n; ++img)
+    for (int64_t pos = 0; pos < outs; ++pos) {
+      for (int64_t r = pos, d = static_cast<int64_t>(rank); d-- > 0;) {
+        o[static_cast<size_t>(d)] = r % cs.out[static_cast<size_t>(d)];
+        r /= cs.out[static_cast<size_t>(d)];
+      }
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        int64_t at = 0, r = tap;
+        bool inside = true;
+        for (size_t d = rank; d-- > 0;) {
+          const int64_t td = r % cs.kernel[d];
+          r /= cs.kernel[d];
+          const int64_t q = o[d] * cs.strides[d] - cs.pads[d] + td * cs.dilations[d];
+          inside = inside && q >= 0 && q < cs.in[d];
+          at += q * in_stride[d];
+        }
+        pixel[static_cast<size_t>(tap)] = inside ? img * in_plane + at : -1;
+      }
+      for (int64_t s = 0; s < slices; ++s)
+        for (int64_t g = 0; g < cs.group; ++g)
+          for (int64_t n = 0; n < mpg; ++n) {
+            double acc = 0.0;
+            for (int64_t k = s * chunk; k < std::min(k_total, (s + 1) * chunk); ++k) {
+              const int64_t px = pixel[static_cast<size_t>(k / cpg)];
+              if (px < 0) continue;
+              acc += static_cast<double>(x[px * cs.c + g * cpg + k % cpg]) *
+                     static_cast<double>(w[k * cs.m + g * mpg + n]);
+            }
+            p[((s * cs.n + img) * outs + pos) * cs.m + g * mpg + n] = static_cast<float>(acc);
+          }
+    }
+}
+
 OpSchema makeChannelsLastSchema(const std::string& base, const std::string& name) {
   OpSchema schema;
   schema.name = name;
@@ -42,13 +110,17 @@ OpSchema makeChannelsLastSchema(const std::string& base, const std::string& name
       if (node.inputs[i] && node.inputs[i]->type.rank() < 3)
         failNode(node, "operand " + std::to_string(i) + " must have rank >= 3, got " +
                            inputType(node, i).str());
+    const int64_t chunk = splitKChunk(node);
+    if (chunk != 0) checkSplit(node, chunk);
     std::unique_ptr<ChannelsFirstView> view = channelsFirstView(node);
     std::vector<TensorType> types = findOp(base)->infer(view->node);
     for (TensorType& t : types) t.dims = permuteDims(t.dims, toChannelsLast(t.rank()));
+    if (chunk != 0) types[0].dims.insert(types[0].dims.begin(), splitKSlices(view->node, chunk));
     return types;
   };
   schema.reference = [base](const Node& node, const std::vector<const void*>& in,
                             const std::vector<void*>& out) {
+    if (splitKChunk(node) != 0) return partialConvReference(node, in, out);
     std::unique_ptr<ChannelsFirstView> view = channelsFirstView(node);
     std::vector<std::vector<uint8_t>> in_bytes(in.size()), out_bytes(out.size());
     std::vector<const void*> base_in(in.size(), nullptr);
@@ -131,6 +203,8 @@ std::vector<uint8_t> permuteTensor(const TensorType& type, const void* data,
   return out;
 }
 
+int64_t splitKChunk(const Node& node) { return node.i(kSplitKChunkAttribute, 0); }
+
 std::unique_ptr<ChannelsFirstView> channelsFirstView(const Node& node) {
   const std::string base = channelsFirstOp(node.op);
   if (base.empty()) failNode(node, "not a channels-last op");
@@ -138,6 +212,7 @@ std::unique_ptr<ChannelsFirstView> channelsFirstView(const Node& node) {
   view->node.op = base;
   view->node.name = node.name;
   view->node.attrs = node.attrs;
+  const bool split = view->node.attrs.erase(kSplitKChunkAttribute) != 0;
   auto value = [&](const Value* v, const std::vector<int64_t>& perm) {
     auto copy = std::make_unique<Value>();
     copy->name = v->name;
@@ -151,6 +226,13 @@ std::unique_ptr<ChannelsFirstView> channelsFirstView(const Node& node) {
     view->node.inputs.push_back(in ? value(in, inputToBase(base, i, in->type.rank())) : nullptr);
   }
   for (const Value* out : node.outputs) {
+    if (split && out->typed) {
+      // The whole product's type: P's without the leading S.
+      Value whole = *out;
+      whole.type.dims.erase(whole.type.dims.begin());
+      view->node.outputs.push_back(value(&whole, toChannelsFirst(whole.type.rank())));
+      continue;
+    }
     view->node.outputs.push_back(
         value(out, out->typed ? toChannelsFirst(out->type.rank()) : std::vector<int64_t>{}));
   }

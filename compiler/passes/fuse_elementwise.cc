@@ -8,6 +8,7 @@
 
 #include "compiler/ops/elementwise_table.h"
 #include "compiler/ops/fused_elementwise.h"
+#include "compiler/passes/gpu_placement.h"
 
 namespace nanoc {
 namespace {
@@ -38,6 +39,7 @@ int fuseElementwiseChains(Graph& graph) {
       for (Value* in : members[m]->inputs) {
         Node* p = in->producer;
         if (!p || !fusable(p) || uses[in] != 1 || in->type != type) continue;
+        if (isGpuNode(*p) != isGpuNode(*root)) continue;  // one device per node
         if (std::find(members.begin(), members.end(), p) != members.end()) continue;
         if (members.size() == kMaxElementwiseSteps) break;
         members.push_back(p);
@@ -67,12 +69,13 @@ int fuseElementwiseChains(Graph& graph) {
       }
       ref[step->outputs[0]] = -static_cast<int64_t>(s) - 1;
       for (const auto& [key, value] : step->attrs)
-        attrs["s" + std::to_string(s) + "." + key] = value;
+        if (key != kDeviceAttribute) attrs["s" + std::to_string(s) + "." + key] = value;
     }
     if (inputs.size() > kMaxElementwiseInputs) continue;
     attrs["ops"] = ops;
     attrs["arity"] = arity;
     attrs["operands"] = operands;
+    if (isGpuNode(*root)) attrs[kDeviceAttribute] = std::string(kGpuDevice);
     // The root becomes the fused node (its name and result stay); the other
     // members go.
     for (Node* m : members)

@@ -12,7 +12,9 @@
 // may be read by several steps, as GELU reads x twice). A tree of two ops or
 // more becomes one node in the root's place, with the root's name and
 // result; the other ops go away. Runs after the epilogue fusions, which take
-// what follows a Conv or a matrix product first.
+// what follows a Conv or a matrix product first. After GPU placement
+// (passes/pipeline.h's runGpuPasses) a chain stays on one side: its ops all
+// run on the GPU or all on the host, and the fused node keeps their device.
 #pragma once
 
 #include "compiler/ir/graph.h"

@@ -104,9 +104,15 @@ TEST(GpuNhwcLayout, ConvertsTheCnnWithOneTransposeInAndOneOut) {
   const Node* cat = named(*g, "cat");
   ASSERT_NE(cat, nullptr);
   EXPECT_EQ(cat->i("axis"), 3);
-  const Node* scale = named(*g, "scale");
-  ASSERT_NE(scale, nullptr);
-  EXPECT_EQ(scale->inputs[1]->type.dims, std::vector<int64_t>{8});
+  // The scale and the residual Add are one chain after the layout
+  // (runGpuPasses fuses chains last); its per-channel constant is [8] now.
+  const Node* residual = named(*g, "residual");
+  ASSERT_NE(residual, nullptr);
+  EXPECT_EQ(residual->op, "nanoc.Elementwise");
+  EXPECT_EQ(residual->s("ops"), "Mul,Add");
+  ASSERT_EQ(residual->inputs.size(), 3u);
+  EXPECT_TRUE(residual->inputs[1]->isConstant());
+  EXPECT_EQ(residual->inputs[1]->type.dims, std::vector<int64_t>{8});
   for (const auto& node : g->nodes)
     if (node->op != "nanoc.ToHost") EXPECT_TRUE(isGpuNode(*node)) << node->name;
 }

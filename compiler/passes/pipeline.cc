@@ -9,6 +9,7 @@
 #include "compiler/passes/fuse_epilogue.h"
 #include "compiler/passes/fuse_layer_norm.h"
 #include "compiler/passes/gpu_nhwc_layout.h"
+#include "compiler/passes/gpu_split_k.h"
 #include "compiler/passes/legalize_outputs.h"
 #include "compiler/passes/nchwc_layout.h"
 #include "compiler/passes/shape_inference.h"
@@ -36,7 +37,10 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
     fuseLayerNorms(graph);
     if (!options.gpu) fuseEpilogues(graph);
     fuseChannelScales(graph);
-    fuseElementwiseChains(graph);
+    // A GPU target fuses its chains after placement and the GPU's epilogues
+    // (runGpuPasses): a residual Add and Relu after a Conv fold into it
+    // there, not into a chain of their own.
+    if (!options.gpu) fuseElementwiseChains(graph);
   }
   legalizeOutputs(graph);
   verifyGraph(graph);
@@ -47,6 +51,8 @@ size_t runGpuPasses(Graph& graph, const std::function<bool(const Node&)>& on_gpu
   const size_t placed = placeOnGpu(graph, on_gpu, options.offload, options.precision);
   if (options.nhwc && placed > 0) convertGpuToNhwc(graph);
   if (options.fuse_epilogues && placed > 0) fuseEpilogues(graph, isGpuNode);
+  if (options.fuse_chains) fuseElementwiseChains(graph);
+  if (placed > 0) splitGpuProductsAlongK(graph, options.split_k);
   verifyGraph(graph);
   return placed;
 }

@@ -53,7 +53,8 @@ void runPipeline(Graph& graph, const PipelineOptions& options = {});
 // For a GPU target, after runPipeline: placement (gpu_placement.h), then,
 // with `nhwc`, the channels-last layout of the GPU's convolutions and what
 // follows them (gpu_nhwc_layout.h), which needs to know what runs where;
-// the IR verified after. Returns the number of nodes placed on the GPU.
+// the GPU's epilogues, the elementwise chains, split-K (gpu_split_k.h); the
+// IR verified after. Returns the number of nodes placed on the GPU.
 struct GpuPassOptions {
   GpuOffload offload = GpuOffload::Auto;
   GpuPrecision precision;
@@ -61,6 +62,15 @@ struct GpuPassOptions {
   // Fold residual Adds and activations into the GPU products that make them
   // (fuse_epilogue.h, GPU anchors and tails only), after the layout.
   bool fuse_epilogues = true;
+  // Fuse the chains of elementwise ops (fuse_elementwise.h) after the
+  // epilogues, each chain on one side (runPipeline leaves them to this for
+  // a GPU target).
+  bool fuse_chains = true;
+  // Split the GPU products whose tiles are too few to fill the GPU along K
+  // (gpu_split_k.h), after the epilogues: the K chunk per node, 0 to leave
+  // it whole (codegen/gpu's chooseSplitK); empty: split nothing (nanoc
+  // --gpu-split-k=off).
+  std::function<int64_t(const Node&)> split_k;
 };
 size_t runGpuPasses(Graph& graph, const std::function<bool(const Node&)>& on_gpu,
                     const GpuPassOptions& options = {});

@@ -12,6 +12,12 @@
 // have fewer than kMinGemmGroupWidth output channels (depthwise) runs
 // gpu_conv_direct.cc's kernel instead.
 //
+// Split along K (split_k_chunk, passes/gpu_split_k.h; ConvNHWC only): the
+// grid's z takes the slices too, each block sums its slice's K steps and
+// stores the raw sums to its slice of the partial result; nanoc.SplitKSum
+// (below: a thread per element) adds the slices in order, then the bias and
+// the epilogue.
+//
 // Launch: 256 threads (16 x 16) per tile of Y, grid (ceil(N / tn),
 // ceil(M / tm), batches) (ConvNHWC: (ceil(M / tm), ceil(N / tn), groups), its
 // M being the large side), the tile 128 x 128 (K steps of 8, each thread 8 x 8
@@ -56,6 +62,7 @@
 #include "compiler/ops/epilogue.h"
 #include "compiler/ops/gemm.h"
 #include "compiler/ops/schema_checks.h"
+#include "compiler/ops/split_k.h"
 #include "compiler/passes/gpu_placement.h"
 
 namespace nanoc::gpu {
@@ -77,6 +84,13 @@ struct Tile {
   int64_t pitchB() const { return tn + 4; }
 };
 constexpr Tile kSmallTile{64, 64, 16}, kLargeTile{128, 128, 8};
+
+// Split-K (chooseSplitK): products of fewer tiles than this are split, into
+// slices of whole steps of 16 (every tile's K step divides it), each at
+// least kSplitKMinSteps of them, until there are about this many blocks:
+// two per SM of an H100 (132 SMs). Measured there on resnet18's 3 x 3
+// layers (docs/GPU.md): slices of 128-144 were the fastest of 64 to 576.
+constexpr int64_t kSplitKTargetBlocks = 264, kSplitKStep = 16, kSplitKMinSteps = 8;
 
 // Tensor-core modes (the node attribute kGpuPrecisionAttribute, set by
 // placeOnGpu from nanoc --gpu-precision): one warp-wide mma.sync per
@@ -123,7 +137,14 @@ struct GemmPlan {
   // [N, out..., M]; bias[g * M/G + n]; blocks take M along x.
   std::optional<ConvShape> conv;
   bool channels_last = false;
+  // Split along K (passes/gpu_split_k.h, channels-last only): block z of
+  // the grid is batch z % batches of slice z / batches, which sums k in
+  // [slice * k_chunk, (slice + 1) * k_chunk) and stores its raw sums to
+  // Y[slice] (Y being [slices, M-side..., N-side]); no bias or epilogue.
+  int64_t k_chunk = 0, slices = 1;
 };
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 GemmPlan matmulPlan(const Node& node) {
   if (node.outputs.size() != 1 || !node.inputs[0] || !node.inputs[1])
@@ -229,6 +250,8 @@ GemmPlan convNhwcPlan(const Node& node) {
   if (s.has_bias) p.bias_input = 2;
   p.conv = s;
   p.channels_last = true;
+  p.k_chunk = splitKChunk(node);
+  if (p.k_chunk > 0) p.slices = ceilDiv(p.K, p.k_chunk);
   return p;
 }
 
@@ -241,8 +264,6 @@ GemmPlan planOf(const Node& node) {
   if (p.epilogue.residual) p.residual_input = static_cast<int>(kResidualInput);
   return p;
 }
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // 128 x 128 tiles where both sides fill them (fewer shared-memory reads per
 // multiply-add), else 64 x 64 (more blocks for a small product). Convs keep
@@ -263,9 +284,13 @@ bool supportsGemm(const Node& node) {
   if (p.epilogue.residual && (node.inputs.size() <= kResidualInput || !node.inputs[kResidualInput]))
     return false;
   Tile t = tileFor(p, mmaOf(node));
+  // A slice is whole K steps: no step reads across two.
+  if (p.k_chunk > 0 && (p.k_chunk % t.bk != 0 || p.bias_input >= 0 || !p.epilogue.empty()))
+    return false;
   const int64_t rows = ceilDiv(p.M, t.tm), cols = ceilDiv(p.N, t.tn);
   const int64_t x = p.channels_last ? rows : cols, y = p.channels_last ? cols : rows;
-  return y <= kMaxGridYZ && p.batches <= kMaxGridYZ && x <= std::numeric_limits<int32_t>::max();
+  return y <= kMaxGridYZ && p.batches * p.slices <= kMaxGridYZ &&
+         x <= std::numeric_limits<int32_t>::max();
 }
 
 GpuLaunch gemmLaunch(const Node& node) {
@@ -276,7 +301,7 @@ GpuLaunch gemmLaunch(const Node& node) {
   launch.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.N, t.tn)));
   launch.grid[1] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.M, t.tm)));
   if (p.channels_last) std::swap(launch.grid[0], launch.grid[1]);
-  launch.grid[2] = static_cast<uint32_t>(std::max<int64_t>(1, p.batches));
+  launch.grid[2] = static_cast<uint32_t>(std::max<int64_t>(1, p.batches * p.slices));
   return launch;
 }
 
@@ -317,12 +342,20 @@ void emitGemm(GpuKernelBuilder& kb) {
   llvm::Value* row0 = b.CreateMul(b.CreateZExt(row_block, b.getInt64Ty()), c64(t.tm), "row0");
   llvm::Value* col0 = b.CreateMul(b.CreateZExt(col_block, b.getInt64Ty()), c64(t.tn), "col0");
 
+  // This block's batch, and its slice of K (0 unless split).
+  llvm::Value* z_batch = b.CreateZExt(blockIdZ(b), b.getInt64Ty(), "z");
+  llvm::Value* slice = c64(0);
+  if (p.slices > 1) {
+    slice = b.CreateUDiv(z_batch, c64(p.batches), "slice");
+    z_batch = b.CreateURem(z_batch, c64(p.batches), "batch");
+  }
+  llvm::Value* k_begin = b.CreateMul(slice, c64(p.k_chunk), "k_begin");
   // This batch's matrices.
   llvm::Value* a_base = c64(0);
   llvm::Value* b_base = c64(0);
   llvm::Value* y_base = c64(0);
   if (p.batches > 1) {
-    llvm::Value* z = b.CreateZExt(blockIdZ(b), b.getInt64Ty());
+    llvm::Value* z = z_batch;
     y_base = b.CreateMul(z, c64(p.M * p.N));
     llvm::Value* rest = z;
     for (size_t d = p.batch_dims.size(); d-- > 0;) {
@@ -388,7 +421,7 @@ void emitGemm(GpuKernelBuilder& kb) {
 
   // Conv's B: element (k, n) of the im2col matrix, gathered from X (0 in
   // the padding and outside the matrix).
-  llvm::Value* group = p.conv ? b.CreateZExt(blockIdZ(b), b.getInt64Ty()) : nullptr;
+  llvm::Value* group = p.conv ? z_batch : nullptr;
   auto fetchConvB = [&](llvm::Value* k, llvm::Value* n, llvm::Value* k_local,
                         llvm::Value* n_local) {
     const ConvShape& cs = *p.conv;
@@ -443,7 +476,7 @@ void emitGemm(GpuKernelBuilder& kb) {
   // from in-bounds addresses).
   auto fetchStep = [&](llvm::Value* step) {
     std::vector<Staged> staged;
-    llvm::Value* k0 = b.CreateMul(step, c64(t.bk), "k0");
+    llvm::Value* k0 = b.CreateAdd(k_begin, b.CreateMul(step, c64(t.bk)), "k0");
     for (int64_t r = 0; r < (t.tm * t.bk) / kThreads; ++r) {
       llvm::Value* e = b.CreateAdd(tid, c32(r * kThreads));
       llvm::Value *m_local, *k_local;
@@ -481,7 +514,7 @@ void emitGemm(GpuKernelBuilder& kb) {
   // each step stores them, meets at a barrier, fetches the following step's
   // (their latency hidden behind the multiply-adds), accumulates, and meets
   // again before the next step's stores.
-  const int64_t k_steps = ceilDiv(p.K, t.bk);
+  const int64_t k_steps = ceilDiv(p.k_chunk > 0 ? std::min(p.k_chunk, p.K) : p.K, t.bk);
   // Tensor cores: warp (wm, wn) of 2 x 4 owns rows wm * wtm ... and columns
   // wn * wtn ... of the tile, as mi_count x ni_count pieces of 16 x 8, four
   // f32 accumulators a lane each (PTX ISA's C/D fragment: c_i at row
@@ -654,6 +687,14 @@ void emitGemm(GpuKernelBuilder& kb) {
             v = b.CreateFAdd(v, b.CreateFMul(llvm::ConstantFP::get(f32, p.beta), c));
           }
           llvm::Value* at;
+          if (p.slices > 1) {
+            // Slice `slice` of the partial sums: the raw accumulator.
+            llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.N)), gn);
+            at = b.CreateAdd(b.CreateMul(slice, c64(p.M * p.conv->m)),
+                             b.CreateAdd(b.CreateMul(gm, c64(p.conv->m)), channel));
+            cpu::storeF32(b, value, Y, at);
+            return;
+          }
           if (p.channels_last) {
             // Y[image, position, g * M/G + n]; the bias per output channel.
             llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.N)), gn);
@@ -705,6 +746,42 @@ GpuLowering makeGemmLowering() {
   return lowering;
 }
 
+// nanoc.SplitKSum (ops/split_k.h): a thread per element of Y in a
+// grid-stride loop, the slices added in order, then the bias, the residual
+// and the activation, as the GEMM's own store does.
+void emitSplitKSum(GpuKernelBuilder& kb) {
+  llvm::IRBuilder<>& b = kb.b;
+  const Node& node = kb.node;
+  const int64_t count = node.outputs[0]->type.numel();
+  const int64_t slices = node.inputs[0]->type.dims[0], width = node.outputs[0]->type.dims.back();
+  if (count == 0) return;
+  EpilogueSpec spec = epilogueSpec(node);
+  llvm::Value* P = kb.input_ptrs[0];
+  llvm::Value* bias =
+      kb.input_ptrs.size() > kSplitKBiasInput ? kb.input_ptrs[kSplitKBiasInput] : nullptr;
+  llvm::Value* residual =
+      kb.input_ptrs.size() > kSplitKResidualInput ? kb.input_ptrs[kSplitKResidualInput] : nullptr;
+  emitGridStrideLoop(kb, count, [&](llvm::Value* i) {
+    llvm::Value* v = cpu::loadF32(b, P, i);
+    for (int64_t s = 1; s < slices; ++s)
+      v = b.CreateFAdd(v, cpu::loadF32(b, P, b.CreateAdd(i, b.getInt64(s * count))));
+    if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, b.CreateURem(i, b.getInt64(width))));
+    if (residual) v = b.CreateFAdd(v, cpu::loadF32(b, residual, i));
+    v = cpu::emitActivation(b, spec, v);
+    cpu::storeF32(b, v, kb.output_ptrs[0], i);
+  });
+}
+
+GpuLowering makeSplitKSumLowering() {
+  GpuLowering lowering;
+  lowering.supports = [](const Node& node) {
+    return node.outputs.size() == 1 && node.inputs[0] && node.inputs[0]->type.rank() >= 2;
+  };
+  lowering.launch = outputElementLaunch;
+  lowering.emit = emitSplitKSum;
+  return lowering;
+}
+
 // ConvNHWC: the GEMM, or for narrow groups (depthwise) the direct kernel.
 GpuLowering makeConvNhwcLowering() {
   GpuLowering gemm = makeGemmLowering(), direct = directConvGpuLowering();
@@ -727,7 +804,22 @@ std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings() {
   return {{"MatMul", makeGemmLowering()},
           {"Gemm", makeGemmLowering()},
           {"Conv", makeGemmLowering()},
-          {"nanoc.ConvNHWC", makeConvNhwcLowering()}};
+          {"nanoc.ConvNHWC", makeConvNhwcLowering()},
+          {"nanoc.SplitKSum", makeSplitKSumLowering()}};
+}
+
+int64_t chooseSplitK(const Node& node) {
+  if (node.op != "nanoc.ConvNHWC" || isDirectConv(node) || splitKChunk(node) != 0) return 0;
+  const GemmPlan p = planOf(node);
+  if (p.M == 0 || p.N == 0 || p.K == 0) return 0;
+  const Tile t = tileFor(p, mmaOf(node));
+  const int64_t blocks = ceilDiv(p.M, t.tm) * ceilDiv(p.N, t.tn) * p.batches;
+  const int64_t steps = ceilDiv(p.K, kSplitKStep);
+  const int64_t slices = std::min(ceilDiv(kSplitKTargetBlocks, blocks), steps / kSplitKMinSteps);
+  if (blocks >= kSplitKTargetBlocks || slices < 2) return 0;
+  const int64_t chunk = ceilDiv(steps, slices) * kSplitKStep;
+  if (ceilDiv(p.K, chunk) < 2 || p.batches * ceilDiv(p.K, chunk) > kMaxGridYZ) return 0;
+  return chunk;
 }
 
 }  // namespace nanoc::gpu

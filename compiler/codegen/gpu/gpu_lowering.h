@@ -78,6 +78,12 @@ bool hasGpuLowering(const Node& node);
 // and calls the node's lowering.
 llvm::Function* emitGpuKernel(const Node& node, llvm::Module& module, const std::string& symbol);
 
+// The K chunk to split `node` along (passes/gpu_split_k.h), 0 to leave it
+// whole: a GEMM-kernel nanoc.ConvNHWC whose tiles are fewer than twice an
+// H100's SMs is split into slices of K of at least 128, a multiple of 16,
+// up to that many blocks.
+int64_t chooseSplitK(const Node& node);
+
 // One SM target: from targets/gpu/NAME.json.
 struct SmTarget {
   uint32_t sm = 0;           // 90 for sm_90

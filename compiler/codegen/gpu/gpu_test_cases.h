@@ -206,6 +206,24 @@ inline std::vector<KernelCase> linalgCases() {
     addCase(cases, "ConvNHWC/depthwise hardswish", "nanoc.ConvNHWC",
             {f32({1, 7, 7, 16}), f32({3, 3, 1, 16}), f32({16})}, a);
   }
+  // Split along K (passes/gpu_split_k.h: split_k_chunk, the partial sums
+  // P [S, N, H, W, M]): four slices of 144 of a 3 x 3's K = 576 with a
+  // partial tile along N, the last slice short (K = 9 * 24 = 216 in slices
+  // of 64: 64, 64, 64, 24), and groups (block z = group + groups * slice).
+  {
+    Attrs a = conv(1, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1});
+    a["split_k_chunk"] = int64_t{144};
+    addCase(cases, "ConvNHWC/split K 4 x 144", "nanoc.ConvNHWC",
+            {f32({1, 7, 7, 64}), f32({3, 3, 64, 40})}, a);
+    a = conv(1, {3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1});
+    a["split_k_chunk"] = int64_t{64};
+    addCase(cases, "ConvNHWC/split K short last slice s2", "nanoc.ConvNHWC",
+            {f32({2, 9, 10, 24}), f32({3, 3, 24, 70})}, a);
+    a = conv(2, {3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1});
+    a["split_k_chunk"] = int64_t{48};
+    addCase(cases, "ConvNHWC/split K groups of 16", "nanoc.ConvNHWC",
+            {f32({1, 6, 6, 32}), f32({3, 3, 16, 32})}, a);
+  }
   addCase(cases, "Gemm/C column", "Gemm", {f32({9, 4}), f32({4, 6}), f32({9, 1})},
           {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
   addCase(cases, "Gemm/no C", "Gemm", {f32({9, 4}), f32({4, 6})},
@@ -333,6 +351,17 @@ inline std::vector<KernelCase> poolCases() {
 // Every Reduce* kind over every structure of the CPU lowering's tests
 // (contiguous rows, strips, reduced runs between kept ones, size-1 dims,
 // everything, nothing, an empty reduced set), in ranges each is defined on.
+// nanoc.SplitKSum (ops/split_k.h): the slices summed, with a bias, a
+// residual and Relu (the split Conv's epilogue), and bare.
+inline void addSplitKSumCases(std::vector<KernelCase>& cases) {
+  addCase(cases, "SplitKSum/bias residual relu", "nanoc.SplitKSum",
+          {f32({4, 1, 7, 7, 40}), f32({40}), f32({1, 7, 7, 40})},
+          {{"fused_activation", std::string("Relu")}});
+  addCase(cases, "SplitKSum/bare", "nanoc.SplitKSum", {f32({3, 5, 9})}, {});
+  addCase(cases, "SplitKSum/bias clip", "nanoc.SplitKSum", {f32({2, 2, 3, 3, 8}), f32({8})},
+          {{"fused_activation", std::string("Clip")}, {"fused_alpha", 0.0}, {"fused_beta", 1.0}});
+}
+
 inline std::vector<KernelCase> reduceCases() {
   const char* const ops[] = {"ReduceSum",       "ReduceMean",     "ReduceMax", "ReduceMin",
                              "ReduceProd",      "ReduceL1",       "ReduceL2",  "ReduceLogSum",
@@ -362,6 +391,7 @@ inline std::vector<KernelCase> reduceCases() {
   cases.back().lo = -50.0f, cases.back().hi = 50.0f;
   addCase(cases, "ReduceMax/columns", "ReduceMax", {f32({64, 3000})},
           {{"axes", Ints{0}}, {"keepdims", int64_t{0}}});
+  addSplitKSumCases(cases);
   return cases;
 }
 

@@ -45,7 +45,7 @@ int run(int argc, char** argv) {
   std::map<std::string, std::string> inputs;
   nanoc::GpuOffload offload = nanoc::GpuOffload::Auto;
   nanoc::GpuPrecision precision;
-  bool gpu_nhwc = true;
+  bool gpu_nhwc = true, split_k = true;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--input" && i + 1 < argc) {
@@ -57,6 +57,8 @@ int run(int argc, char** argv) {
       offload = nanoc::GpuOffload::All;
     } else if (arg == "--gpu-layout=nchw") {
       gpu_nhwc = false;
+    } else if (arg == "--gpu-split-k=off") {
+      split_k = false;
     } else if (arg.rfind("--gpu-precision=", 0) == 0 ||
                (arg == "--gpu-precision" && i + 1 < argc)) {
       // As nanoc's, for sm_80 and newer (min_sm 80).
@@ -71,7 +73,7 @@ int run(int argc, char** argv) {
       throw nanoc::CompileError(
           "usage: gpu-simt-run MODEL --input NAME=FILE.npy ... "
           "--output-dir DIR [--gpu-offload=all] [--gpu-precision=exact|tf32|bf16|f16] "
-          "[--gpu-layout=nchw]");
+          "[--gpu-layout=nchw] [--gpu-split-k=off]");
     }
   }
   std::unique_ptr<nanoc::Graph> graph =
@@ -82,8 +84,10 @@ int run(int argc, char** argv) {
   nanoc::PipelineOptions pipeline;
   pipeline.gpu = true;
   nanoc::runPipeline(*graph, pipeline);
-  const size_t placed =
-      nanoc::runGpuPasses(*graph, nanoc::gpu::hasGpuLowering, {offload, precision, gpu_nhwc});
+  // nanoc's GPU passes, split-K included (nanoc --gpu-split-k).
+  nanoc::GpuPassOptions passes{offload, precision, gpu_nhwc};
+  if (split_k) passes.split_k = nanoc::gpu::chooseSplitK;
+  const size_t placed = nanoc::runGpuPasses(*graph, nanoc::gpu::hasGpuLowering, passes);
 
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> module = nanoc::gpu::createGpuModule("simt", context);

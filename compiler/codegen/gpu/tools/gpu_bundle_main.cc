@@ -59,7 +59,9 @@ bool runsOn(const Node& node, const SmTarget& sm) {
 // Performance cases: inputs filled on the GPU, outputs not compared.
 std::vector<KernelCase> perfCases() {
   using testing::addCase;
+  using testing::Attrs;
   using testing::f32;
+  using testing::Ints;
   std::vector<KernelCase> cases;
   addCase(cases, "perf MatMul 2048^3", "MatMul", {f32({2048, 2048}), f32({2048, 2048})}, {});
   addCase(cases, "perf MatMul 4096^3", "MatMul", {f32({4096, 4096}), f32({4096, 4096})}, {});
@@ -70,6 +72,49 @@ std::vector<KernelCase> perfCases() {
     addCase(cases, std::string("perf MatMul 4096^3 [") + p + "]", "MatMul",
             {f32({4096, 4096}), f32({4096, 4096})}, {});
     cases.back().graph->node->attrs["gpu_precision"] = std::string(p);
+  }
+  // resnet18's 3 x 3 layers at batch 1, whole and split along K (nanoc's
+  // choice, passes/gpu_split_k.h, first; then other chunks, each with its
+  // sum), exact and tf32.
+  struct Layer {
+    int64_t side, channels, chunk;
+  };
+  for (Layer l :
+       {Layer{56, 64, 144}, Layer{28, 128, 128}, Layer{14, 256, 144}, Layer{7, 512, 144}}) {
+    const std::string shape =
+        std::to_string(l.side) + "x" + std::to_string(l.side) + "x" + std::to_string(l.channels);
+    Attrs a{{"group", int64_t{1}},
+            {"kernel_shape", Ints{3, 3}},
+            {"pads", Ints{1, 1, 1, 1}},
+            {"strides", Ints{1, 1}},
+            {"dilations", Ints{1, 1}}};
+    const std::vector<std::optional<TensorType>> in = {
+        f32({1, l.side, l.side, l.channels}), f32({3, 3, l.channels, l.channels}),
+        f32({l.channels}), f32({1, l.side, l.side, l.channels})};
+    for (const char* precision : {"", "tf32"}) {
+      const std::string mode = *precision ? std::string(" [") + precision + "]" : "";
+      Attrs fused = a;
+      fused["fused_activation"] = std::string("Relu");
+      if (*precision) fused["gpu_precision"] = std::string(precision);
+      addCase(cases, "perf ConvNHWC 3x3 " + shape + " bias residual relu" + mode, "nanoc.ConvNHWC",
+              in, fused);
+      for (int64_t chunk : {l.chunk, int64_t{64}, int64_t{96}, int64_t{288}, int64_t{576}}) {
+        const int64_t slices = (9 * l.channels + chunk - 1) / chunk;
+        if (slices < 2 ||
+            (chunk == l.chunk && cases.back().label.find("split") != std::string::npos))
+          continue;
+        if (*precision && chunk != l.chunk) continue;
+        Attrs split = a;
+        split["split_k_chunk"] = chunk;
+        if (*precision) split["gpu_precision"] = std::string(precision);
+        addCase(cases, "perf ConvNHWC 3x3 " + shape + " split K by " + std::to_string(chunk) + mode,
+                "nanoc.ConvNHWC", {in[0], in[1]}, split);
+        if (*precision) continue;
+        addCase(cases, "perf SplitKSum " + std::to_string(slices) + " x " + shape,
+                "nanoc.SplitKSum", {f32({slices, 1, l.side, l.side, l.channels}), in[2], in[3]},
+                {{"fused_activation", std::string("Relu")}});
+      }
+    }
   }
   addCase(cases, "perf Add 2^26", "Add", {f32({1 << 26}), f32({1 << 26})}, {});
   addCase(cases, "perf Softmax 8192x4096", "Softmax", {f32({8192, 4096})}, {{"axis", int64_t{1}}});

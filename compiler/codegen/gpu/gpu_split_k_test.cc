@@ -1,0 +1,164 @@
+// Split-K on the GPU (passes/gpu_split_k.h with chooseSplitK): which
+// convolutions are split and into what, the rewrite's shape (the epilogue
+// moves to nanoc.SplitKSum), and the same result before and after, every
+// node run by its op's reference. The kernels themselves (the partial
+// ConvNHWC and the sum) are kernel cases of gpu_test_cases.h: ptxas on every
+// SM, and the SIMT emulator against these references.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/codegen/gpu/gpu_lowering.h"
+#include "compiler/ir/op_registry.h"
+#include "compiler/ops/channels_last.h"
+#include "compiler/passes/gpu_placement.h"
+#include "compiler/passes/gpu_split_k.h"
+
+namespace nanoc::gpu {
+namespace {
+
+using cpu::testing::makeSingleNodeGraphWithAbsent;
+using cpu::testing::SingleNodeGraph;
+using Ints = std::vector<int64_t>;
+
+TensorType f32(Ints dims) { return TensorType{DType::F32, std::move(dims)}; }
+
+// A 3 x 3 ConvNHWC (pads 1, stride `stride`) of X [n, side, side, c] to m
+// channels on the GPU, with a bias, and with a residual and Relu if asked.
+std::unique_ptr<SingleNodeGraph> conv(int64_t n, int64_t side, int64_t c, int64_t m,
+                                      bool epilogue, int64_t kernel = 3, int64_t stride = 1,
+                                      int64_t group = 1) {
+  const int64_t pad = kernel / 2, out = (side + 2 * pad - kernel) / stride + 1;
+  std::map<std::string, Attr> attrs{{"group", group},
+                                    {"kernel_shape", Ints{kernel, kernel}},
+                                    {"pads", Ints{pad, pad, pad, pad}},
+                                    {"strides", Ints{stride, stride}},
+                                    {"dilations", Ints{1, 1}},
+                                    {kDeviceAttribute, std::string(kGpuDevice)}};
+  std::vector<std::optional<TensorType>> in = {f32({n, side, side, c}),
+                                               f32({kernel, kernel, c / group, m}), f32({m})};
+  if (epilogue) {
+    in.push_back(f32({n, out, out, m}));
+    attrs["fused_activation"] = std::string("Relu");
+  }
+  return makeSingleNodeGraphWithAbsent("nanoc.ConvNHWC", in, attrs);
+}
+
+TEST(GpuSplitK, ChoosesSlicesForABatchOneCnnsDeepLayers) {
+  // resnet18's 3 x 3 layers at batch 1: 49, 26, 16 and 8 tiles of 64 x 64.
+  EXPECT_EQ(chooseSplitK(*conv(1, 56, 64, 64, true)->node), 144);   // 4 slices
+  EXPECT_EQ(chooseSplitK(*conv(1, 28, 128, 128, true)->node), 128);  // 9
+  EXPECT_EQ(chooseSplitK(*conv(1, 14, 256, 256, true)->node), 144);  // 16
+  EXPECT_EQ(chooseSplitK(*conv(1, 7, 512, 512, true)->node), 144);   // 32
+  // Enough tiles already (batch 8: 392), K too short to split (the 7 x 7
+  // stem of 3 channels: 10 steps of 16; a 1 x 1 of 64: 4), and the
+  // depthwise kernel, which is no GEMM.
+  EXPECT_EQ(chooseSplitK(*conv(8, 56, 64, 64, true)->node), 0);
+  EXPECT_EQ(chooseSplitK(*conv(1, 224, 3, 64, false, 7, 2)->node), 0);
+  EXPECT_EQ(chooseSplitK(*conv(1, 7, 64, 512, false, 1)->node), 0);
+  EXPECT_EQ(chooseSplitK(*conv(1, 14, 256, 256, false, 3, 1, 256)->node), 0);
+}
+
+// The node's outputs on random inputs, by its op's reference.
+std::map<const Value*, std::vector<float>> run(const Graph& g, std::mt19937_64& rng,
+                                               std::map<const Value*, std::vector<float>> mem) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (const Value* v : g.inputs)
+    if (!mem.count(v)) {
+      mem[v].resize(static_cast<size_t>(v->type.numel()));
+      for (float& x : mem[v]) x = dist(rng);
+    }
+  for (const auto& node : g.nodes) {
+    std::vector<const void*> in;
+    std::vector<void*> out;
+    for (const Value* v : node->inputs) in.push_back(v ? mem.at(v).data() : nullptr);
+    for (const Value* v : node->outputs) {
+      mem[v].assign(static_cast<size_t>(v->type.numel()), NAN);
+      out.push_back(mem[v].data());
+    }
+    findOp(node->op)->reference(*node, in, out);
+  }
+  return mem;
+}
+
+TEST(GpuSplitK, SplitsTheProductAndMovesItsEpilogueToTheSum) {
+  for (bool epilogue : {false, true}) {
+    std::unique_ptr<SingleNodeGraph> g = conv(1, 7, 64, 40, epilogue);
+    Value* y = g->node->outputs[0];
+    std::mt19937_64 rng(7);
+    std::map<const Value*, std::vector<float>> before = run(g->graph, rng, {});
+    ASSERT_EQ(splitGpuProductsAlongK(g->graph, chooseSplitK), 1u);
+    ASSERT_EQ(g->graph.nodes.size(), 2u);
+    const Node& partial = *g->graph.nodes[0];
+    const Node& sum = *g->graph.nodes[1];
+    EXPECT_EQ(partial.op, "nanoc.ConvNHWC");
+    EXPECT_EQ(splitKChunk(partial), 144);
+    EXPECT_EQ(partial.inputs.size(), 2u);
+    EXPECT_FALSE(partial.has("fused_activation"));
+    EXPECT_EQ(partial.outputs[0]->type.dims, (Ints{4, 1, 7, 7, 40}));
+    EXPECT_EQ(sum.op, "nanoc.SplitKSum");
+    EXPECT_TRUE(isGpuNode(sum));
+    EXPECT_EQ(sum.outputs[0], y);  // the product's value, its name included
+    ASSERT_EQ(sum.inputs.size(), epilogue ? 3u : 2u);
+    EXPECT_EQ(sum.inputs[0], partial.outputs[0]);
+    EXPECT_EQ(sum.has("fused_activation"), epilogue);
+    // The same inputs give the same Y (sums of 4 slices in another order:
+    // within f32 rounding of K = 576 terms).
+    std::map<const Value*, std::vector<float>> inputs;
+    for (const Value* v : g->graph.inputs) inputs[v] = before.at(v);
+    std::map<const Value*, std::vector<float>> after = run(g->graph, rng, inputs);
+    const std::vector<float>& a = before.at(y);
+    const std::vector<float>& b = after.at(y);
+    ASSERT_EQ(a.size(), b.size());
+    double diff = 0, norm = 0;
+    size_t positive = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      diff += (a[i] - b[i]) * (a[i] - b[i]);
+      norm += a[i] * a[i];
+      positive += a[i] > 0;
+    }
+    EXPECT_LT(std::sqrt(diff / norm), 1e-6);
+    if (epilogue) EXPECT_LT(positive, a.size());  // Relu clipped some
+  }
+}
+
+TEST(GpuSplitK, LeavesHostNodesAndWhatTheChooserDeclines) {
+  std::unique_ptr<SingleNodeGraph> g = conv(1, 7, 512, 512, true);
+  EXPECT_EQ(splitGpuProductsAlongK(g->graph, nullptr), 0u);
+  EXPECT_EQ(splitGpuProductsAlongK(g->graph, [](const Node&) { return int64_t{0}; }), 0u);
+  g->node->attrs.erase(kDeviceAttribute);
+  EXPECT_EQ(splitGpuProductsAlongK(g->graph, chooseSplitK), 0u);
+  EXPECT_EQ(g->graph.nodes.size(), 1u);
+  EXPECT_EQ(splitKChunk(*g->graph.nodes[0]), 0);
+}
+
+TEST(GpuSplitK, ShapeRulesRefuseMalformedSplits) {
+  // A split ConvNHWC with a bias, and a sum whose bias or residual does not
+  // fit its output, are errors naming the node.
+  EXPECT_THROW(makeSingleNodeGraphWithAbsent(
+                   "nanoc.ConvNHWC", {f32({1, 7, 7, 64}), f32({3, 3, 64, 40}), f32({40})},
+                   {{"group", int64_t{1}},
+                    {"kernel_shape", Ints{3, 3}},
+                    {"pads", Ints{1, 1, 1, 1}},
+                    {"strides", Ints{1, 1}},
+                    {"dilations", Ints{1, 1}},
+                    {"split_k_chunk", int64_t{144}}}),
+               CompileError);
+  EXPECT_THROW(makeSingleNodeGraphWithAbsent("nanoc.SplitKSum", {f32({4, 1, 7, 7, 40}), f32({41})},
+                                             {}),
+               CompileError);
+  EXPECT_THROW(makeSingleNodeGraphWithAbsent(
+                   "nanoc.SplitKSum", {f32({4, 1, 7, 7, 40}), std::nullopt, f32({1, 7, 7, 41})},
+                   {}),
+               CompileError);
+  EXPECT_THROW(makeSingleNodeGraphWithAbsent("nanoc.SplitKSum", {f32({40})}, {}), CompileError);
+}
+
+}  // namespace
+}  // namespace nanoc::gpu

@@ -1,0 +1,76 @@
+// nanoc.SplitKSum: see split_k.h.
+#include "compiler/ops/split_k.h"
+
+#include <vector>
+
+#include "compiler/ir/op_registry.h"
+#include "compiler/ops/epilogue.h"
+#include "compiler/ops/schema_checks.h"
+
+namespace nanoc {
+namespace {
+
+// The epilogue's activation, and whether there is a residual (input 2 here,
+// not kResidualInput).
+EpilogueSpec splitKEpilogue(const Node& node, const TensorType& y) {
+  Node attrs_only;
+  attrs_only.name = node.name;
+  attrs_only.attrs = node.attrs;
+  EpilogueSpec spec = checkEpilogue(attrs_only, y);
+  spec.residual = node.inputs.size() > kSplitKResidualInput && node.inputs[kSplitKResidualInput];
+  return spec;
+}
+
+OpSchema makeSplitKSumSchema() {
+  OpSchema schema;
+  schema.name = "nanoc.SplitKSum";
+  schema.min_inputs = 1;
+  schema.max_inputs = 3;
+  schema.infer = [](const Node& node) {
+    const TensorType& p = inputType(node, 0);
+    if (p.dtype != DType::F32 || p.rank() < 2)
+      failNode(node, "P must be f32 of rank >= 2, got " + p.str());
+    if (p.dims[0] < 1) failNode(node, "P needs at least one slice, got " + p.str());
+    TensorType y{DType::F32, std::vector<int64_t>(p.dims.begin() + 1, p.dims.end())};
+    if (node.inputs.size() > kSplitKBiasInput && node.inputs[kSplitKBiasInput]) {
+      const TensorType& bias = inputType(node, kSplitKBiasInput);
+      if (bias.dtype != DType::F32 || bias.rank() != 1 || bias.dims[0] != y.dims.back())
+        failNode(node, "bias must be f32 [" + std::to_string(y.dims.back()) + "], got " +
+                           bias.str());
+    }
+    if (node.inputs.size() > kSplitKResidualInput && node.inputs[kSplitKResidualInput]) {
+      const TensorType& r = inputType(node, kSplitKResidualInput);
+      if (r != y) failNode(node, "residual " + r.str() + " must have the output's type " + y.str());
+    }
+    splitKEpilogue(node, y);
+    return std::vector<TensorType>{y};
+  };
+  schema.reference = [](const Node& node, const std::vector<const void*>& in,
+                        const std::vector<void*>& out) {
+    const TensorType& y = node.outputs[0]->type;
+    const EpilogueSpec spec = splitKEpilogue(node, y);
+    const int64_t slices = node.inputs[0]->type.dims[0], count = y.numel();
+    const int64_t width = y.dims.back();
+    const auto* p = static_cast<const float*>(in[0]);
+    const auto* bias =
+        in.size() > kSplitKBiasInput ? static_cast<const float*>(in[kSplitKBiasInput]) : nullptr;
+    const auto* residual = in.size() > kSplitKResidualInput
+                               ? static_cast<const float*>(in[kSplitKResidualInput])
+                               : nullptr;
+    auto* o = static_cast<float*>(out[0]);
+    for (int64_t i = 0; i < count; ++i) {
+      float v = p[i];
+      for (int64_t s = 1; s < slices; ++s) v += p[s * count + i];
+      if (bias) v += bias[i % width];
+      o[i] = v;
+    }
+    applyEpilogue(spec, o, residual, count);
+  };
+  return schema;
+}
+
+}  // namespace
+
+std::vector<OpSchema> splitKSchemas() { return {makeSplitKSumSchema()}; }
+
+}  // namespace nanoc

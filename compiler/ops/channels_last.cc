@@ -31,19 +31,9 @@ std::vector<int64_t> inputToBase(const std::string& base, size_t index, size_t r
 }
 
 // K = taps * C / group of the Conv a view stands for, in S slices of chunk.
-int64_t splitKSlices(const Node& conv, int64_t chunk) {
+int64_t convSlices(const Node& conv, int64_t chunk) {
   ConvShape s = convShape(conv);
-  const int64_t k = product(s.kernel, 0, s.rank()) * s.cPerGroup();
-  return (k + chunk - 1) / chunk;
-}
-
-// A split ConvNHWC computes the bare product: its bias, residual and
-// activation belong to the nanoc.SplitKSum after it.
-void checkSplit(const Node& node, int64_t chunk) {
-  if (node.op != "nanoc.ConvNHWC") failNode(node, "only nanoc.ConvNHWC may be split along K");
-  if (chunk < 0) failNode(node, "split_k_chunk must be positive, got " + std::to_string(chunk));
-  if (node.inputs.size() > 2 || node.has("fused_activation"))
-    failNode(node, "a ConvNHWC split along K takes no bias, residual or activation");
+  return splitKSlices(product(s.kernel, 0, s.rank()) * s.cPerGroup(), chunk);
 }
 
 // P[s] of a split ConvNHWC (channels_last.h), summed directly in double:
@@ -55,7 +45,7 @@ void partialConvReference(const Node& node, const std::vector<const void*>& in,
   const size_t rank = cs.rank();
   const int64_t chunk = splitKChunk(node), taps = product(cs.kernel, 0, rank);
   const int64_t cpg = cs.cPerGroup(), mpg = cs.mPerGroup(), k_total = taps * cpg;
-  const int64_t slices = splitKSlices(view->node, chunk), outs = product(cs.out, 0, rank);
+  const int64_t slices = convSlices(view->node, chunk), outs = product(cs.out, 0, rank);
   const int64_t in_plane = product(cs.in, 0, rank);
   const std::vector<int64_t> in_stride = convStridesOf(cs.in);
   const auto* x = static_cast<const float*>(in[0]);
@@ -111,11 +101,14 @@ OpSchema makeChannelsLastSchema(const std::string& base, const std::string& name
         failNode(node, "operand " + std::to_string(i) + " must have rank >= 3, got " +
                            inputType(node, i).str());
     const int64_t chunk = splitKChunk(node);
-    if (chunk != 0) checkSplit(node, chunk);
+    if (chunk != 0) {
+      if (base != "Conv") failNode(node, "only nanoc.ConvNHWC of the channels-last ops splits K");
+      checkSplitProduct(node);
+    }
     std::unique_ptr<ChannelsFirstView> view = channelsFirstView(node);
     std::vector<TensorType> types = findOp(base)->infer(view->node);
     for (TensorType& t : types) t.dims = permuteDims(t.dims, toChannelsLast(t.rank()));
-    if (chunk != 0) types[0].dims.insert(types[0].dims.begin(), splitKSlices(view->node, chunk));
+    if (chunk != 0) types[0].dims.insert(types[0].dims.begin(), convSlices(view->node, chunk));
     return types;
   };
   schema.reference = [base](const Node& node, const std::vector<const void*>& in,
@@ -202,8 +195,6 @@ std::vector<uint8_t> permuteTensor(const TensorType& type, const void* data,
   copyStrided(data, out.data(), dtypeSize(type.dtype), permuteDims(type.dims, perm), 0, strides);
   return out;
 }
-
-int64_t splitKChunk(const Node& node) { return node.i(kSplitKChunkAttribute, 0); }
 
 std::unique_ptr<ChannelsFirstView> channelsFirstView(const Node& node) {
   const std::string base = channelsFirstOp(node.op);

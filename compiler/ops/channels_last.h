@@ -17,13 +17,9 @@
 // Each takes its base op's attributes unchanged (kernel_shape, pads,
 // strides, dilations, group, ceil_mode, count_include_pad).
 //
-// A ConvNHWC split along K (passes/gpu_split_k.h) carries
-// split_k_chunk = Kc (> 0) and computes partial sums instead:
+// A ConvNHWC split along K (ops/split_k.h) computes partial sums:
 //   nanoc.ConvNHWC(X, W) {..., split_k_chunk = Kc} -> P [S, N, out..., M]
-//     P[s] = the product over k in [s * Kc, min(K, (s + 1) * Kc)) only, K =
-//     taps * C / group (W's rows, in their kernel-major order), S =
-//     ceil(K / Kc); no bias, residual or activation (nanoc.SplitKSum,
-//     ops/split_k.h, adds them after summing P over s).
+//     over K = taps * C / group (W's rows, in their kernel-major order).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +28,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/ops/split_k.h"
 
 namespace nanoc {
 
@@ -53,10 +50,6 @@ std::vector<int64_t> permuteDims(const std::vector<int64_t>& dims,
 // result): how the pass reorders constants at compile time.
 std::vector<uint8_t> permuteTensor(const TensorType& type, const void* data,
                                    const std::vector<int64_t>& perm);
-
-inline constexpr const char* kSplitKChunkAttribute = "split_k_chunk";
-// A ConvNHWC's split_k_chunk, 0 when it has none.
-int64_t splitKChunk(const Node& node);
 
 // The base-op node that a channels-last node stands for: the same
 // attributes, its operands permuted to the base op's layouts (values owned

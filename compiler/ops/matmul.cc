@@ -1,11 +1,14 @@
 // MatMul: numpy matmul semantics. A 1-D A is promoted to [1, K] and a 1-D B to
 // [K, 1], the added dim is removed from the result, and the batch dims (all
 // but the last two) broadcast.
+#include <algorithm>
+
 #include "compiler/ir/error.h"
 #include "compiler/ir/op_registry.h"
 #include "compiler/ops/broadcast.h"
 #include "compiler/ops/epilogue.h"
 #include "compiler/ops/schema_checks.h"
+#include "compiler/ops/split_k.h"
 
 namespace nanoc {
 namespace {
@@ -51,7 +54,8 @@ OpSchema makeMatMulSchema() {
   // A, B, then optionally a fused bias at 2 (passes/fuse_epilogue.h: the
   // Add of a constant row vector after the product, Y[..., i, j] += bias[j],
   // f32 [N] or [1, ..., 1, N], added to the product rounded to f32) and a
-  // fused residual (ops/epilogue.h) at 3.
+  // fused residual (ops/epilogue.h) at 3. With split_k_chunk (ops/split_k.h)
+  // the partial sums [S, Y's dims...] over slices of K.
   schema.min_inputs = 2;
   schema.max_inputs = 4;
   schema.infer = [](const Node& node) {
@@ -67,6 +71,10 @@ OpSchema makeMatMulSchema() {
     }
     TensorType y{DType::F32, s.out};
     checkEpilogue(node, y);
+    if (splitKChunk(node) != 0) {
+      checkSplitProduct(node);
+      y.dims.insert(y.dims.begin(), splitKSlices(s.k, splitKChunk(node)));
+    }
     return std::vector<TensorType>{y};
   };
   schema.reference = [](const Node& node, const std::vector<const void*>& in,
@@ -80,26 +88,31 @@ OpSchema makeMatMulSchema() {
     std::vector<int64_t> sa = broadcastStrides(s.batch_a, s.batch);
     std::vector<int64_t> sb = broadcastStrides(s.batch_b, s.batch);
     int64_t batches = product(s.batch, 0, s.batch.size());
-    for (int64_t bi = 0; bi < batches; ++bi) {
-      int64_t oa = 0, ob = 0, rest = bi;
-      for (size_t d = s.batch.size(); d-- > 0;) {
-        int64_t idx = rest % s.batch[d];
-        rest /= s.batch[d];
-        oa += idx * sa[d];
-        ob += idx * sb[d];
-      }
-      const float* am = a + oa * s.m * s.k;
-      const float* bm = b + ob * s.k * s.n;
-      float* ym = y + bi * s.m * s.n;
-      for (int64_t i = 0; i < s.m; ++i)
-        for (int64_t j = 0; j < s.n; ++j) {
-          double acc = 0;
-          for (int64_t p = 0; p < s.k; ++p)
-            acc += static_cast<double>(am[i * s.k + p]) * bm[p * s.n + j];
-          ym[i * s.n + j] = static_cast<float>(acc);
-          if (bias) ym[i * s.n + j] += bias[j];
+    // Split along K: slice `slice` of [0, K) into y's slice-th matrix stack.
+    const int64_t chunk = splitKChunk(node) > 0 ? splitKChunk(node) : std::max<int64_t>(s.k, 1);
+    const int64_t slices = splitKChunk(node) > 0 ? splitKSlices(s.k, chunk) : 1;
+    for (int64_t slice = 0; slice < slices; ++slice)
+      for (int64_t bi = 0; bi < batches; ++bi) {
+        int64_t oa = 0, ob = 0, rest = bi;
+        for (size_t d = s.batch.size(); d-- > 0;) {
+          int64_t idx = rest % s.batch[d];
+          rest /= s.batch[d];
+          oa += idx * sa[d];
+          ob += idx * sb[d];
         }
-    }
+        const float* am = a + oa * s.m * s.k;
+        const float* bm = b + ob * s.k * s.n;
+        float* ym = y + (slice * batches + bi) * s.m * s.n;
+        const int64_t k_end = std::min(s.k, (slice + 1) * chunk);
+        for (int64_t i = 0; i < s.m; ++i)
+          for (int64_t j = 0; j < s.n; ++j) {
+            double acc = 0;
+            for (int64_t p = slice * chunk; p < k_end; ++p)
+              acc += static_cast<double>(am[i * s.k + p]) * bm[p * s.n + j];
+            ym[i * s.n + j] = static_cast<float>(acc);
+            if (bias) ym[i * s.n + j] += bias[j];
+          }
+      }
     applyEpilogue(
         epilogueSpec(node), y,
         in.size() > kResidualInput ? static_cast<const float*>(in[kResidualInput]) : nullptr,

@@ -8,6 +8,18 @@
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc {
+
+int64_t splitKChunk(const Node& node) { return node.i(kSplitKChunkAttribute, 0); }
+
+void checkSplitProduct(const Node& node) {
+  const int64_t chunk = splitKChunk(node);
+  if (chunk <= 0) failNode(node, "split_k_chunk must be positive, got " + std::to_string(chunk));
+  if (node.inputs.size() > 2 || node.has("fused_activation"))
+    failNode(node, "a product split along K takes no bias, C, residual or activation");
+  if (node.op == "Gemm" && node.has("alpha") && node.f("alpha") != 1.0)
+    failNode(node, "a Gemm split along K must have alpha 1");
+}
+
 namespace {
 
 // The epilogue's activation, and whether there is a residual (input 2 here,
@@ -34,9 +46,11 @@ OpSchema makeSplitKSumSchema() {
     TensorType y{DType::F32, std::vector<int64_t>(p.dims.begin() + 1, p.dims.end())};
     if (node.inputs.size() > kSplitKBiasInput && node.inputs[kSplitKBiasInput]) {
       const TensorType& bias = inputType(node, kSplitKBiasInput);
-      if (bias.dtype != DType::F32 || bias.rank() != 1 || bias.dims[0] != y.dims.back())
-        failNode(node, "bias must be f32 [" + std::to_string(y.dims.back()) + "], got " +
-                           bias.str());
+      bool row = bias.dtype == DType::F32 && bias.rank() >= 1 &&
+                 bias.dims.back() == y.dims.back() && bias.numel() == y.dims.back();
+      if (!row)
+        failNode(node, "bias must be f32 [" + std::to_string(y.dims.back()) + "] or [1, ..., 1, " +
+                           std::to_string(y.dims.back()) + "], got " + bias.str());
     }
     if (node.inputs.size() > kSplitKResidualInput && node.inputs[kSplitKResidualInput]) {
       const TensorType& r = inputType(node, kSplitKResidualInput);

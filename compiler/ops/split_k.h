@@ -1,8 +1,14 @@
-// nanoc.SplitKSum: the second half of a product split along K on the GPU
-// (passes/gpu_split_k.h), after the partial ConvNHWC (ops/channels_last.h)
-// that computes each slice of K into P:
+// Products split along K on the GPU (passes/gpu_split_k.h). A ConvNHWC
+// (ops/channels_last.h), MatMul or Gemm with the attribute split_k_chunk = Kc
+// (> 0) computes partial sums instead of its result:
 //
-//   nanoc.SplitKSum(P [S, d...], B [d_last]?, R [d...]?)
+//   P [S, Y's dims...], P[s] = the product over k in [s * Kc, min(K, (s +
+//   1) * Kc)) only, S = ceil(K / Kc)
+//
+// with no bias (MatMul's input 2), C (Gemm: and alpha 1), residual or
+// activation. nanoc.SplitKSum then adds the slices:
+//
+//   nanoc.SplitKSum(P [S, d...], B [d_last] or [1, ..., 1, d_last]?, R [d...]?)
 //       {fused_activation?, fused_alpha?, fused_beta?} -> Y [d...]
 //     Y = act(P[0] + P[1] + ... + P[S - 1] + B + R)
 //
@@ -12,9 +18,21 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+
+#include "compiler/ir/graph.h"
 
 namespace nanoc {
 
 inline constexpr size_t kSplitKBiasInput = 1, kSplitKResidualInput = 2;
+
+inline constexpr const char* kSplitKChunkAttribute = "split_k_chunk";
+// The node's split_k_chunk, 0 when it has none.
+int64_t splitKChunk(const Node& node);
+// ceil(k / chunk).
+inline int64_t splitKSlices(int64_t k, int64_t chunk) { return (k + chunk - 1) / chunk; }
+// A split product's shape rule: chunk > 0, only A and B (X and W) as
+// inputs, no activation, and Gemm's alpha 1; fails naming the node.
+void checkSplitProduct(const Node& node);
 
 }  // namespace nanoc

@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/ops/channels_last.h"
 #include "compiler/ops/epilogue.h"
 #include "compiler/ops/split_k.h"
 #include "compiler/passes/gpu_placement.h"
@@ -19,26 +18,17 @@ size_t splitGpuProductsAlongK(Graph& graph, const std::function<int64_t(const No
   size_t split = 0;
   std::vector<std::unique_ptr<Node>> order;
   for (std::unique_ptr<Node>& node : graph.nodes) {
-    const int64_t chunk = node->op == "nanoc.ConvNHWC" && isGpuNode(*node) &&
-                                  node->outputs.size() == 1 && splitKChunk(*node) == 0
-                              ? chunk_of(*node)
-                              : 0;
+    const bool product = node->op == "nanoc.ConvNHWC" || node->op == "MatMul" || node->op == "Gemm";
+    const int64_t chunk =
+        product && isGpuNode(*node) && node->outputs.size() == 1 && splitKChunk(*node) == 0
+            ? chunk_of(*node)
+            : 0;
     if (chunk <= 0) {
       order.push_back(std::move(node));
       continue;
     }
     Value* y = node->outputs[0];
-    const int64_t k = [&] {
-      std::unique_ptr<ChannelsFirstView> view = channelsFirstView(*node);
-      const std::vector<int64_t>& w = view->node.inputs[1]->type.dims;  // [M, C/G, kernel...]
-      int64_t total = 1;
-      for (size_t d = 1; d < w.size(); ++d) total *= w[d];
-      return total;
-    }();
-    Value* partial = graph.newValue(y->name + "_partial");
-    partial->type = y->type;
-    partial->type.dims.insert(partial->type.dims.begin(), (k + chunk - 1) / chunk);
-    partial->typed = true;
+    Value* partial = graph.newValue(y->name + "_partial");  // typed below
     partial->producer = node.get();
 
     auto sum = std::make_unique<Node>();
@@ -57,6 +47,8 @@ size_t splitGpuProductsAlongK(Graph& graph, const std::function<int64_t(const No
     }
     y->producer = sum.get();
 
+    // The partial product: A and B only (Gemm's C, with beta 1, is the
+    // sum's bias: chooseSplitK takes only such a C).
     node->inputs.resize(2);
     node->outputs[0] = partial;
     node->attrs[kSplitKChunkAttribute] = chunk;

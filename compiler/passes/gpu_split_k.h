@@ -7,10 +7,12 @@
 //   nanoc.ConvNHWC(X, W) {split_k_chunk = Kc}       -> P [S, Y's dims...]
 //   nanoc.SplitKSum(P, B?, R?) {act?}                -> Y
 //
-// (ops/channels_last.h, ops/split_k.h). A batch-1 CNN's deep layers are
+// and the same for MatMul (B its fused bias) and Gemm (alpha 1; B its C, a
+// row [N] with beta 1) (ops/split_k.h). A batch-1 CNN's deep layers are
 // the case: resnet18's 7 x 7 x 512 layers are 8 blocks of 64 x 64 on a GPU
 // of 132 SMs, each a K loop of 4,608; split in 32 slices of 144 they are
-// 256 blocks. The sum adds the slices in a fixed order: the result does not
+// 256 blocks; a GPT-2 block's 128 x 768 x 3072 MatMul is 6 tiles of
+// 128 x 128. The sum adds the slices in a fixed order: the result does not
 // depend on the order the blocks ran in.
 #pragma once
 

@@ -137,10 +137,10 @@ struct GemmPlan {
   // [N, out..., M]; bias[g * M/G + n]; blocks take M along x.
   std::optional<ConvShape> conv;
   bool channels_last = false;
-  // Split along K (passes/gpu_split_k.h, channels-last only): block z of
-  // the grid is batch z % batches of slice z / batches, which sums k in
+  // Split along K (ops/split_k.h; not the NCHW Conv plan): block z of the
+  // grid is batch z % batches of slice z / batches, which sums k in
   // [slice * k_chunk, (slice + 1) * k_chunk) and stores its raw sums to
-  // Y[slice] (Y being [slices, M-side..., N-side]); no bias or epilogue.
+  // Y[slice] (Y being [slices, Y's dims...]); no bias, C or epilogue.
   int64_t k_chunk = 0, slices = 1;
 };
 
@@ -177,7 +177,8 @@ GemmPlan matmulPlan(const Node& node) {
     for (int64_t& s : p.b_batch_strides) s *= p.K * p.N;
     for (int64_t d : p.batch_dims) p.batches *= d;
   }
-  if (node.outputs[0]->type.numel() != p.batches * p.M * p.N)
+  const int64_t slices = splitKChunk(node) > 0 ? splitKSlices(p.K, splitKChunk(node)) : 1;
+  if (node.outputs[0]->type.numel() != slices * p.batches * p.M * p.N)
     throw CompileError("node '" + node.name + "' (MatMul): output type does not match");
   if (node.inputs.size() > 2 && node.inputs[2]) {
     if (node.inputs[2]->type.numel() != p.N)
@@ -250,8 +251,6 @@ GemmPlan convNhwcPlan(const Node& node) {
   if (s.has_bias) p.bias_input = 2;
   p.conv = s;
   p.channels_last = true;
-  p.k_chunk = splitKChunk(node);
-  if (p.k_chunk > 0) p.slices = ceilDiv(p.K, p.k_chunk);
   return p;
 }
 
@@ -262,6 +261,8 @@ GemmPlan planOf(const Node& node) {
                                              : matmulPlan(node);
   p.epilogue = epilogueSpec(node);
   if (p.epilogue.residual) p.residual_input = static_cast<int>(kResidualInput);
+  p.k_chunk = splitKChunk(node);
+  if (p.k_chunk > 0) p.slices = splitKSlices(p.K, p.k_chunk);
   return p;
 }
 
@@ -285,7 +286,8 @@ bool supportsGemm(const Node& node) {
     return false;
   Tile t = tileFor(p, mmaOf(node));
   // A slice is whole K steps: no step reads across two.
-  if (p.k_chunk > 0 && (p.k_chunk % t.bk != 0 || p.bias_input >= 0 || !p.epilogue.empty()))
+  if (p.k_chunk > 0 && (p.k_chunk % t.bk != 0 || p.bias_input >= 0 || p.c_input >= 0 ||
+                        p.alpha != 1.0 || !p.epilogue.empty() || (p.conv && !p.channels_last)))
     return false;
   const int64_t rows = ceilDiv(p.M, t.tm), cols = ceilDiv(p.N, t.tn);
   const int64_t x = p.channels_last ? rows : cols, y = p.channels_last ? cols : rows;
@@ -689,9 +691,14 @@ void emitGemm(GpuKernelBuilder& kb) {
           llvm::Value* at;
           if (p.slices > 1) {
             // Slice `slice` of the partial sums: the raw accumulator.
-            llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.N)), gn);
-            at = b.CreateAdd(b.CreateMul(slice, c64(p.M * p.conv->m)),
-                             b.CreateAdd(b.CreateMul(gm, c64(p.conv->m)), channel));
+            if (p.channels_last) {
+              llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.N)), gn);
+              at = b.CreateAdd(b.CreateMul(slice, c64(p.M * p.conv->m)),
+                               b.CreateAdd(b.CreateMul(gm, c64(p.conv->m)), channel));
+            } else {
+              at = b.CreateAdd(b.CreateMul(slice, c64(p.batches * p.M * p.N)),
+                               b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn)));
+            }
             cpu::storeF32(b, value, Y, at);
             return;
           }
@@ -809,14 +816,26 @@ std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings() {
 }
 
 int64_t chooseSplitK(const Node& node) {
-  if (node.op != "nanoc.ConvNHWC" || isDirectConv(node) || splitKChunk(node) != 0) return 0;
+  const bool conv = node.op == "nanoc.ConvNHWC" && !isDirectConv(node);
+  if ((!conv && node.op != "MatMul" && node.op != "Gemm") || splitKChunk(node) != 0 ||
+      !supportsGemm(node))
+    return 0;
   const GemmPlan p = planOf(node);
-  if (p.M == 0 || p.N == 0 || p.K == 0) return 0;
+  if (p.M == 0 || p.N == 0 || p.K == 0 || p.alpha != 1.0) return 0;
+  // The sum's bias is a row: MatMul's fused bias, Gemm's C of [N] or [1, N]
+  // with beta 1.
+  if (p.c_input >= 0) {
+    const TensorType& c = node.inputs[static_cast<size_t>(p.c_input)]->type;
+    if (p.beta != 1.0 || c.rank() < 1 || c.dims.back() != p.N || c.numel() != p.N) return 0;
+  }
   const Tile t = tileFor(p, mmaOf(node));
+  // One 128 x 128 block fills an SM (its ~150 registers a thread), two of
+  // 64 x 64 do.
+  const int64_t target = t.tm == 128 ? kSplitKTargetBlocks / 2 : kSplitKTargetBlocks;
   const int64_t blocks = ceilDiv(p.M, t.tm) * ceilDiv(p.N, t.tn) * p.batches;
   const int64_t steps = ceilDiv(p.K, kSplitKStep);
-  const int64_t slices = std::min(ceilDiv(kSplitKTargetBlocks, blocks), steps / kSplitKMinSteps);
-  if (blocks >= kSplitKTargetBlocks || slices < 2) return 0;
+  const int64_t slices = std::min(target / blocks, steps / kSplitKMinSteps);
+  if (blocks >= target || slices < 2) return 0;
   const int64_t chunk = ceilDiv(steps, slices) * kSplitKStep;
   if (ceilDiv(p.K, chunk) < 2 || p.batches * ceilDiv(p.K, chunk) > kMaxGridYZ) return 0;
   return chunk;

@@ -79,9 +79,10 @@ bool hasGpuLowering(const Node& node);
 llvm::Function* emitGpuKernel(const Node& node, llvm::Module& module, const std::string& symbol);
 
 // The K chunk to split `node` along (passes/gpu_split_k.h), 0 to leave it
-// whole: a GEMM-kernel nanoc.ConvNHWC whose tiles are fewer than twice an
-// H100's SMs is split into slices of K of at least 128, a multiple of 16,
-// up to that many blocks.
+// whole: a GEMM-kernel nanoc.ConvNHWC, a MatMul or a Gemm (alpha 1, C a row
+// with beta 1) whose blocks do not fill an H100 (132 SMs: 264 tiles of
+// 64 x 64, 132 of 128 x 128) is split into slices of K of at least 128, a
+// multiple of 16, up to that many blocks.
 int64_t chooseSplitK(const Node& node);
 
 // One SM target: from targets/gpu/NAME.json.

@@ -4,6 +4,8 @@
 // node run by its op's reference. The kernels themselves (the partial
 // ConvNHWC and the sum) are kernel cases of gpu_test_cases.h: ptxas on every
 // SM, and the SIMT emulator against these references.
+#include "compiler/passes/gpu_split_k.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,7 +20,6 @@
 #include "compiler/ir/op_registry.h"
 #include "compiler/ops/channels_last.h"
 #include "compiler/passes/gpu_placement.h"
-#include "compiler/passes/gpu_split_k.h"
 
 namespace nanoc::gpu {
 namespace {
@@ -31,9 +32,8 @@ TensorType f32(Ints dims) { return TensorType{DType::F32, std::move(dims)}; }
 
 // A 3 x 3 ConvNHWC (pads 1, stride `stride`) of X [n, side, side, c] to m
 // channels on the GPU, with a bias, and with a residual and Relu if asked.
-std::unique_ptr<SingleNodeGraph> conv(int64_t n, int64_t side, int64_t c, int64_t m,
-                                      bool epilogue, int64_t kernel = 3, int64_t stride = 1,
-                                      int64_t group = 1) {
+std::unique_ptr<SingleNodeGraph> conv(int64_t n, int64_t side, int64_t c, int64_t m, bool epilogue,
+                                      int64_t kernel = 3, int64_t stride = 1, int64_t group = 1) {
   const int64_t pad = kernel / 2, out = (side + 2 * pad - kernel) / stride + 1;
   std::map<std::string, Attr> attrs{{"group", group},
                                     {"kernel_shape", Ints{kernel, kernel}},
@@ -52,7 +52,7 @@ std::unique_ptr<SingleNodeGraph> conv(int64_t n, int64_t side, int64_t c, int64_
 
 TEST(GpuSplitK, ChoosesSlicesForABatchOneCnnsDeepLayers) {
   // resnet18's 3 x 3 layers at batch 1: 49, 26, 16 and 8 tiles of 64 x 64.
-  EXPECT_EQ(chooseSplitK(*conv(1, 56, 64, 64, true)->node), 144);   // 4 slices
+  EXPECT_EQ(chooseSplitK(*conv(1, 56, 64, 64, true)->node), 144);    // 4 slices
   EXPECT_EQ(chooseSplitK(*conv(1, 28, 128, 128, true)->node), 128);  // 9
   EXPECT_EQ(chooseSplitK(*conv(1, 14, 256, 256, true)->node), 144);  // 16
   EXPECT_EQ(chooseSplitK(*conv(1, 7, 512, 512, true)->node), 144);   // 32
@@ -63,6 +63,44 @@ TEST(GpuSplitK, ChoosesSlicesForABatchOneCnnsDeepLayers) {
   EXPECT_EQ(chooseSplitK(*conv(1, 224, 3, 64, false, 7, 2)->node), 0);
   EXPECT_EQ(chooseSplitK(*conv(1, 7, 64, 512, false, 1)->node), 0);
   EXPECT_EQ(chooseSplitK(*conv(1, 14, 256, 256, false, 3, 1, 256)->node), 0);
+}
+
+std::unique_ptr<SingleNodeGraph> gpuNode(const std::string& op,
+                                         const std::vector<std::optional<TensorType>>& inputs,
+                                         std::map<std::string, Attr> attrs = {}) {
+  attrs[kDeviceAttribute] = std::string(kGpuDevice);
+  return makeSingleNodeGraphWithAbsent(op, inputs, attrs);
+}
+
+std::map<std::string, Attr> gemmAttrs(double alpha = 1.0, double beta = 1.0) {
+  return {{"alpha", alpha}, {"beta", beta}, {"transA", int64_t{0}}, {"transB", int64_t{1}}};
+}
+
+TEST(GpuSplitK, ChoosesSlicesForFewTileMatMulsAndGemms) {
+  // A GPT-2 block at sequence 128: 128 x 768 x 3072 is 6 tiles of 128 x 128
+  // (22 slices of 144: 132 blocks), 128 x 3072 x 768 24 (5 of 160).
+  EXPECT_EQ(chooseSplitK(*gpuNode("MatMul", {f32({1, 128, 3072}), f32({3072, 768})})->node), 144);
+  EXPECT_EQ(chooseSplitK(*gpuNode("MatMul", {f32({1, 128, 768}), f32({768, 3072})})->node), 160);
+  // A batch-1 Linear (Gemm, transB, C a row [N]): 8 tiles of 64 x 64.
+  EXPECT_EQ(chooseSplitK(
+                *gpuNode("Gemm", {f32({1, 784}), f32({512, 784}), f32({512})}, gemmAttrs())->node),
+            144);
+  // Not: alpha != 1, a C that is no row or has beta != 1, short K, enough
+  // tiles.
+  EXPECT_EQ(
+      chooseSplitK(
+          *gpuNode("Gemm", {f32({1, 784}), f32({512, 784}), f32({512})}, gemmAttrs(0.5))->node),
+      0);
+  EXPECT_EQ(chooseSplitK(*gpuNode("Gemm", {f32({1, 784}), f32({512, 784}), f32({1, 512})},
+                                  gemmAttrs(1.0, 2.0))
+                              ->node),
+            0);
+  EXPECT_EQ(
+      chooseSplitK(
+          *gpuNode("Gemm", {f32({2, 784}), f32({512, 784}), f32({2, 512})}, gemmAttrs())->node),
+      0);
+  EXPECT_EQ(chooseSplitK(*gpuNode("MatMul", {f32({65, 192}), f32({192, 192})})->node), 0);
+  EXPECT_EQ(chooseSplitK(*gpuNode("MatMul", {f32({2048, 1024}), f32({1024, 2048})})->node), 0);
 }
 
 // The node's outputs on random inputs, by its op's reference.
@@ -128,6 +166,37 @@ TEST(GpuSplitK, SplitsTheProductAndMovesItsEpilogueToTheSum) {
   }
 }
 
+// The graph's output before and after the rewrite, on the same inputs.
+void expectSameAfterSplit(SingleNodeGraph& g, int64_t slices) {
+  Value* y = g.node->outputs[0];
+  std::mt19937_64 rng(11);
+  std::map<const Value*, std::vector<float>> before = run(g.graph, rng, {});
+  ASSERT_EQ(splitGpuProductsAlongK(g.graph, chooseSplitK), 1u);
+  ASSERT_EQ(g.graph.nodes.size(), 2u);
+  EXPECT_EQ(g.graph.nodes[0]->outputs[0]->type.dims[0], slices);
+  EXPECT_EQ(g.graph.nodes[0]->inputs.size(), 2u);
+  EXPECT_EQ(g.graph.nodes[1]->op, "nanoc.SplitKSum");
+  std::map<const Value*, std::vector<float>> inputs;
+  for (const Value* v : g.graph.inputs) inputs[v] = before.at(v);
+  std::map<const Value*, std::vector<float>> after = run(g.graph, rng, inputs);
+  const std::vector<float>& a = before.at(y);
+  const std::vector<float>& b = after.at(y);
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff += (a[i] - b[i]) * (a[i] - b[i]), norm += a[i] * a[i];
+  EXPECT_LT(std::sqrt(diff / norm), 1e-6);
+}
+
+TEST(GpuSplitK, MatMulWithBiasAndResidualAndGemmWithCAreTheSameSplit) {
+  // MatMul's fused bias [1, N] and residual with GELU-free Relu; Gemm's C
+  // [N] as the sum's bias.
+  expectSameAfterSplit(
+      *gpuNode("MatMul", {f32({1, 128, 3072}), f32({3072, 768}), f32({1, 768}), f32({1, 128, 768})},
+               {{"fused_activation", std::string("Relu")}}),
+      22);
+  expectSameAfterSplit(*gpuNode("Gemm", {f32({1, 784}), f32({512, 784}), f32({512})}, gemmAttrs()),
+                       6);
+}
+
 TEST(GpuSplitK, LeavesHostNodesAndWhatTheChooserDeclines) {
   std::unique_ptr<SingleNodeGraph> g = conv(1, 7, 512, 512, true);
   EXPECT_EQ(splitGpuProductsAlongK(g->graph, nullptr), 0u);
@@ -141,22 +210,22 @@ TEST(GpuSplitK, LeavesHostNodesAndWhatTheChooserDeclines) {
 TEST(GpuSplitK, ShapeRulesRefuseMalformedSplits) {
   // A split ConvNHWC with a bias, and a sum whose bias or residual does not
   // fit its output, are errors naming the node.
-  EXPECT_THROW(makeSingleNodeGraphWithAbsent(
-                   "nanoc.ConvNHWC", {f32({1, 7, 7, 64}), f32({3, 3, 64, 40}), f32({40})},
-                   {{"group", int64_t{1}},
-                    {"kernel_shape", Ints{3, 3}},
-                    {"pads", Ints{1, 1, 1, 1}},
-                    {"strides", Ints{1, 1}},
-                    {"dilations", Ints{1, 1}},
-                    {"split_k_chunk", int64_t{144}}}),
+  EXPECT_THROW(makeSingleNodeGraphWithAbsent("nanoc.ConvNHWC",
+                                             {f32({1, 7, 7, 64}), f32({3, 3, 64, 40}), f32({40})},
+                                             {{"group", int64_t{1}},
+                                              {"kernel_shape", Ints{3, 3}},
+                                              {"pads", Ints{1, 1, 1, 1}},
+                                              {"strides", Ints{1, 1}},
+                                              {"dilations", Ints{1, 1}},
+                                              {"split_k_chunk", int64_t{144}}}),
                CompileError);
-  EXPECT_THROW(makeSingleNodeGraphWithAbsent("nanoc.SplitKSum", {f32({4, 1, 7, 7, 40}), f32({41})},
-                                             {}),
-               CompileError);
-  EXPECT_THROW(makeSingleNodeGraphWithAbsent(
-                   "nanoc.SplitKSum", {f32({4, 1, 7, 7, 40}), std::nullopt, f32({1, 7, 7, 41})},
-                   {}),
-               CompileError);
+  EXPECT_THROW(
+      makeSingleNodeGraphWithAbsent("nanoc.SplitKSum", {f32({4, 1, 7, 7, 40}), f32({41})}, {}),
+      CompileError);
+  EXPECT_THROW(
+      makeSingleNodeGraphWithAbsent("nanoc.SplitKSum",
+                                    {f32({4, 1, 7, 7, 40}), std::nullopt, f32({1, 7, 7, 41})}, {}),
+      CompileError);
   EXPECT_THROW(makeSingleNodeGraphWithAbsent("nanoc.SplitKSum", {f32({40})}, {}), CompileError);
 }
 

@@ -224,6 +224,20 @@ inline std::vector<KernelCase> linalgCases() {
     addCase(cases, "ConvNHWC/split K groups of 16", "nanoc.ConvNHWC",
             {f32({1, 6, 6, 32}), f32({3, 3, 16, 32})}, a);
   }
+  // MatMul and Gemm split along K (P [S, Y's dims...]): a short last slice
+  // (150 = 64 + 64 + 22), broadcast batches, a 1-D A, Gemm with transB.
+  addCase(cases, "MatMul/split K short last slice", "MatMul", {f32({70, 150}), f32({150, 65})},
+          {{"split_k_chunk", int64_t{64}}});
+  addCase(cases, "MatMul/split K batched broadcast", "MatMul",
+          {f32({2, 3, 20, 96}), f32({3, 96, 17})}, {{"split_k_chunk", int64_t{32}}});
+  addCase(cases, "MatMul/split K 1-D A", "MatMul", {f32({100}), f32({100, 30})},
+          {{"split_k_chunk", int64_t{32}}});
+  addCase(cases, "Gemm/split K transB", "Gemm", {f32({9, 100}), f32({40, 100})},
+          {{"alpha", 1.0},
+           {"beta", 1.0},
+           {"transA", int64_t{0}},
+           {"transB", int64_t{1}},
+           {"split_k_chunk", int64_t{48}}});
   addCase(cases, "Gemm/C column", "Gemm", {f32({9, 4}), f32({4, 6}), f32({9, 1})},
           {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
   addCase(cases, "Gemm/no C", "Gemm", {f32({9, 4}), f32({4, 6})},

@@ -116,6 +116,21 @@ std::vector<KernelCase> perfCases() {
       }
     }
   }
+  // A GPT-2 block's MatMuls at sequence 128 (128 x 128 tiles: 6 and 24),
+  // whole and split as nanoc splits them, with the sum.
+  struct Product {
+    int64_t k, n, chunk;
+  };
+  for (Product q : {Product{3072, 768, 144}, Product{768, 3072, 160}}) {
+    const std::string shape = "128x" + std::to_string(q.n) + "x" + std::to_string(q.k);
+    const std::vector<std::optional<TensorType>> in = {f32({128, q.k}), f32({q.k, q.n})};
+    addCase(cases, "perf MatMul " + shape, "MatMul", in, {});
+    addCase(cases, "perf MatMul " + shape + " split K by " + std::to_string(q.chunk), "MatMul", in,
+            {{"split_k_chunk", q.chunk}});
+    const int64_t slices = (q.k + q.chunk - 1) / q.chunk;
+    addCase(cases, "perf SplitKSum " + std::to_string(slices) + " x 128x" + std::to_string(q.n),
+            "nanoc.SplitKSum", {f32({slices, 128, q.n})}, {});
+  }
   addCase(cases, "perf Add 2^26", "Add", {f32({1 << 26}), f32({1 << 26})}, {});
   addCase(cases, "perf Softmax 8192x4096", "Softmax", {f32({8192, 4096})}, {{"axis", int64_t{1}}});
   addCase(cases, "perf LayerNorm 8192x4096", "LayerNormalization",

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Builds the bundle a GPU machine runs: models compiled here for an SM target,
-their inputs and ONNX Runtime's outputs, nanort-run, and device_check.py.
+their inputs and ONNX Runtime's outputs, nanort-run, device_check.py and
+ort_cuda_peer.py (ONNX Runtime's CUDA execution provider as the peer, where
+onnxruntime-gpu is installed there).
 
 No GPU is needed to build it. The machine that runs it needs the CUDA driver,
 python3 and numpy (PyTorch, when present, gives the eager-mode peer timings):
@@ -52,7 +54,8 @@ DEFAULT_CASES = [
     "global_average_pool", "maxpool_2x2", "averagepool_2x2",
 ]
 DEFAULT_ZOO = ["mlp_b1", "mlp_b32", "bert_tiny", "gpt2_block", "vit_small"]
-# Zoo models whose .onnx travels too, for the eager PyTorch peer (device_check.py).
+# Zoo models whose .onnx travels too, for the peers (device_check.py's eager
+# PyTorch, ort_cuda_peer.py).
 PEER_MODELS = ["mlp_b1", "mlp_b32", "bert_tiny", "squeezenet1_1", "mobilenet_v2", "resnet18"]
 
 
@@ -85,6 +88,7 @@ def main() -> int:
     os.makedirs(out)
     shutil.copy(args.nanort_run, os.path.join(out, "nanort-run"))
     shutil.copy(os.path.join(HERE, "device_check.py"), os.path.join(out, "device_check.py"))
+    shutil.copy(os.path.join(HERE, "ort_cuda_peer.py"), os.path.join(out, "ort_cuda_peer.py"))
     if args.python_package:
         shutil.copy(os.path.join(HERE, "torch_cuda_arrays.py"), out)
         shutil.copytree(args.python_package, os.path.join(out, "python", "nanort"),

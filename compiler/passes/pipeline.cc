@@ -1,5 +1,7 @@
 #include "compiler/passes/pipeline.h"
 
+#include "compiler/ir/error.h"
+#include "compiler/ops/split_k.h"
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/conv_to_gemm.h"
 #include "compiler/passes/dead_code_elimination.h"
@@ -21,6 +23,12 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
   // self-contained): the node stays one opaque op to the passes below.
   for (const auto& node : graph.nodes)
     for (const auto& sub : node->subgraphs) runPipeline(*sub, options);
+  // Partial products (ops/split_k.h) are made by runGpuPasses' split-K on
+  // GPU nodes, never taken from the input: a CPU has no kernel for them.
+  for (const auto& node : graph.nodes)
+    if (node->has(kSplitKChunkAttribute))
+      throw CompileError("node '" + node->name + "' (" + node->op +
+                         "): split_k_chunk is set by nanoc's GPU split-K pass, not by a model");
   inferShapes(graph);
   verifyGraph(graph);
   if (options.fold_constants) {

@@ -52,7 +52,7 @@ void partialConvReference(const Node& node, const std::vector<const void*>& in,
   const auto* w = static_cast<const float*>(in[1]);
   auto* p = static_cast<float*>(out[0]);
   std::vector<int64_t> pixel(static_cast<size_t>(taps));  // per tap: -1 in the padding
-  std::vector<int64_t> o(rank), t(rank);
+  std::vector<int64_t> o(rank);
   for (int64_t img = 0; img < cs.n; ++img)
     for (int64_t pos = 0; pos < outs; ++pos) {
       for (int64_t r = pos, d = static_cast<int64_t>(rank); d-- > 0;) {

@@ -12,11 +12,12 @@
 // have fewer than kMinGemmGroupWidth output channels (depthwise) runs
 // gpu_conv_direct.cc's kernel instead.
 //
-// Split along K (split_k_chunk, passes/gpu_split_k.h; ConvNHWC only): the
-// grid's z takes the slices too, each block sums its slice's K steps and
-// stores the raw sums to its slice of the partial result; nanoc.SplitKSum
-// (below: a thread per element) adds the slices in order, then the bias and
-// the epilogue.
+// Split along K (split_k_chunk, ops/split_k.h, passes/gpu_split_k.h;
+// ConvNHWC, MatMul and Gemm, not the NCHW Conv plan): the grid's z takes the
+// slices too (z = batch + batches * slice), each block sums its slice's K
+// steps and stores the raw sums to its slice of the partial result;
+// nanoc.SplitKSum (below: a thread per element) adds the slices in order,
+// then the bias and the epilogue.
 //
 // Launch: 256 threads (16 x 16) per tile of Y, grid (ceil(N / tn),
 // ceil(M / tm), batches) (ConvNHWC: (ceil(M / tm), ceil(N / tn), groups), its

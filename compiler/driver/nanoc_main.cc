@@ -75,10 +75,11 @@ options:
                      (default; channels-last, weights laid out for the
                      implicit GEMM at compile time, converted at the edges)
                      or nchw (the model's layout)
-  --gpu-split-k S    auto (default): a GPU convolution whose output tiles
-                     are too few to fill the GPU (a batch-1 CNN's deep
-                     layers) runs as products over slices of K plus a sum;
-                     off: every product in one kernel
+  --gpu-split-k S    auto (default): a GPU convolution, MatMul or Gemm
+                     whose output tiles are too few to fill the GPU (a
+                     batch-1 CNN's deep layers, a short sequence's
+                     products) runs as products over slices of K plus a
+                     sum; off: every product in one kernel
   --host NAME        the host CPU of a GPU target (default: the first GPU
                      profile's, e.g. cortex-a78 for sm_87): host or a CPU
                      profile

@@ -30,10 +30,10 @@ std::vector<int64_t> inputToBase(const std::string& base, size_t index, size_t r
   return same;
 }
 
-// K = taps * C / group of the Conv a view stands for, in S slices of chunk.
-int64_t convSlices(const Node& conv, int64_t chunk) {
+// K = taps * C / group of the Conv a view stands for.
+int64_t convK(const Node& conv) {
   ConvShape s = convShape(conv);
-  return splitKSlices(product(s.kernel, 0, s.rank()) * s.cPerGroup(), chunk);
+  return product(s.kernel, 0, s.rank()) * s.cPerGroup();
 }
 
 // P[s] of a split ConvNHWC (channels_last.h), summed directly in double:
@@ -43,9 +43,10 @@ void partialConvReference(const Node& node, const std::vector<const void*>& in,
   std::unique_ptr<ChannelsFirstView> view = channelsFirstView(node);
   const ConvShape cs = convShape(view->node);
   const size_t rank = cs.rank();
-  const int64_t chunk = splitKChunk(node), taps = product(cs.kernel, 0, rank);
+  const int64_t taps = product(cs.kernel, 0, rank);
   const int64_t cpg = cs.cPerGroup(), mpg = cs.mPerGroup(), k_total = taps * cpg;
-  const int64_t slices = convSlices(view->node, chunk), outs = product(cs.out, 0, rank);
+  const KSlices ks = kSlicesOf(node, k_total);
+  const int64_t outs = product(cs.out, 0, rank);
   const int64_t in_plane = product(cs.in, 0, rank);
   const std::vector<int64_t> in_stride = convStridesOf(cs.in);
   const auto* x = static_cast<const float*>(in[0]);
@@ -71,11 +72,11 @@ void partialConvReference(const Node& node, const std::vector<const void*>& in,
         }
         pixel[static_cast<size_t>(tap)] = inside ? img * in_plane + at : -1;
       }
-      for (int64_t s = 0; s < slices; ++s)
+      for (int64_t s = 0; s < ks.count; ++s)
         for (int64_t g = 0; g < cs.group; ++g)
           for (int64_t n = 0; n < mpg; ++n) {
             double acc = 0.0;
-            for (int64_t k = s * chunk; k < std::min(k_total, (s + 1) * chunk); ++k) {
+            for (int64_t k = s * ks.chunk; k < std::min(k_total, (s + 1) * ks.chunk); ++k) {
               const int64_t px = pixel[static_cast<size_t>(k / cpg)];
               if (px < 0) continue;
               acc += static_cast<double>(x[px * cs.c + g * cpg + k % cpg]) *
@@ -100,15 +101,12 @@ OpSchema makeChannelsLastSchema(const std::string& base, const std::string& name
       if (node.inputs[i] && node.inputs[i]->type.rank() < 3)
         failNode(node, "operand " + std::to_string(i) + " must have rank >= 3, got " +
                            inputType(node, i).str());
-    const int64_t chunk = splitKChunk(node);
-    if (chunk != 0) {
-      if (base != "Conv") failNode(node, "only nanoc.ConvNHWC of the channels-last ops splits K");
-      checkSplitProduct(node);
-    }
+    if (splitKChunk(node) != 0 && base != "Conv")
+      failNode(node, "only nanoc.ConvNHWC of the channels-last ops splits K");
     std::unique_ptr<ChannelsFirstView> view = channelsFirstView(node);
     std::vector<TensorType> types = findOp(base)->infer(view->node);
     for (TensorType& t : types) t.dims = permuteDims(t.dims, toChannelsLast(t.rank()));
-    if (chunk != 0) types[0].dims.insert(types[0].dims.begin(), convSlices(view->node, chunk));
+    if (base == "Conv") addSplitKSlices(node, convK(view->node), types[0]);
     return types;
   };
   schema.reference = [base](const Node& node, const std::vector<const void*>& in,

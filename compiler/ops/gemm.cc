@@ -57,10 +57,7 @@ OpSchema makeGemmSchema() {
     TensorType y{DType::F32, {s.m, s.n}};
     checkEpilogue(node, y);
     // Split along K (ops/split_k.h): the partial sums [S, M, N].
-    if (splitKChunk(node) != 0) {
-      checkSplitProduct(node);
-      y.dims.insert(y.dims.begin(), splitKSlices(s.k, splitKChunk(node)));
-    }
+    addSplitKSlices(node, s.k, y);
     return std::vector<TensorType>{y};
   };
   schema.reference = [](const Node& node, const std::vector<const void*>& in,
@@ -72,16 +69,15 @@ OpSchema makeGemmSchema() {
     const float* c = in.size() > 2 ? static_cast<const float*>(in[2]) : nullptr;
     std::vector<int64_t> sc = {0, 0};
     if (c) sc = broadcastStrides(node.inputs[2]->type.dims, {s.m, s.n});
-    const int64_t chunk = splitKChunk(node) > 0 ? splitKChunk(node) : std::max<int64_t>(s.k, 1);
-    const int64_t slices = splitKChunk(node) > 0 ? splitKSlices(s.k, chunk) : 1;
     // Split along K: slice `slice` of [0, K) into Y's slice-th matrix.
-    for (int64_t slice = 0; slice < slices; ++slice) {
+    const KSlices ks = kSlicesOf(node, s.k);
+    for (int64_t slice = 0; slice < ks.count; ++slice) {
       float* y = static_cast<float*>(out[0]) + slice * s.m * s.n;
-      const int64_t k_end = std::min(s.k, (slice + 1) * chunk);
+      const int64_t k_end = std::min(s.k, (slice + 1) * ks.chunk);
       for (int64_t i = 0; i < s.m; ++i)
         for (int64_t j = 0; j < s.n; ++j) {
           double acc = 0;
-          for (int64_t p = slice * chunk; p < k_end; ++p) {
+          for (int64_t p = slice * ks.chunk; p < k_end; ++p) {
             float av = s.trans_a ? a[p * s.m + i] : a[i * s.k + p];
             float bv = s.trans_b ? b[j * s.k + p] : b[p * s.n + j];
             acc += static_cast<double>(av) * bv;

@@ -71,10 +71,7 @@ OpSchema makeMatMulSchema() {
     }
     TensorType y{DType::F32, s.out};
     checkEpilogue(node, y);
-    if (splitKChunk(node) != 0) {
-      checkSplitProduct(node);
-      y.dims.insert(y.dims.begin(), splitKSlices(s.k, splitKChunk(node)));
-    }
+    addSplitKSlices(node, s.k, y);
     return std::vector<TensorType>{y};
   };
   schema.reference = [](const Node& node, const std::vector<const void*>& in,
@@ -89,9 +86,8 @@ OpSchema makeMatMulSchema() {
     std::vector<int64_t> sb = broadcastStrides(s.batch_b, s.batch);
     int64_t batches = product(s.batch, 0, s.batch.size());
     // Split along K: slice `slice` of [0, K) into y's slice-th matrix stack.
-    const int64_t chunk = splitKChunk(node) > 0 ? splitKChunk(node) : std::max<int64_t>(s.k, 1);
-    const int64_t slices = splitKChunk(node) > 0 ? splitKSlices(s.k, chunk) : 1;
-    for (int64_t slice = 0; slice < slices; ++slice)
+    const KSlices ks = kSlicesOf(node, s.k);
+    for (int64_t slice = 0; slice < ks.count; ++slice)
       for (int64_t bi = 0; bi < batches; ++bi) {
         int64_t oa = 0, ob = 0, rest = bi;
         for (size_t d = s.batch.size(); d-- > 0;) {
@@ -103,11 +99,11 @@ OpSchema makeMatMulSchema() {
         const float* am = a + oa * s.m * s.k;
         const float* bm = b + ob * s.k * s.n;
         float* ym = y + (slice * batches + bi) * s.m * s.n;
-        const int64_t k_end = std::min(s.k, (slice + 1) * chunk);
+        const int64_t k_end = std::min(s.k, (slice + 1) * ks.chunk);
         for (int64_t i = 0; i < s.m; ++i)
           for (int64_t j = 0; j < s.n; ++j) {
             double acc = 0;
-            for (int64_t p = slice * chunk; p < k_end; ++p)
+            for (int64_t p = slice * ks.chunk; p < k_end; ++p)
               acc += static_cast<double>(am[i * s.k + p]) * bm[p * s.n + j];
             ym[i * s.n + j] = static_cast<float>(acc);
             if (bias) ym[i * s.n + j] += bias[j];

@@ -1,6 +1,7 @@
 // nanoc.SplitKSum: see split_k.h.
 #include "compiler/ops/split_k.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "compiler/ir/op_registry.h"
@@ -11,13 +12,21 @@ namespace nanoc {
 
 int64_t splitKChunk(const Node& node) { return node.i(kSplitKChunkAttribute, 0); }
 
-void checkSplitProduct(const Node& node) {
+KSlices kSlicesOf(const Node& node, int64_t k) {
   const int64_t chunk = splitKChunk(node);
-  if (chunk <= 0) failNode(node, "split_k_chunk must be positive, got " + std::to_string(chunk));
+  if (chunk <= 0) return KSlices{std::max<int64_t>(k, 1), 1};
+  return KSlices{chunk, splitKSlices(k, chunk)};
+}
+
+void addSplitKSlices(const Node& node, int64_t k, TensorType& y) {
+  const int64_t chunk = splitKChunk(node);
+  if (chunk == 0) return;
+  if (chunk < 0) failNode(node, "split_k_chunk must be positive, got " + std::to_string(chunk));
   if (node.inputs.size() > 2 || node.has("fused_activation"))
     failNode(node, "a product split along K takes no bias, C, residual or activation");
   if (node.op == "Gemm" && node.has("alpha") && node.f("alpha") != 1.0)
     failNode(node, "a Gemm split along K must have alpha 1");
+  y.dims.insert(y.dims.begin(), splitKSlices(k, chunk));
 }
 
 namespace {

@@ -31,8 +31,17 @@ inline constexpr const char* kSplitKChunkAttribute = "split_k_chunk";
 int64_t splitKChunk(const Node& node);
 // ceil(k / chunk).
 inline int64_t splitKSlices(int64_t k, int64_t chunk) { return (k + chunk - 1) / chunk; }
-// A split product's shape rule: chunk > 0, only A and B (X and W) as
-// inputs, no activation, and Gemm's alpha 1; fails naming the node.
-void checkSplitProduct(const Node& node);
+// The slices of K (of size k) a product sums, slice s over [s * chunk,
+// min(k, (s + 1) * chunk)): its split_k_chunk's, or one slice of all of K
+// when it has none.
+struct KSlices {
+  int64_t chunk = 1, count = 1;
+};
+KSlices kSlicesOf(const Node& node, int64_t k);
+// A product's shape rule, after its own: with split_k_chunk, checks the
+// split (chunk > 0, only A and B (X and W) as inputs, no activation, Gemm's
+// alpha 1; fails naming the node) and puts S = ceil(k / chunk) ahead of y's
+// dims. Without, y stays as it is.
+void addSplitKSlices(const Node& node, int64_t k, TensorType& y);
 
 }  // namespace nanoc

@@ -178,8 +178,7 @@ GemmPlan matmulPlan(const Node& node) {
     for (int64_t& s : p.b_batch_strides) s *= p.K * p.N;
     for (int64_t d : p.batch_dims) p.batches *= d;
   }
-  const int64_t slices = splitKChunk(node) > 0 ? splitKSlices(p.K, splitKChunk(node)) : 1;
-  if (node.outputs[0]->type.numel() != slices * p.batches * p.M * p.N)
+  if (node.outputs[0]->type.numel() != kSlicesOf(node, p.K).count * p.batches * p.M * p.N)
     throw CompileError("node '" + node.name + "' (MatMul): output type does not match");
   if (node.inputs.size() > 2 && node.inputs[2]) {
     if (node.inputs[2]->type.numel() != p.N)
@@ -263,7 +262,7 @@ GemmPlan planOf(const Node& node) {
   p.epilogue = epilogueSpec(node);
   if (p.epilogue.residual) p.residual_input = static_cast<int>(kResidualInput);
   p.k_chunk = splitKChunk(node);
-  if (p.k_chunk > 0) p.slices = splitKSlices(p.K, p.k_chunk);
+  p.slices = kSlicesOf(node, p.K).count;
   return p;
 }
 

@@ -26,6 +26,7 @@
 #include "compiler/codegen/gpu/gpu_lowering.h"
 #include "compiler/codegen/gpu/gpu_test_cases.h"
 #include "compiler/ir/op_registry.h"
+#include "compiler/ops/split_k.h"
 
 namespace nanoc::gpu {
 namespace {
@@ -99,10 +100,8 @@ std::vector<KernelCase> perfCases() {
       addCase(cases, "perf ConvNHWC 3x3 " + shape + " bias residual relu" + mode, "nanoc.ConvNHWC",
               in, fused);
       for (int64_t chunk : {l.chunk, int64_t{64}, int64_t{96}, int64_t{288}, int64_t{576}}) {
-        const int64_t slices = (9 * l.channels + chunk - 1) / chunk;
-        if (slices < 2 ||
-            (chunk == l.chunk && cases.back().label.find("split") != std::string::npos))
-          continue;
+        const int64_t slices = splitKSlices(9 * l.channels, chunk);
+        if (slices < 2) continue;
         if (*precision && chunk != l.chunk) continue;
         Attrs split = a;
         split["split_k_chunk"] = chunk;
@@ -127,7 +126,7 @@ std::vector<KernelCase> perfCases() {
     addCase(cases, "perf MatMul " + shape, "MatMul", in, {});
     addCase(cases, "perf MatMul " + shape + " split K by " + std::to_string(q.chunk), "MatMul", in,
             {{"split_k_chunk", q.chunk}});
-    const int64_t slices = (q.k + q.chunk - 1) / q.chunk;
+    const int64_t slices = splitKSlices(q.k, q.chunk);
     addCase(cases, "perf SplitKSum " + std::to_string(slices) + " x 128x" + std::to_string(q.n),
             "nanoc.SplitKSum", {f32({slices, 128, q.n})}, {});
   }

@@ -125,49 +125,12 @@ std::map<const Value*, std::vector<float>> run(const Graph& g, std::mt19937_64& 
   return mem;
 }
 
-TEST(GpuSplitK, SplitsTheProductAndMovesItsEpilogueToTheSum) {
-  for (bool epilogue : {false, true}) {
-    std::unique_ptr<SingleNodeGraph> g = conv(1, 7, 64, 40, epilogue);
-    Value* y = g->node->outputs[0];
-    std::mt19937_64 rng(7);
-    std::map<const Value*, std::vector<float>> before = run(g->graph, rng, {});
-    ASSERT_EQ(splitGpuProductsAlongK(g->graph, chooseSplitK), 1u);
-    ASSERT_EQ(g->graph.nodes.size(), 2u);
-    const Node& partial = *g->graph.nodes[0];
-    const Node& sum = *g->graph.nodes[1];
-    EXPECT_EQ(partial.op, "nanoc.ConvNHWC");
-    EXPECT_EQ(splitKChunk(partial), 144);
-    EXPECT_EQ(partial.inputs.size(), 2u);
-    EXPECT_FALSE(partial.has("fused_activation"));
-    EXPECT_EQ(partial.outputs[0]->type.dims, (Ints{4, 1, 7, 7, 40}));
-    EXPECT_EQ(sum.op, "nanoc.SplitKSum");
-    EXPECT_TRUE(isGpuNode(sum));
-    EXPECT_EQ(sum.outputs[0], y);  // the product's value, its name included
-    ASSERT_EQ(sum.inputs.size(), epilogue ? 3u : 2u);
-    EXPECT_EQ(sum.inputs[0], partial.outputs[0]);
-    EXPECT_EQ(sum.has("fused_activation"), epilogue);
-    // The same inputs give the same Y (sums of 4 slices in another order:
-    // within f32 rounding of K = 576 terms).
-    std::map<const Value*, std::vector<float>> inputs;
-    for (const Value* v : g->graph.inputs) inputs[v] = before.at(v);
-    std::map<const Value*, std::vector<float>> after = run(g->graph, rng, inputs);
-    const std::vector<float>& a = before.at(y);
-    const std::vector<float>& b = after.at(y);
-    ASSERT_EQ(a.size(), b.size());
-    double diff = 0, norm = 0;
-    size_t positive = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-      diff += (a[i] - b[i]) * (a[i] - b[i]);
-      norm += a[i] * a[i];
-      positive += a[i] > 0;
-    }
-    EXPECT_LT(std::sqrt(diff / norm), 1e-6);
-    if (epilogue) EXPECT_LT(positive, a.size());  // Relu clipped some
-  }
-}
-
-// The graph's output before and after the rewrite, on the same inputs.
-void expectSameAfterSplit(SingleNodeGraph& g, int64_t slices) {
+// Splits g's one product (chooseSplitK) into a partial product of `slices`
+// slices and a nanoc.SplitKSum, and checks that the same inputs give the
+// same Y (the slices summed in another order: within f32 rounding). Y before
+// the split, by the references, goes to *y_before.
+void expectSameAfterSplit(SingleNodeGraph& g, int64_t slices,
+                          std::vector<float>* y_before = nullptr) {
   Value* y = g.node->outputs[0];
   std::mt19937_64 rng(11);
   std::map<const Value*, std::vector<float>> before = run(g.graph, rng, {});
@@ -181,14 +144,39 @@ void expectSameAfterSplit(SingleNodeGraph& g, int64_t slices) {
   std::map<const Value*, std::vector<float>> after = run(g.graph, rng, inputs);
   const std::vector<float>& a = before.at(y);
   const std::vector<float>& b = after.at(y);
+  ASSERT_EQ(a.size(), b.size());
   double diff = 0, norm = 0;
   for (size_t i = 0; i < a.size(); ++i) diff += (a[i] - b[i]) * (a[i] - b[i]), norm += a[i] * a[i];
   EXPECT_LT(std::sqrt(diff / norm), 1e-6);
+  if (y_before) *y_before = a;
+}
+
+TEST(GpuSplitK, SplitsTheProductAndMovesItsEpilogueToTheSum) {
+  for (bool epilogue : {false, true}) {
+    std::unique_ptr<SingleNodeGraph> g = conv(1, 7, 64, 40, epilogue);
+    Value* y = g->node->outputs[0];
+    std::vector<float> y_before;
+    ASSERT_NO_FATAL_FAILURE(expectSameAfterSplit(*g, 4, &y_before));
+    const Node& partial = *g->graph.nodes[0];
+    const Node& sum = *g->graph.nodes[1];
+    EXPECT_EQ(partial.op, "nanoc.ConvNHWC");
+    EXPECT_EQ(splitKChunk(partial), 144);
+    EXPECT_FALSE(partial.has("fused_activation"));
+    EXPECT_EQ(partial.outputs[0]->type.dims, (Ints{4, 1, 7, 7, 40}));
+    EXPECT_TRUE(isGpuNode(sum));
+    EXPECT_EQ(sum.outputs[0], y);  // the product's value, its name included
+    ASSERT_EQ(sum.inputs.size(), epilogue ? 3u : 2u);
+    EXPECT_EQ(sum.inputs[0], partial.outputs[0]);
+    EXPECT_EQ(sum.has("fused_activation"), epilogue);
+    size_t positive = 0;
+    for (float v : y_before) positive += v > 0;
+    if (epilogue) EXPECT_LT(positive, y_before.size());  // Relu clipped some
+  }
 }
 
 TEST(GpuSplitK, MatMulWithBiasAndResidualAndGemmWithCAreTheSameSplit) {
-  // MatMul's fused bias [1, N] and residual with GELU-free Relu; Gemm's C
-  // [N] as the sum's bias.
+  // MatMul's fused bias [1, N], a residual and Relu; Gemm's C [N] as the
+  // sum's bias.
   expectSameAfterSplit(
       *gpuNode("MatMul", {f32({1, 128, 3072}), f32({3072, 768}), f32({1, 768}), f32({1, 128, 768})},
                {{"fused_activation", std::string("Relu")}}),

@@ -236,6 +236,15 @@ std::vector<llvm::Value*> transposeTile(llvm::IRBuilder<>& b, std::vector<llvm::
 
 namespace {
 
+// The next panel a tile prefetches into L2 (prefetch_next_panel): its
+// rows [k_begin, k_end) from line `line` on, `per_step` lines a K step
+// (lines before 0 or past the rows' skipped); start null: none.
+struct NextPanel {
+  llvm::Value* start = nullptr;  // the panel's row 0 in packed B
+  llvm::Value* line = nullptr;
+  int64_t per_step = 0;
+};
+
 // One rows x w tile of Y at (i0, j0) over k in [k_begin, k_end), one kc
 // block: the accumulators are phis of the K loop (SSA values, so the register
 // allocator keeps them in registers), B's row of the panel is `vectors`
@@ -245,10 +254,11 @@ namespace {
 // last block (`last`) applies alpha, init and the epilogue, the others store
 // the raw sums. A float stored and reloaded is the same float, so every
 // element sums its products in the order of an unblocked K loop. first and
-// last null: the one block, true.
+// last null: the one block, true. `next`: the panel it prefetches.
 void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduct& p,
               llvm::Value* i0, llvm::Value* j0, llvm::Value* panel, int64_t rows, int64_t w,
-              llvm::Value* k_begin, llvm::Value* k_end, llvm::Value* first, llvm::Value* last) {
+              llvm::Value* k_begin, llvm::Value* k_end, llvm::Value* first, llvm::Value* last,
+              const NextPanel& next = {}) {
   llvm::LLVMContext& ctx = b.getContext();
   llvm::Type* f32 = b.getFloatTy();
   auto vectorOf = [&](int64_t width) {
@@ -372,6 +382,21 @@ void emitTile(llvm::IRBuilder<>& b, const RegisterTile& tile, const PackedProduc
     for (int64_t v = 0; v < vectors; ++v)
       prefetchF32(b, p.packed_b,
                   b.CreateAdd(b_row, b.getInt64(kAhead * b_stride + v * tile.width)));
+  }
+  if (next.start) {
+    // Line L of the next panel's rows [k_begin, k_end) (b_stride floats a
+    // row); outside them, B's row being read (in L1: no cost).
+    llvm::Value* region = b.CreateAdd(next.start, b.CreateMul(k_begin, b.getInt64(b_stride)));
+    llvm::Value* floats = b.CreateMul(b.CreateSub(k_end, k_begin), b.getInt64(b_stride));
+    llvm::Value* step = b.CreateMul(b.CreateSub(k, k_begin), b.getInt64(next.per_step));
+    for (int64_t u = 0; u < next.per_step; ++u) {
+      llvm::Value* at =
+          b.CreateMul(b.CreateAdd(b.CreateAdd(next.line, step), b.getInt64(u)), b.getInt64(16));
+      llvm::Value* inside =
+          b.CreateAnd(b.CreateICmpSGE(at, b.getInt64(0)), b.CreateICmpSLT(at, floats));
+      prefetchF32(b, p.packed_b, b.CreateSelect(inside, b.CreateAdd(region, at), b_row),
+                  /*write=*/false, /*locality=*/2);
+    }
   }
   std::vector<llvm::Value*> bvec;
   for (int64_t v = 0; v < vectors; ++v)
@@ -537,17 +562,36 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
         },
         "kblock");
   };
-  auto tileRows = [&](llvm::Value* j0, llvm::Value* panel, int64_t w) {
+  // The next panel's prefetch: tile ti >= 1 takes lines from (ti - 1) *
+  // kc * per_step, per_step lines a K step so that the tiles after the
+  // first cover a panel's kc rows (nr floats each).
+  const int64_t task_tiles = std::max<int64_t>(1, p.rows_per_task / mr);
+  const uint64_t l2 = cacheSizes(*b.GetInsertBlock()->getParent()).l2;
+  const bool next_panel = p.prefetch_next_panel && !p.b_in_place && !p.y_transposed &&
+                          task_tiles >= 2 && tile.width > 1 && l2 > 0 &&
+                          static_cast<uint64_t>(p.K * std::min(cols, p.N) * 4) > l2;
+  const int64_t row_lines = (std::max(nr, p.b_panel_stride) * 4 + 63) / 64;
+  const int64_t per_step = next_panel ? (row_lines + task_tiles - 2) / (task_tiles - 1) : 0;
+  auto nextPanel = [&](llvm::Value* start, llvm::Value* ti) {
+    NextPanel n;
+    if (!start) return n;
+    n.start = start;
+    n.per_step = per_step;
+    n.line = b.CreateMul(b.CreateSub(ti, b.getInt64(1)),
+                         b.CreateMul(b.CreateSub(k_end, k_begin), b.getInt64(per_step)));
+    return n;
+  };
+  auto tileRows = [&](llvm::Value* j0, llvm::Value* panel, int64_t w, llvm::Value* next = nullptr) {
     emitLoop(
         b, b.getInt64(0), loop_tiles,
         [&](llvm::Value* ti) {
           emitTile(b, tile, p, b.CreateAdd(row_begin, b.CreateMul(ti, b.getInt64(mr))), j0, panel,
-                   mr, w, k_begin, k_end, k_first, k_last);
+                   mr, w, k_begin, k_end, k_first, k_last, nextPanel(next, ti));
         },
         "tile");
     auto tailTile = [&](int64_t rows) {
       emitTile(b, tile, p, b.CreateAdd(row_begin, b.CreateMul(loop_tiles, b.getInt64(mr))), j0,
-               panel, rows, w, k_begin, k_end, k_first, k_last);
+               panel, rows, w, k_begin, k_end, k_first, k_last, nextPanel(next, loop_tiles));
     };
     if (block_end == last_end) {
       if (last_end > 0) tailTile(last_end);
@@ -575,9 +619,18 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
     return b.CreateAdd(b.CreateMul(b.CreateUDiv(j0, b.getInt64(S)), b.getInt64(p.K * S)),
                        b.CreateURem(j0, b.getInt64(S)));
   };
+  // The task's full panels [first, last): the one after pi (after the
+  // last, the first).
+  llvm::Value *first_panel = b.getInt64(0), *end_panel = b.getInt64(full_panels);
   auto fullPanel = [&](llvm::Value* pi) {
     llvm::Value* j0 = b.CreateMul(pi, b.getInt64(nr));
-    tileRows(j0, panelStart(j0), nr);
+    llvm::Value* next = nullptr;
+    if (next_panel) {
+      llvm::Value* np = b.CreateAdd(pi, b.getInt64(1));
+      np = b.CreateSelect(b.CreateICmpSLT(np, end_panel), np, first_panel);
+      next = panelStart(b.CreateMul(np, b.getInt64(nr)));
+    }
+    tileRows(j0, panelStart(j0), nr, next);
   };
   auto partialPanel = [&] {
     llvm::Value* j0 = b.getInt64(full_panels * nr);
@@ -598,6 +651,7 @@ void emitPackedProductTask(llvm::IRBuilder<>& b, const RegisterTile& tile, const
     llvm::Value* last = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
                                                 b.CreateAdd(first, b.getInt64(panels_per_block)),
                                                 b.getInt64(full_panels));
+    first_panel = first, end_panel = last;
     emitLoop(b, first, last, fullPanel, "panel");
     if (p.N % nr == 0) return;
     llvm::Function* fn = b.GetInsertBlock()->getParent();

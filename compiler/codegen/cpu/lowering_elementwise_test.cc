@@ -126,6 +126,33 @@ TEST(ElementwiseLowering, SigmoidIsRelativelyAccurateOverItsRange) {
   EXPECT_LE(y[kCount + 3], 2e-38f);
 }
 
+// Exp is never subnormal: 0 below ln 2^-126 (-87.34), -inf and -3.4e38
+// included (a masked logit), a normal float from there up (at most 2.5e-38
+// down to -87.34); within 4 ulp of e^x where that is normal above -86.6.
+TEST(ElementwiseLowering, ExpUnderflowsToZeroNeverSubnormal) {
+  constexpr int kCount = 4000;
+  auto g = testing::makeSingleNodeGraph("Exp", {f32({kCount + 3})}, {});
+  testing::JitKernel kernel = testing::compileKernel(*g->node);
+  std::vector<float> x(kCount + 3), y(kCount + 3);
+  for (int i = 0; i < kCount; ++i) x[i] = -110.0f + 30.0f * static_cast<float>(i) / kCount;
+  x[kCount] = -std::numeric_limits<float>::infinity();
+  x[kCount + 1] = std::numeric_limits<float>::lowest();
+  x[kCount + 2] = -1000.0f;
+  void* buffers[2] = {x.data(), y.data()};
+  nanort_kernel_args args{buffers, 2};
+  kernel.fn(&args, 0, kernel.task_count);
+  const float least_normal = std::numeric_limits<float>::min();
+  for (int i = 0; i < kCount + 3; ++i) {
+    EXPECT_TRUE(y[i] == 0.0f || y[i] >= least_normal) << x[i] << " -> " << y[i];
+    if (x[i] < -87.3366f) EXPECT_EQ(y[i], 0.0f) << x[i];
+    if (x[i] > -87.3364f) EXPECT_LE(y[i], 2.5e-38f + std::exp(static_cast<double>(x[i]))) << x[i];
+    if (x[i] > -86.6f) {
+      const double ref = std::exp(static_cast<double>(x[i]));
+      EXPECT_NEAR(y[i], ref, 4.8e-7 * ref) << x[i];
+    }
+  }
+}
+
 // nanoc.Elementwise (a fused chain) against its reference, which applies the
 // steps' own references and rounds each to f32: GELU reading x twice with
 // broadcast constants, an op's attribute (LeakyRelu's alpha), operands
@@ -416,6 +443,43 @@ TEST(SoftmaxLowering, EveryAxisOfRank2And3) {
 TEST(SoftmaxLowering, LargeLogitsDoNotOverflow) {
   expectLoweringMatchesReference("Softmax", {f32({4, 50})}, {{"axis", int64_t{1}}}, 35, -200, 200);
   expectLoweringMatchesReference("Softmax", {f32({40, 6})}, {{"axis", int64_t{0}}}, 36, -200, 200);
+}
+
+// A causal mask's logits (-inf, or -3.4e38 as exporters write it) give
+// probabilities of exactly 0, as ONNX Runtime's, not subnormals (which cost
+// a microcode assist in each product that reads them); the rest sum to 1.
+TEST(SoftmaxLowering, MaskedLogitsGiveZeroNotSubnormal) {
+  constexpr int kRows = 16, kCols = 64;
+  for (int64_t axis : {int64_t{1}, int64_t{0}}) {
+    const bool rows = axis == 1;
+    auto g = testing::makeSingleNodeGraph(
+        "Softmax",
+        {f32(rows ? std::vector<int64_t>{kRows, kCols} : std::vector<int64_t>{kCols, kRows})},
+        {{"axis", axis}});
+    testing::JitKernel kernel = testing::compileKernel(*g->node);
+    std::vector<float> x(kRows * kCols), y(kRows * kCols);
+    std::mt19937_64 rng(40);
+    std::uniform_real_distribution<float> logit(-2.0f, 2.0f);
+    // Row r keeps its first r + 1 entries; the rest are masked.
+    auto at = [&](int r, int c) { return rows ? r * kCols + c : c * kRows + r; };
+    for (int r = 0; r < kRows; ++r)
+      for (int c = 0; c < kCols; ++c)
+        x[at(r, c)] = c <= r ? logit(rng)
+                             : (c % 2 ? -std::numeric_limits<float>::infinity()
+                                      : std::numeric_limits<float>::lowest());
+    void* buffers[2] = {x.data(), y.data()};
+    nanort_kernel_args args{buffers, 2};
+    kernel.fn(&args, 0, kernel.task_count);
+    for (int r = 0; r < kRows; ++r) {
+      double sum = 0;
+      for (int c = 0; c < kCols; ++c) {
+        const float v = y[at(r, c)];
+        if (c > r) EXPECT_EQ(v, 0.0f) << "axis " << axis << " row " << r << " col " << c;
+        sum += v;
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-5) << "axis " << axis << " row " << r;
+    }
+  }
 }
 
 TEST(SoftmaxLowering, ManyRowsSplitIntoSeveralTasks) {

@@ -7,8 +7,8 @@
 
 namespace nanoc::cpu {
 
-// e^x. +inf above ~88.72, NaN for NaN; results below ~2.3e-38 are flushed
-// toward that bound's magnitude rather than made subnormal.
+// e^x. +inf above ~88.72, NaN for NaN; 0 below ln 2^-126 (~-87.34, where
+// e^x is subnormal), and 2.4e-38 between that and -86.6: never subnormal.
 llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x);
 
 // 1 / (1 + e^-x), within 3.5 ulp; NaN for NaN. Below x = -87 it stays at

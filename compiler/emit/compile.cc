@@ -216,6 +216,15 @@ CompiledModel compileGraph(Graph& graph, const CompileOptions& options) {
       if (next_weights[k])
         attributes.emplace_back(cpu::kNextWeightsAttribute,
                                 std::to_string(out.plan.at(next_weights[k]).size));
+      if (options.flush_denormals) {
+        const char* family = cpu::denormalsFamily(target.triple);
+        if (!family)
+          throw CompileError(
+              "--denormals flush: nanoc sets flush-to-zero on x86-64 and AArch64 "
+              "only, not on " +
+              target.triple + " (RISC-V's F extension has no such mode); compile without it");
+        attributes.emplace_back(cpu::kFlushDenormalsAttribute, family);
+      }
       llvm::Function* fn = cpu::emitKernel(*kernel_nodes[k], *out.module, symbol, attributes);
       kernels.push_back(fn);
       if (v == 0) spec.kernel_symbols.push_back(symbol);

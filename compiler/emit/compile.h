@@ -39,6 +39,10 @@ struct CompileOptions {
   std::vector<gpu::SmTarget> gpu_targets;
   // ptxas to run; empty: gpu::ptxasPath().
   std::string ptxas;
+  // nanoc --denormals flush: every CPU kernel runs with flush-to-zero and
+  // denormals-are-zero set (cpu::kFlushDenormalsAttribute); compileGraph
+  // refuses a target that has no such mode.
+  bool flush_denormals = false;
 };
 
 struct CompiledModel {

@@ -2,7 +2,11 @@
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAArch64.h>
+#include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/ir/error.h"
@@ -21,6 +25,55 @@ bool hasDoubleFloatUnit(const llvm::Function& fn) {
   fn.getFnAttribute("target-features").getValueAsString().split(features, ',');
   return !llvm::is_contained(features, "-fp64");
 }
+
+const char* denormalsFamily(const std::string& triple) {
+  const llvm::Triple t(triple);
+  if (t.isX86()) return "x86";
+  if (t.isAArch64()) return "aarch64";
+  return nullptr;
+}
+
+namespace {
+
+// kFlushDenormalsAttribute: the mode set at `fn`'s entry, the caller's
+// restored before each return. Every value the kernel computes comes from
+// memory read after the entry and goes to memory written before a return,
+// so no arithmetic of the kernel runs outside the mode; LLVM is told the
+// mode too (denormal-fp-math), so that what it folds at compile time agrees.
+void flushDenormals(llvm::Function& fn, llvm::StringRef family) {
+  std::vector<llvm::ReturnInst*> returns;
+  for (llvm::BasicBlock& block : fn)
+    if (auto* ret = llvm::dyn_cast<llvm::ReturnInst>(block.getTerminator())) returns.push_back(ret);
+  llvm::IRBuilder<> b(&*fn.getEntryBlock().getFirstInsertionPt());
+  if (family == "x86") {
+    // MXCSR bit 15 (FTZ) and bit 6 (DAZ); stmxcsr / ldmxcsr go through memory.
+    llvm::Value* slot = b.CreateAlloca(b.getInt32Ty(), nullptr, "mxcsr");
+    b.CreateIntrinsic(llvm::Intrinsic::x86_sse_stmxcsr, {}, {slot});
+    llvm::Value* caller = b.CreateLoad(b.getInt32Ty(), slot, "mxcsr.caller");
+    b.CreateStore(b.CreateOr(caller, b.getInt32(0x8040)), slot);
+    b.CreateIntrinsic(llvm::Intrinsic::x86_sse_ldmxcsr, {}, {slot});
+    for (llvm::ReturnInst* ret : returns) {
+      b.SetInsertPoint(ret);
+      b.CreateStore(caller, slot);
+      b.CreateIntrinsic(llvm::Intrinsic::x86_sse_ldmxcsr, {}, {slot});
+    }
+  } else if (family == "aarch64") {
+    // FPCR bit 24 (FZ): single and double precision.
+    llvm::Value* caller = b.CreateIntrinsic(b.getInt64Ty(), llvm::Intrinsic::aarch64_get_fpcr, {});
+    b.CreateIntrinsic(llvm::Intrinsic::aarch64_set_fpcr, {},
+                      {b.CreateOr(caller, b.getInt64(uint64_t{1} << 24))});
+    for (llvm::ReturnInst* ret : returns) {
+      b.SetInsertPoint(ret);
+      b.CreateIntrinsic(llvm::Intrinsic::aarch64_set_fpcr, {}, {caller});
+    }
+  } else {
+    throw CompileError("internal error: " + std::string(kFlushDenormalsAttribute) + " '" +
+                       family.str() + "' is neither x86 nor aarch64");
+  }
+  fn.addFnAttr("denormal-fp-math", "preserve-sign,preserve-sign");
+}
+
+}  // namespace
 
 llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::string& symbol,
                            const std::vector<std::pair<std::string, std::string>>& attributes) {
@@ -98,6 +151,8 @@ llvm::Function* emitKernel(const Node& node, llvm::Module& module, const std::st
   for (const Value* out : node.outputs) kb.output_ptrs.push_back(loadSlot(*out));
   lowering->emit(kb);
   b.CreateRetVoid();
+  if (fn->hasFnAttribute(kFlushDenormalsAttribute))
+    flushDenormals(*fn, fn->getFnAttribute(kFlushDenormalsAttribute).getValueAsString());
   return fn;
 }
 

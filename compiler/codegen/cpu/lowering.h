@@ -79,6 +79,18 @@ struct Lowering {
 // next_weights), which nanoc passes where Lowering::prefetches_next_weights.
 constexpr const char* kNextWeightsAttribute = "nanoc-next-weights-bytes";
 
+// The function attribute (nanoc --denormals flush) whose value, "x86" or
+// "aarch64" (denormalsFamily), names the control register the kernel sets
+// on entry, flush-to-zero and denormals-are-zero (x86's MXCSR FTZ and DAZ,
+// AArch64's FPCR.FZ), restoring the caller's value before it returns: f32
+// and f64 results and operands below the normal range are 0 inside the
+// kernel, and cost no microcode assist.
+constexpr const char* kFlushDenormalsAttribute = "nanoc-flush-denormals";
+// The kFlushDenormalsAttribute value for a target triple, or null where
+// nanoc sets no such mode (RISC-V's F extension has none; 32-bit Arm and
+// the others: not yet).
+const char* denormalsFamily(const std::string& triple);
+
 // Finds the lowering for an op name, nullptr if it has none (Reshape and
 // Identity have none: they become copy thunks).
 const Lowering* findLowering(std::string_view op);

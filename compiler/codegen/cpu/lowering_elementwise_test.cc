@@ -16,7 +16,12 @@
 #include <string>
 #include <vector>
 
+#if defined(__x86_64__) || defined(_M_X64)
+#include <xmmintrin.h>
+#endif
+
 #include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/codegen/cpu/lowering.h"
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/ir/error.h"
 #include "compiler/ir/float8.h"
@@ -151,6 +156,48 @@ TEST(ElementwiseLowering, ExpUnderflowsToZeroNeverSubnormal) {
       EXPECT_NEAR(y[i], ref, 4.8e-7 * ref) << x[i];
     }
   }
+}
+
+// nanoc --denormals flush (kFlushDenormalsAttribute): inside the kernel a
+// subnormal result is 0 (flush-to-zero) and a subnormal operand reads as 0
+// (denormals-are-zero); normal values are untouched; the caller's MXCSR,
+// a rounding mode of its own included, is as it was when the kernel
+// returns (its exception flags aside). Without the attribute the same
+// kernel keeps subnormals.
+TEST(ElementwiseLowering, FlushDenormalsInsideTheKernelOnly) {
+#if defined(__x86_64__) || defined(_M_X64)
+  auto g = testing::makeSingleNodeGraph("Mul", {f32({3}), f32({3})}, {});
+  const float tiny = 1e-40f;  // subnormal
+  std::vector<float> a = {1e-20f, tiny, 3.0f}, b = {1e-20f, 1e30f, 2.0f};
+  for (bool flush : {false, true}) {
+    testing::KernelAttributes attrs;
+    if (flush) attrs.push_back({kFlushDenormalsAttribute, "x86"});
+    testing::JitKernel kernel = testing::compileKernel(*g->node, attrs);
+    std::vector<float> y(3, -1.0f);
+    void* buffers[3] = {a.data(), b.data(), y.data()};
+    nanort_kernel_args args{buffers, 3};
+    const unsigned before = _mm_getcsr();
+    // Round toward zero (RC = 11): the caller's own mode, kept around the call.
+    _mm_setcsr((before & ~0x6000u) | 0x6000u);
+    kernel.fn(&args, 0, kernel.task_count);
+    const unsigned after = _mm_getcsr();
+    _mm_setcsr(before);
+    // The control bits (6-15); 0-5 are sticky exception flags the
+    // arithmetic may raise.
+    EXPECT_EQ(after & 0xffc0u, ((before & ~0x6000u) | 0x6000u) & 0xffc0u) << "flush " << flush;
+    EXPECT_EQ(y[2], 6.0f);
+    if (flush) {
+      EXPECT_EQ(y[0], 0.0f);  // 1e-40: flushed
+      EXPECT_EQ(y[1], 0.0f);  // the subnormal operand read as 0
+    } else {
+      EXPECT_GT(y[0], 0.0f);
+      EXPECT_LT(y[0], std::numeric_limits<float>::min());
+      EXPECT_NEAR(y[1], 1e-10f, 1e-15f);
+    }
+  }
+#else
+  GTEST_SKIP() << "MXCSR is x86's; AArch64's FPCR is checked in lit (denormals_flush.nir)";
+#endif
 }
 
 // nanoc.Elementwise (a fused chain) against its reference, which applies the

@@ -119,9 +119,10 @@ struct PackedProduct {
   // one block of rows (a task's scaled copy of W); nullptr: row 0.
   llvm::Value* a_row_origin = nullptr;
   // packB's layout, or with b_in_place op(B) where it is:
-  // op(B)(k, j) = packed_b[k * b_k_stride + j * b_col_stride]. In place only
-  // at width 1 (scalar tiles: Cortex-M, RV64GC), where a second copy of the
-  // weights would cost flash and buys nothing.
+  // op(B)(k, j) = packed_b[k * b_k_stride + j * b_col_stride]. In place at
+  // width 1 (scalar tiles: Cortex-M, RV64GC), where a second copy of the
+  // weights would cost flash and buys nothing, and for a run-time B whose
+  // rows are contiguous (b_col_stride 1: a MatMul's second operand).
   llvm::Value* packed_b = nullptr;
   bool b_in_place = false;
   int64_t b_k_stride = 0, b_col_stride = 0;

@@ -44,6 +44,13 @@ struct MatMulShape {
   // line: SGEMM 1024^3 at 168 GFLOP/s, in groups of 12 at 180). The scratch
   // holds whole groups of kPackedRowQuantum, which every tile's mr divides.
   bool pack_a = false;
+  // Not packed: B (a run-time operand) read in place by the register tile
+  // (PackedProduct::b_in_place, vector targets), a batch's row block a
+  // task, rows_per_task a multiple of kPackedRowQuantum so that every ISA's
+  // tile rows divide it. Attention's products (Q K^T, P V: 12 heads of
+  // 128 x 64 x 128 in GPT-2) ran as LLVM-vectorized i-k-j loops, each step
+  // a load, multiply-add and store of Y's row, at 50-80 GFLOP/s.
+  bool tiled = false;
   int64_t packedAGroups() const {
     return (rows_per_task + kPackedRowQuantum - 1) / kPackedRowQuantum;
   }
@@ -91,6 +98,10 @@ MatMulShape matMulShape(const Node& node) {
     s.pack_a = s.K >= 512 && s.K % 512 == 0;
   } else {
     s.rows_per_task = productRowsPerTask(s.M, s.K, s.N);
+    s.tiled = s.M >= 8 && s.K >= 8 && s.N >= 8;
+    if (s.tiled)
+      s.rows_per_task = std::min(
+          s.M, (s.rows_per_task + kPackedRowQuantum - 1) / kPackedRowQuantum * kPackedRowQuantum);
   }
   return s;
 }
@@ -248,6 +259,30 @@ Lowering makeMatMulLowering() {
                 b_base = b.CreateAdd(b_base, b.CreateMul(at, b.getInt64(s.b_batch_strides[d])));
               }
               llvm::Value* y_base = b.CreateMul(batch, b.getInt64(s.M * s.N));
+              const RegisterTile tile = registerTile(*kb.fn);
+              if (s.tiled && tile.width > 1) {
+                PackedProduct q;
+                q.a = f32Ptr(b, kb.input(0), a_base);
+                q.a_row_stride = s.K;
+                q.a_k_stride = 1;
+                q.packed_b = f32Ptr(b, kb.input(1), b_base);
+                q.b_in_place = true;
+                q.b_k_stride = s.N;
+                q.b_col_stride = 1;
+                q.y = f32Ptr(b, kb.output(0), y_base);
+                q.M = s.M, q.K = s.K, q.N = s.N;
+                q.rows_per_task = s.rows_per_task;
+                if (llvm::Value* bias = kb.input(2))
+                  q.init = [&b, bias](llvm::Value*, llvm::Value* j, int64_t lanes,
+                                      llvm::Type* type) {
+                    return loadLanes(b, type, bias, j, lanes);
+                  };
+                setPackedEpilogue(
+                    b, q, epilogue.spec,
+                    epilogue.residual ? f32Ptr(b, epilogue.residual, y_base) : nullptr, s.N);
+                emitPackedProductTask(b, tile, q, b.CreateURem(t, blocks));
+                return;
+              }
               emitProductRows(b, kb.input(0), a_base, s.K, 1, kb.input(1), b_base, s.N, 1,
                               kb.output(0), y_base, s.K, s.N, row_begin, row_end, 1.0, {});
               if (llvm::Value* bias = kb.input(2)) {

@@ -152,8 +152,13 @@ TEST(EpilogueLowering, MatMulWithFusedBias) {
 }
 
 TEST(EpilogueLowering, RowProductMatMul) {
-  // B is not a constant: the row-block product accumulating in Y.
+  // B is not a constant: the row-block product accumulating in Y (under 8
+  // rows), and from 8 rows, columns and K on the register tile reading each
+  // batch's B in place (13 rows: a whole tile and a tail; 19 columns: a
+  // partial panel), with a fused bias too.
   expectEveryEpilogue({"MatMul", {f32({3, 5, 20}), f32({3, 20, 19})}, {}, {}}, 400);
+  expectEveryEpilogue({"MatMul", {f32({3, 13, 20}), f32({3, 20, 19})}, {}, {}}, 410);
+  expectEveryEpilogue({"MatMul", {f32({2, 13, 20}), f32({2, 20, 19}), f32({19})}, {}, {}}, 420);
 }
 
 TEST(EpilogueLowering, PackedGemm) {

@@ -76,6 +76,11 @@ TEST(MatMulLowering, OneDimensionalOperandsArePromoted) {
 
 TEST(MatMulLowering, BatchDimsBroadcast) {
   expectLoweringMatchesReference("MatMul", {f32({3, 4, 5}), f32({3, 5, 6})}, {}, 10);
+  // On the register tile (8 or more rows, columns and K): A's batches
+  // broadcast over B's and B's over A's, several row blocks a batch.
+  expectLoweringMatchesReference("MatMul", {f32({2, 1, 30, 9}), f32({3, 9, 40})}, {}, 15);
+  expectLoweringMatchesReference("MatMul", {f32({2, 3, 50, 16}), f32({16, 33})}, {}, 16);
+  expectLoweringMatchesReference("MatMul", {f32({12, 65, 64}), f32({12, 64, 65})}, {}, 17);
   expectLoweringMatchesReference("MatMul", {f32({2, 1, 5, 7}), f32({3, 7, 6})}, {}, 11);
   expectLoweringMatchesReference("MatMul", {f32({4, 5}), f32({2, 3, 5, 6})}, {}, 12);
   expectLoweringMatchesReference("MatMul", {f32({2, 3, 4, 5}), f32({5, 1})}, {}, 13);

@@ -153,11 +153,12 @@ struct PackedProduct {
   // pointwise product's, a packed Gemm's), faster than the hardware
   // prefetcher brings them.
   bool prefetch_b = false;
-  // Prefetch the next panel's rows of the kc block into L2 from the task's
-  // second tile of each panel on (the first reads its own panel, from
-  // memory or L3), a line or two per K step: the next panel after the
-  // task's last is its first, the next task's. For a constant B that does
-  // not stay in L2 across a task's panels.
+  // Prefetch the next panel's rows of the kc block into L2 in the task's
+  // tiles after the first that cover them (the first reads its own panel,
+  // from memory or L3; on AVX-512's 12 x 32 the second and third, a line a
+  // K step each): the next panel after the task's last is its first, the
+  // next task's. For a constant B that does not stay in L2 across a task's
+  // panels, on 16-lane tiles (emitPackedProductTask).
   bool prefetch_next_panel = false;
   // Y stored transposed, [N, M]: Y(i, j) at y[j * M + i]. For a product
   // whose rows are few and its columns many (a Conv on a 7 x 7 map with the

@@ -96,6 +96,26 @@ int64_t blocksPerTask(const ConvNchwcShape& s) {
   return s.form == NchwcForm::Direct && s.ocb % 2 == 0 ? 2 : 1;
 }
 
+// The direct form at stride 2 onto a small map (rows narrower than a
+// register tile's rows, at most kMaxMapPixels pixels, a blocked X, blocks
+// in pairs): tasks of about kMapPixelsPerTask of the map's pixels in
+// row-major order, across its rows, each pixel's row and column a
+// compile-time constant (its taps in the padding skipped), rather than a
+// row a task: each weight vector feeds 12 or 13 pixels rather than a row's
+// 7 (resnet18's 256 -> 512 stride 2 onto 7 x 7: 0.93x the time in the
+// model; at stride 1 the 7 x 7 layers gained nothing, 1.0-1.02x). 0: row
+// tasks.
+constexpr int64_t kMapPixelsPerTask = 12;
+constexpr int64_t kMaxMapPixels = 64;
+int64_t mapTasks(const ConvNchwcShape& s) {
+  const int64_t pixels = s.oh * s.ow;
+  if (s.form != NchwcForm::Direct || !s.blocked_input || blocksPerTask(s) != 2 || s.sh != 2 ||
+      s.sw != 2 || s.ow >= kMapPixelsPerTask || pixels > kMaxMapPixels || s.oh < 2 ||
+      s.kh * s.kw > kMaxUnrolledTaps / 4)
+    return 0;
+  return std::max<int64_t>(1, pixels / kMapPixelsPerTask);
+}
+
 class NchwcConvEmitter {
  public:
   NchwcConvEmitter(llvm::IRBuilder<>& b, const ConvNchwcShape& s, llvm::Value* x, llvm::Value* w,
@@ -111,6 +131,7 @@ class NchwcConvEmitter {
         next_w_(next_weights),
         next_w_floats_(next_weights_bytes / 4) {
     direct_ = s.form == NchwcForm::Direct;
+    map_tasks_ = mapTasks(s);
     blocked_ = direct_ && s.blocked_input;
     channels_ = direct_ ? s.c : 1;
     lanes_ = s.block;
@@ -132,7 +153,12 @@ class NchwcConvEmitter {
     const int64_t groups = s_.ocb / per_task_;
     llvm::Value* plane;  // n * (OCb / per_task) + the task's blocks
     llvm::Value* n;
-    if (chunk_rows_ == OH) {
+    if (map_tasks_ > 0) {
+      // oh_: the task's share of the map (prefetchNext's row).
+      oh_ = b.CreateURem(t, b.getInt64(map_tasks_));
+      plane = b.CreateUDiv(t, b.getInt64(map_tasks_));
+      n = b.CreateUDiv(plane, b.getInt64(groups));
+    } else if (chunk_rows_ == OH) {
       oh_ = b.CreateURem(t, b.getInt64(OH));
       plane = b.CreateUDiv(t, b.getInt64(OH));
       n = b.CreateUDiv(plane, b.getInt64(groups));
@@ -156,15 +182,21 @@ class NchwcConvEmitter {
       x_base_ = b.CreateMul(plane, b.getInt64(H * W));  // pixels (Cb == OCb)
     }
     w_base_ = b.CreateMul(block, b.getInt64(w_block_));
-    // Y's row of the first block ((n * OCb + block) * OH + oh); the next
-    // block's a plane further.
-    y_row_ = b.CreateMul(b.CreateAdd(b.CreateMul(plane, b.getInt64(per_task_ * OH)), oh_),
-                         b.getInt64(OW * lanes_));
+    // Y's row of the first block ((n * OCb + block) * OH + oh; a map's
+    // task: its row 0); the next block's a plane further.
+    y_row_ =
+        b.CreateMul(b.CreateAdd(b.CreateMul(plane, b.getInt64(per_task_ * OH)),
+                                map_tasks_ > 0 ? static_cast<llvm::Value*>(b.getInt64(0)) : oh_),
+                    b.getInt64(OW * lanes_));
     inits_.clear();
     for (int64_t j = 0; j < per_task_; ++j)
       inits_.push_back(
           bias_ ? load(bias_, b.CreateMul(b.CreateAdd(block, b.getInt64(j)), b.getInt64(lanes_)))
                 : llvm::Constant::getNullValue(vtype_));
+    if (map_tasks_ > 0) {
+      emitMapTask();
+      return;
+    }
     ih0_ = b.CreateSub(b.CreateMul(oh_, b.getInt64(s_.sh)), b.getInt64(s_.pad_h));
     if (together_ || per_task_ == 1) {
       first_ = 0, count_ = per_task_;
@@ -203,7 +235,7 @@ class NchwcConvEmitter {
   void chooseChunk() {
     const int64_t OH = s_.oh;
     chunk_rows_ = OH;
-    if (!direct_) return;
+    if (!direct_ || map_tasks_ > 0) return;
     const int64_t half_l2 = halfL2();
     const int64_t x_row = (blocked_ ? channelBlocks(s_.c, lanes_) * lanes_ : s_.c) * s_.w * 4;
     if (half_l2 == 0 || x_row * s_.h <= half_l2 || weightBytes() > half_l2) return;
@@ -225,12 +257,13 @@ class NchwcConvEmitter {
     prefetch_next_ =
         direct_ && chunk_rows_ == s_.oh && s_.ocb > per_task_ && weightBytes() > halfL2();
     if (!prefetch_next_) return;
-    // At least a line per row and channel: fewer (a 28 x 28 map's rows of
-    // 128 -> 128, AVX2's 73 KiB a task block), and the prefetches' own
-    // work cost more than they saved (1.12x the time).
+    // At least a line per row (a map's task) and channel: fewer (a 28 x 28
+    // map's rows of 128 -> 128, AVX2's 73 KiB a task block), and the
+    // prefetches' own work cost more than they saved (1.12x the time).
     const int64_t task_lines = per_task_ * w_block_ * 4 / 64;
-    prefetch_next_ = task_lines >= s_.oh * s_.c;
-    prefetch_lines_ = (task_lines + s_.oh * s_.c - 1) / (s_.oh * s_.c);
+    const int64_t rows = map_tasks_ > 0 ? map_tasks_ : s_.oh;
+    prefetch_next_ = task_lines >= rows * s_.c;
+    prefetch_lines_ = (task_lines + rows * s_.c - 1) / (rows * s_.c);
   }
 
   // Channel c's share of the next blocks' weights, into L2: their lines
@@ -602,6 +635,110 @@ class NchwcConvEmitter {
     return acc;
   }
 
+  // A map task (mapTasks): its pixels, row-major from pixels * k / tasks,
+  // in groups whose accumulators (both blocks' where they fit), a weight
+  // per block and a broadcast fill the registers (one group of 12 or 13
+  // pixels on AVX-512, two or three on AVX2); a switch over the tasks.
+  void emitMapTask() {
+    llvm::IRBuilder<>& b = b_;
+    llvm::Function* fn = b.GetInsertBlock()->getParent();
+    llvm::LLVMContext& ctx = b.getContext();
+    const RegisterTile tile = registerTile(*fn);
+    const int64_t budget = std::max<int64_t>(tile.registers / per_vector_, 3);
+    const int64_t blocks = (budget - 3) / 2 >= 2 ? per_task_ : 1;
+    const int64_t group_max = std::max<int64_t>(1, (budget - 1 - blocks) / blocks);
+    const int64_t OW = s_.ow, pixels = s_.oh * OW;
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "map.done", fn);
+    std::vector<llvm::BasicBlock*> tasks;
+    for (int64_t k = 0; k < map_tasks_; ++k)
+      tasks.push_back(llvm::BasicBlock::Create(ctx, "map.task", fn));
+    llvm::SwitchInst* sw = b.CreateSwitch(oh_, tasks.back(), static_cast<unsigned>(map_tasks_ - 1));
+    for (int64_t k = 0; k + 1 < map_tasks_; ++k)
+      sw->addCase(b.getInt64(k), tasks[static_cast<size_t>(k)]);
+    for (int64_t k = 0; k < map_tasks_; ++k) {
+      b.SetInsertPoint(tasks[static_cast<size_t>(k)]);
+      prefetched_row_ = false;
+      const int64_t from = pixels * k / map_tasks_, to = pixels * (k + 1) / map_tasks_;
+      const int64_t groups = (to - from + group_max - 1) / group_max;
+      for (int64_t g = 0; g < groups; ++g) {
+        std::vector<std::pair<int64_t, int64_t>> px;  // (oh, ow)
+        const int64_t lo = from + (to - from) * g / groups,
+                      hi = from + (to - from) * (g + 1) / groups;
+        for (int64_t q = lo; q < hi; ++q) px.push_back({q / OW, q % OW});
+        for (int64_t j = 0; j < per_task_; j += blocks) {
+          first_ = j, count_ = blocks;
+          emitMapGroup(px);
+        }
+      }
+      b.CreateBr(done);
+    }
+    b.SetInsertPoint(done);
+  }
+
+  // The map pixels' accumulators (blocks first_ .. first_ + count_ - 1,
+  // block-major) over the channels, a loop, each channel's taps unrolled,
+  // then their stores.
+  void emitMapGroup(const std::vector<std::pair<int64_t, int64_t>>& px) {
+    Accs acc;
+    for (int64_t j = 0; j < count_; ++j)
+      acc.insert(acc.end(), px.size(), inits_[static_cast<size_t>(first_ + j)]);
+    const bool prefetch = prefetch_next_ && !prefetched_row_ && first_ == 0;
+    prefetched_row_ = true;
+    acc = emitCarriedLoop(
+        b_, b_.getInt64(0), b_.getInt64(channels_), acc,
+        [&](llvm::Value* c, const Accs& in) {
+          if (prefetch) prefetchNext(c);
+          return mapTaps(px, c, in);
+        },
+        "c");
+    for (int64_t j = 0; j < count_; ++j)
+      for (size_t i = 0; i < px.size(); ++i)
+        store(b_.getInt64(px[i].first * s_.ow + px[i].second),
+              acc[static_cast<size_t>(j) * px.size() + i], first_ + j);
+  }
+
+  // Channel c's taps (kh, kw) for the map pixels: each tap's weight vectors
+  // loaded once (where a pixel reads it), then each pixel's broadcast of X
+  // and multiply-adds; taps in the padding skipped at compile time. The
+  // broadcasts are volatile loads: LLVM would otherwise merge the taps'
+  // loads of one pixel of X, keep them all live and spill zmm registers
+  // (1.25-1.3x the time).
+  Accs mapTaps(const std::vector<std::pair<int64_t, int64_t>>& px, llvm::Value* c, Accs acc) {
+    llvm::IRBuilder<>& b = b_;
+    const int64_t H = s_.h, W = s_.w, KH = s_.kh, KW = s_.kw;
+    const size_t np = px.size();
+    llvm::Value* x_chan = b.CreateAdd(
+        x_base_,
+        b.CreateAdd(b.CreateMul(b.CreateUDiv(c, b.getInt64(lanes_)), b.getInt64(H * W * lanes_)),
+                    b.CreateURem(c, b.getInt64(lanes_))));
+    llvm::Value* w_c = b.CreateAdd(b.CreateAdd(w_base_, b.getInt64(first_ * w_block_)),
+                                   b.CreateMul(c, b.getInt64(KH * KW * lanes_)));
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        std::vector<llvm::Value*> weight;
+        for (size_t i = 0; i < np; ++i) {
+          const int64_t ih = px[i].first * s_.sh + kh - s_.pad_h;
+          const int64_t iw = px[i].second * s_.sw + kw - s_.pad_w;
+          if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+          if (weight.empty())
+            for (int64_t j = 0; j < count_; ++j)
+              weight.push_back(
+                  load(w_, b.CreateAdd(w_c, b.getInt64(j * w_block_ + (kh * KW + kw) * lanes_))));
+          llvm::Value* xv =
+              b.CreateLoad(b.getFloatTy(),
+                           f32Ptr(b, x_, b.CreateAdd(x_chan, b.getInt64((ih * W + iw) * lanes_))),
+                           /*isVolatile=*/true);
+          if (lanes_ > 1) xv = b.CreateVectorSplat(static_cast<unsigned>(lanes_), xv);
+          for (int64_t j = 0; j < count_; ++j) {
+            llvm::Value*& a = acc[static_cast<size_t>(j) * np + i];
+            a = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vtype_},
+                                  {weight[static_cast<size_t>(j)], xv, a});
+          }
+        }
+      }
+    return acc;
+  }
+
   // Y's pixel `ow` of the task's row of its block j = epilogue(value), one
   // vector store.
   void store(llvm::Value* ow, llvm::Value* value, int64_t j) {
@@ -630,6 +767,8 @@ class NchwcConvEmitter {
   int64_t prefetch_lines_ = 0;
   // Output rows per chunk of the task order (chooseChunk; OH: one chunk).
   int64_t chunk_rows_ = 1;
+  // Tasks per map (mapTasks; 0: a row a task).
+  int64_t map_tasks_ = 0;
   llvm::Type* vtype_ = nullptr;
   int64_t oh_full_lo_ = 0, oh_full_hi_ = 0;
   bool const_edges_ = false;
@@ -660,7 +799,8 @@ void emitNchwcDepthwiseTask(llvm::IRBuilder<>& b, const ConvNchwcShape& s, llvm:
 }
 
 uint64_t nchwcDirectTasks(const ConvNchwcShape& s) {
-  return s.n * (s.ocb / blocksPerTask(s)) * s.oh;
+  const int64_t map = mapTasks(s);
+  return s.n * (s.ocb / blocksPerTask(s)) * (map > 0 ? map : s.oh);
 }
 
 void emitNchwcDirectTask(llvm::IRBuilder<>& b, const ConvNchwcShape& s, llvm::Value* x,

@@ -203,6 +203,15 @@ CompiledModel compileGraph(Graph& graph, const CompileOptions& options) {
     std::string prefix =
         options.name + (options.targets.size() > 1 ? "_v" + std::to_string(v) : "");
     std::string features = cpu::exactFeatureString(target);
+    const char* denormals = nullptr;  // the kFlushDenormalsAttribute value
+    if (options.flush_denormals) {
+      denormals = cpu::denormalsFamily(target.triple);
+      if (!denormals)
+        throw CompileError(
+            "--denormals flush: nanoc sets flush-to-zero on x86-64 and AArch64 "
+            "only, not on " +
+            target.triple + " (RISC-V's F extension has no such mode); compile without it");
+    }
     for (size_t k = 0; k < kernel_nodes.size(); ++k) {
       std::string symbol = prefix + "_k" + std::to_string(k) + "_" + kernel_nodes[k]->op;
       std::vector<std::pair<std::string, std::string>> attributes = {{"target-cpu", target.cpu},
@@ -216,15 +225,7 @@ CompiledModel compileGraph(Graph& graph, const CompileOptions& options) {
       if (next_weights[k])
         attributes.emplace_back(cpu::kNextWeightsAttribute,
                                 std::to_string(out.plan.at(next_weights[k]).size));
-      if (options.flush_denormals) {
-        const char* family = cpu::denormalsFamily(target.triple);
-        if (!family)
-          throw CompileError(
-              "--denormals flush: nanoc sets flush-to-zero on x86-64 and AArch64 "
-              "only, not on " +
-              target.triple + " (RISC-V's F extension has no such mode); compile without it");
-        attributes.emplace_back(cpu::kFlushDenormalsAttribute, family);
-      }
+      if (denormals) attributes.emplace_back(cpu::kFlushDenormalsAttribute, denormals);
       llvm::Function* fn = cpu::emitKernel(*kernel_nodes[k], *out.module, symbol, attributes);
       kernels.push_back(fn);
       if (v == 0) spec.kernel_symbols.push_back(symbol);

@@ -182,6 +182,12 @@ llvm::GlobalVariable* packB(llvm::Module& module, const Value& bv, bool trans_b,
   return global;
 }
 
+void setRowInit(llvm::IRBuilder<>& b, PackedProduct& p, llvm::Value* row) {
+  p.init = [&b, row](llvm::Value*, llvm::Value* j, int64_t lanes, llvm::Type* type) {
+    return loadLanes(b, type, row, j, lanes);
+  };
+}
+
 llvm::Value* loadLanes(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
                        llvm::Value* index, int64_t lanes) {
   llvm::Value* ptr = f32Ptr(b, base, index);

@@ -205,6 +205,8 @@ struct PackedProduct {
 // when lanes is less than the vector's width, the rest zero.
 llvm::Value* loadLanes(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
                        llvm::Value* index, int64_t lanes);
+// p.init = row[j .. j + lanes): a bias added to every row of the product.
+void setRowInit(llvm::IRBuilder<>& b, PackedProduct& p, llvm::Value* row);
 // The first `lanes` lanes of v (a vector, or f32) to base[index]: a masked
 // store when lanes is less than the vector's width.
 void storeLanes(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* base, llvm::Value* index,

@@ -121,9 +121,25 @@ Lowering makeMatMulLowering() {
         if (s.batches * s.M * s.N == 0) return;
         llvm::IRBuilder<>& b = kb.b;
         const FusedEpilogue epilogue = fusedEpilogue(kb);
+        // The product of A (row-major, from `a`) into Y (from `y`), both
+        // paths' rows, columns, fused bias and epilogue (its residual from
+        // `residual`); B as each path reads it.
+        auto product = [&](llvm::Value* a, llvm::Value* y, llvm::Value* residual) {
+          PackedProduct p;
+          p.a = a;
+          p.a_row_stride = s.K;
+          p.a_k_stride = 1;
+          p.y = y;
+          p.M = s.M, p.K = s.K, p.N = s.N;
+          p.rows_per_task = s.rows_per_task;
+          p.cols_per_task = s.cols_per_task;
+          if (llvm::Value* bias = kb.input(2)) setRowInit(b, p, bias);
+          setPackedEpilogue(b, p, epilogue.spec, residual, s.N);
+          return p;
+        };
         if (s.packed) {
           RegisterTile tile = registerTile(*kb.fn);
-          PackedProduct p;
+          PackedProduct p = product(kb.input(0), kb.output(0), epilogue.residual);
           // B's packed panels stream from memory (as emitPackedGemm's):
           // SGEMM 1024^3 1.05x faster on one thread. Where B outgrows L2,
           // a task's later tiles bring the next panel into L2 (SGEMM
@@ -131,9 +147,6 @@ Lowering makeMatMulLowering() {
           // 0.985-0.99x).
           p.prefetch_b = true;
           p.prefetch_next_panel = true;
-          p.a = kb.input(0);
-          p.a_row_stride = s.K;
-          p.a_k_stride = 1;
           if (tile.width == 1) {
             p.packed_b = kb.input(1);
             p.b_in_place = true;
@@ -143,15 +156,6 @@ Lowering makeMatMulLowering() {
             p.packed_b = packB(kb.module, *kb.node.inputs[1], false, s.K, s.N, tile.columns(),
                                kb.fn->getName().str() + ".packed_b");
           }
-          p.y = kb.output(0);
-          p.M = s.M, p.K = s.K, p.N = s.N;
-          p.rows_per_task = s.rows_per_task;
-          p.cols_per_task = s.cols_per_task;
-          if (llvm::Value* bias = kb.input(2))
-            p.init = [&b, bias](llvm::Value*, llvm::Value* j, int64_t lanes, llvm::Type* type) {
-              return loadLanes(b, type, bias, j, lanes);
-            };
-          setPackedEpilogue(b, p, epilogue.spec, epilogue.residual, s.N);
           emitLoop(
               b, kb.task_begin, kb.task_end,
               [&](llvm::Value* t) {
@@ -261,25 +265,13 @@ Lowering makeMatMulLowering() {
               llvm::Value* y_base = b.CreateMul(batch, b.getInt64(s.M * s.N));
               const RegisterTile tile = registerTile(*kb.fn);
               if (s.tiled && tile.width > 1) {
-                PackedProduct q;
-                q.a = f32Ptr(b, kb.input(0), a_base);
-                q.a_row_stride = s.K;
-                q.a_k_stride = 1;
+                PackedProduct q =
+                    product(f32Ptr(b, kb.input(0), a_base), f32Ptr(b, kb.output(0), y_base),
+                            epilogue.residual ? f32Ptr(b, epilogue.residual, y_base) : nullptr);
                 q.packed_b = f32Ptr(b, kb.input(1), b_base);
                 q.b_in_place = true;
                 q.b_k_stride = s.N;
                 q.b_col_stride = 1;
-                q.y = f32Ptr(b, kb.output(0), y_base);
-                q.M = s.M, q.K = s.K, q.N = s.N;
-                q.rows_per_task = s.rows_per_task;
-                if (llvm::Value* bias = kb.input(2))
-                  q.init = [&b, bias](llvm::Value*, llvm::Value* j, int64_t lanes,
-                                      llvm::Type* type) {
-                    return loadLanes(b, type, bias, j, lanes);
-                  };
-                setPackedEpilogue(
-                    b, q, epilogue.spec,
-                    epilogue.residual ? f32Ptr(b, epilogue.residual, y_base) : nullptr, s.N);
                 emitPackedProductTask(b, tile, q, b.CreateURem(t, blocks));
                 return;
               }

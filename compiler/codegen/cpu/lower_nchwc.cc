@@ -333,12 +333,7 @@ void emitPointwise(KernelBuilder& kb, const PointwisePlan& plan, const FusedEpil
           p.b_column_origin = b.CreateMul(first, b.getInt64(s.panel));
           p.packed_b = kb.scratch;
         }
-        if (s.has_bias) {
-          llvm::Value* bias = kb.input(2);
-          p.init = [&b, bias](llvm::Value*, llvm::Value* j, int64_t lanes, llvm::Type* type) {
-            return loadLanes(b, type, bias, j, lanes);
-          };
-        }
+        if (s.has_bias) setRowInit(b, p, kb.input(2));
         if (!epilogue.empty()) {
           const EpilogueSpec spec = epilogue.spec;
           p.epilogue = [&b, spec, residual, P, c](llvm::Value* i, llvm::Value* j, int64_t lanes,

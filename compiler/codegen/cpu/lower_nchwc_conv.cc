@@ -102,9 +102,9 @@ int64_t blocksPerTask(const ConvNchwcShape& s) {
 // row-major order, across its rows, each pixel's row and column a
 // compile-time constant (its taps in the padding skipped), rather than a
 // row a task: each weight vector feeds 12 or 13 pixels rather than a row's
-// 7 (resnet18's 256 -> 512 stride 2 onto 7 x 7: 0.93x the time in the
-// model; at stride 1 the 7 x 7 layers gained nothing, 1.0-1.02x). 0: row
-// tasks.
+// 7 (in the models: resnet18's 256 -> 512 stride 2 onto 7 x 7 0.89x the
+// time, resnet50's 512 -> 512 0.87x; at stride 1 the 7 x 7 layers gained
+// nothing, a chain of 12 1.01-1.02x). 0: row tasks.
 constexpr int64_t kMapPixelsPerTask = 12;
 constexpr int64_t kMaxMapPixels = 64;
 int64_t mapTasks(const ConvNchwcShape& s) {

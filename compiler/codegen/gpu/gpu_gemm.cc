@@ -21,13 +21,15 @@
 //
 // Launch: 256 threads (16 x 16) per tile of Y, grid (ceil(N / tn),
 // ceil(M / tm), batches) (ConvNHWC: (ceil(M / tm), ceil(N / tn), groups), its
-// M being the large side), the tile 128 x 128 (K steps of 8, each thread 8 x 8
-// outputs) where M and N are both at least 128, else 64 x 64 (K steps of 16,
-// 4 x 4 per thread). Per K step the block stages A's tm x bk and B's bk x tn
-// slices into shared memory (each thread 4 elements of each, bounds-checked,
-// zeros outside), all threads meet at a barrier, each thread accumulates its
-// register tile (rows ty * rm + i, columns tx * rn + j, read as float4s) with
-// fma, and all meet again before the next step overwrites the slices.
+// M being the large side), the tile (tileFor) 128 x 128 (K steps of 8, each
+// thread 8 x 8 outputs), 64 x 64 (K steps of 16, 4 x 4 per thread) or 32 x 32
+// (K steps of 32, 2 x 2 per thread), whichever is the largest that gives
+// every SM a block. Per K step the block stages A's tm x bk and B's bk x tn
+// slices into shared memory (each thread tm * bk / 256 elements of each,
+// bounds-checked, zeros outside), all threads meet at a barrier, each thread
+// accumulates its register tile (rows ty * rm + i, columns tx * rn + j, read
+// as float4s, float2s on 32 x 32) with fma, and all meet again before the
+// next step overwrites the slices.
 // Barriers are never inside a branch: every thread runs every K step. The
 // next step's slices are read from global memory into registers before the
 // current step's multiply-adds (their latency hidden behind them) and
@@ -85,6 +87,18 @@ struct Tile {
   int64_t pitchB() const { return tn + 4; }
 };
 constexpr Tile kSmallTile{64, 64, 16}, kLargeTile{128, 128, 8};
+// For products whose 64 x 64 tiles cannot give every SM a block (a short
+// sequence's projections and attention, batch-1 MLPs): 32 x 32 tiles, each
+// thread 2 x 2 (read as float2s), K steps of 32 (16 where a split's slices
+// are not whole steps of 32), so four times the blocks, each with half the
+// K steps.
+constexpr Tile kNarrowTile{32, 32, 32}, kNarrowTile16{32, 32, 16};
+// The node attribute that pins a product's SIMT tile to tm x tm (32, 64 or
+// 128) instead of tileFor's choice: for measuring the tiles against each
+// other (nanoc_gpu_bundle's perf cases); no pass sets it.
+constexpr const char* kGpuTileAttribute = "gpu_tile";
+// A GPU the tile choice plans for: an H100's 132 SMs.
+constexpr int64_t kPlannedSms = 132;
 
 // Split-K (chooseSplitK): products of fewer tiles than this are split, into
 // slices of whole steps of 16 (every tile's K step divides it), each at
@@ -100,6 +114,8 @@ constexpr int64_t kSplitKTargetBlocks = 264, kSplitKStep = 16, kSplitKMinSteps =
 // warp (tm / 2) x (tn / 4) of Y as 16 x 8 pieces.
 enum class Mma { None, Tf32, Bf16, F16, F16K8 };
 constexpr Tile kMmaSmallTile{64, 64, 16}, kMmaLargeTile{128, 128, 16};
+// 32 x 32: each warp one 16 x 8 piece.
+constexpr Tile kMmaNarrowTile{32, 32, 16};
 int64_t mmaK(Mma m) { return m == Mma::Tf32 || m == Mma::F16K8 ? 8 : 16; }
 
 Mma mmaOf(const Node& node) {
@@ -266,25 +282,85 @@ GemmPlan planOf(const Node& node) {
   return p;
 }
 
-// 128 x 128 tiles where both sides fill them (fewer shared-memory reads per
-// multiply-add), else 64 x 64 (more blocks for a small product). Convs keep
-// the 64 x 64 tile: with the patch gather's index arithmetic the large tile
-// spilled 8-12 bytes on sm_90 (squeezenet1_1's and mobilenet_v2's Convs).
-// The channels-last plan does not spill with it (the zoo CNNs, every SM and
-// mode), but a batch-1 CNN's layers give it few blocks (resnet18's 28 x 28
-// x 128 layer: 7 of 128 x 128 against 26 of 64 x 64 on a GPU of 132 SMs):
-// unmeasured, so it keeps 64 x 64 too.
-Tile tileFor(const GemmPlan& p, Mma mma) {
-  const bool large = p.M >= 128 && p.N >= 128 && !p.conv;
-  if (mma != Mma::None) return large ? kMmaLargeTile : kMmaSmallTile;
-  return large ? kLargeTile : kSmallTile;
+// The blocks of one slice of K: tiles times batches.
+int64_t tilesOf(const GemmPlan& p, const Tile& t) {
+  return ceilDiv(p.M, t.tm) * ceilDiv(p.N, t.tn) * p.batches;
+}
+
+// The slices of K chooseSplitK gives a product on tile t (1: not split):
+// until about kSplitKTargetBlocks blocks (half that of 128 x 128, whose
+// ~150 registers a thread fill an SM), each at least kSplitKMinSteps K
+// steps of 16. Depends on M, N, K and the batches only, so it is the same
+// before and after the split.
+int64_t splitSlicesFor(const GemmPlan& p, const Tile& t) {
+  const int64_t target = t.tm == 128 ? kSplitKTargetBlocks / 2 : kSplitKTargetBlocks;
+  const int64_t blocks = tilesOf(p, t);
+  if (blocks >= target) return 1;
+  return std::max<int64_t>(1,
+                           std::min(target / blocks, ceilDiv(p.K, kSplitKStep) / kSplitKMinSteps));
+}
+
+// Whether chooseSplitK may split the product (besides its tiles): a
+// channels-last GEMM conv, MatMul or Gemm, not empty, alpha 1, Gemm's C a
+// row [N] (or [1, N]) with beta 1 (the sum's bias).
+bool splittable(const Node& node, const GemmPlan& p) {
+  const bool conv = node.op == "nanoc.ConvNHWC" && !isDirectConv(node);
+  if (!conv && node.op != "MatMul" && node.op != "Gemm") return false;
+  if (p.M == 0 || p.N == 0 || p.K == 0 || p.alpha != 1.0) return false;
+  if (p.c_input >= 0) {
+    const TensorType& c = node.inputs[static_cast<size_t>(p.c_input)]->type;
+    if (p.beta != 1.0 || c.rank() < 1 || c.dims.back() != p.N || c.numel() != p.N) return false;
+  }
+  return true;
+}
+
+// The SIMT tile: 128 x 128 where both sides fill it and there is a block
+// for every SM (fewest shared-memory reads a multiply-add); else 64 x 64
+// where its blocks, times the slices of K split-K would give them, have a
+// block for every SM; else 32 x 32 (a quarter of the work a block, four
+// times the blocks). Measured on an H100 (docs/GPU.md, ninth run), µs a
+// launch: bert_tiny's products 20-28 on 128 x 128 (1-4 blocks), 6-9 on
+// 64 x 64, 4-5 on 32 x 32; a GPT-2 block's, 64 x 64 split (13.9-32.1) ahead
+// of 128 x 128 split (30.9-44.3) and of 32 x 32 (17.1-55.7); 1024^3, 64 x 64
+// (77) ahead of 128 x 128 (146; 89 split) and 32 x 32 (140). Convs keep the
+// 64 x 64 tile: with the patch gather's index arithmetic the large tile
+// spilled 8-12 bytes on sm_90 (squeezenet1_1's and mobilenet_v2's Convs),
+// and split-K gives their few-tile layers blocks (eighth run). The
+// tensor-core modes choose among their tiles (kMma*Tile) the same way. The
+// attribute gpu_tile pins the tile (the perf cases).
+Tile tileFor(const Node& node, const GemmPlan& p) {
+  const bool fits_large = p.M >= 128 && p.N >= 128 && !p.conv;
+  const bool mma = mmaOf(node) != Mma::None;
+  const Tile large = mma ? kMmaLargeTile : kLargeTile, small = mma ? kMmaSmallTile : kSmallTile;
+  const Tile narrow = mma                               ? kMmaNarrowTile
+                      : p.k_chunk % kNarrowTile.bk == 0 ? kNarrowTile
+                                                        : kNarrowTile16;
+  switch (node.i(kGpuTileAttribute, 0)) {
+    case 0:
+      break;
+    case 128:
+      return large;
+    case 64:
+      return small;
+    case 32:
+      return narrow;
+    default:
+      throw CompileError("node '" + node.name + "': " + kGpuTileAttribute +
+                         " must be 32, 64 or 128");
+  }
+  if (p.conv) return small;
+  if (fits_large && tilesOf(p, large) >= kPlannedSms) return large;
+  // A split product was splittable; its slices are splitSlicesFor's.
+  const int64_t slices = p.k_chunk > 0 || splittable(node, p) ? splitSlicesFor(p, small) : 1;
+  if (tilesOf(p, small) * slices >= kPlannedSms) return small;
+  return narrow;
 }
 
 bool supportsGemm(const Node& node) {
   GemmPlan p = planOf(node);
   if (p.epilogue.residual && (node.inputs.size() <= kResidualInput || !node.inputs[kResidualInput]))
     return false;
-  Tile t = tileFor(p, mmaOf(node));
+  Tile t = tileFor(node, p);
   // A slice is whole K steps: no step reads across two.
   if (p.k_chunk > 0 && (p.k_chunk % t.bk != 0 || p.bias_input >= 0 || p.c_input >= 0 ||
                         p.alpha != 1.0 || !p.epilogue.empty() || (p.conv && !p.channels_last)))
@@ -297,7 +373,7 @@ bool supportsGemm(const Node& node) {
 
 GpuLaunch gemmLaunch(const Node& node) {
   GemmPlan p = planOf(node);
-  Tile t = tileFor(p, mmaOf(node));
+  Tile t = tileFor(node, p);
   GpuLaunch launch;
   launch.block[0] = kThreads;
   launch.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.N, t.tn)));
@@ -322,18 +398,20 @@ void emitGemm(GpuKernelBuilder& kb) {
   llvm::Value* Y = kb.output_ptrs[0];
 
   const Mma mma = mmaOf(kb.node);
-  const Tile t = tileFor(p, mma);
+  const Tile t = tileFor(kb.node, p);
   const int64_t rm = t.rm(), rn = t.rn();
   llvm::GlobalVariable* as = sharedF32Array(kb.module, kb.fn, "a_tile", t.bk * t.pitchA());
   llvm::GlobalVariable* bs = sharedF32Array(kb.module, kb.fn, "b_tile", t.bk * t.pitchB());
   auto sharedAt = [&](llvm::GlobalVariable* tile, llvm::Value* index) {
     return b.CreateInBoundsGEP(f32, tile, index);
   };
-  llvm::Type* f32x4 = llvm::FixedVectorType::get(f32, 4);
-  // Four floats of a slice at a multiple of 4: one aligned 16-byte read.
-  auto read4 = [&](llvm::GlobalVariable* tile, llvm::Value* index, llvm::Value** out) {
-    llvm::Value* v = b.CreateAlignedLoad(f32x4, sharedAt(tile, index), llvm::Align(16));
-    for (int64_t e = 0; e < 4; ++e) out[e] = b.CreateExtractElement(v, e);
+  // `width` (4, or 2 for the narrow tile) floats of a slice at a multiple
+  // of width: one aligned 16- (8-) byte read.
+  const int64_t width = std::min<int64_t>(4, std::min(t.rm(), t.rn()));
+  llvm::Type* f32xw = llvm::FixedVectorType::get(f32, static_cast<unsigned>(width));
+  auto readW = [&](llvm::GlobalVariable* tile, llvm::Value* index, llvm::Value** out) {
+    llvm::Value* v = b.CreateAlignedLoad(f32xw, sharedAt(tile, index), llvm::Align(4 * width));
+    for (int64_t e = 0; e < width; ++e) out[e] = b.CreateExtractElement(v, e);
   };
 
   llvm::Value* tid = threadIdX(b);
@@ -651,10 +729,10 @@ void emitGemm(GpuKernelBuilder& kb) {
           llvm::Value* b_col = b.CreateMul(tx, c32(rn));
           for (int64_t kk = 0; kk < t.bk; ++kk) {
             std::vector<llvm::Value*> av(rm), bv(rn);
-            for (int64_t i = 0; i < rm; i += 4)
-              read4(as, b.CreateAdd(a_row, c32(kk * t.pitchA() + i)), &av[i]);
-            for (int64_t j = 0; j < rn; j += 4)
-              read4(bs, b.CreateAdd(b_col, c32(kk * t.pitchB() + j)), &bv[j]);
+            for (int64_t i = 0; i < rm; i += width)
+              readW(as, b.CreateAdd(a_row, c32(kk * t.pitchA() + i)), &av[i]);
+            for (int64_t j = 0; j < rn; j += width)
+              readW(bs, b.CreateAdd(b_col, c32(kk * t.pitchB() + j)), &bv[j]);
             for (int64_t i = 0; i < rm; ++i)
               for (int64_t j = 0; j < rn; ++j)
                 out[i * rn + j] =
@@ -816,27 +894,16 @@ std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings() {
 }
 
 int64_t chooseSplitK(const Node& node) {
-  const bool conv = node.op == "nanoc.ConvNHWC" && !isDirectConv(node);
-  if ((!conv && node.op != "MatMul" && node.op != "Gemm") || splitKChunk(node) != 0 ||
-      !supportsGemm(node))
-    return 0;
+  if (splitKChunk(node) != 0 || !supportsGemm(node)) return 0;
   const GemmPlan p = planOf(node);
-  if (p.M == 0 || p.N == 0 || p.K == 0 || p.alpha != 1.0) return 0;
-  // The sum's bias is a row: MatMul's fused bias, Gemm's C of [N] or [1, N]
-  // with beta 1.
-  if (p.c_input >= 0) {
-    const TensorType& c = node.inputs[static_cast<size_t>(p.c_input)]->type;
-    if (p.beta != 1.0 || c.rank() < 1 || c.dims.back() != p.N || c.numel() != p.N) return 0;
-  }
-  const Tile t = tileFor(p, mmaOf(node));
-  // One 128 x 128 block fills an SM (its ~150 registers a thread), two of
-  // 64 x 64 do.
-  const int64_t target = t.tm == 128 ? kSplitKTargetBlocks / 2 : kSplitKTargetBlocks;
-  const int64_t blocks = ceilDiv(p.M, t.tm) * ceilDiv(p.N, t.tn) * p.batches;
+  if (!splittable(node, p)) return 0;
+  const Tile t = tileFor(node, p);
+  const int64_t slices = splitSlicesFor(p, t);
+  if (slices < 2) return 0;
+  // Whole K steps of the tile (32 for the narrow tile, else 16).
+  const int64_t bk = std::max(t.bk, kSplitKStep);
   const int64_t steps = ceilDiv(p.K, kSplitKStep);
-  const int64_t slices = std::min(target / blocks, steps / kSplitKMinSteps);
-  if (blocks >= target || slices < 2) return 0;
-  const int64_t chunk = ceilDiv(steps, slices) * kSplitKStep;
+  const int64_t chunk = ceilDiv(ceilDiv(steps, slices) * kSplitKStep, bk) * bk;
   if (ceilDiv(p.K, chunk) < 2 || p.batches * ceilDiv(p.K, chunk) > kMaxGridYZ) return 0;
   return chunk;
 }

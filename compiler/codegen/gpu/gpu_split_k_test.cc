@@ -77,14 +77,16 @@ std::map<std::string, Attr> gemmAttrs(double alpha = 1.0, double beta = 1.0) {
 }
 
 TEST(GpuSplitK, ChoosesSlicesForFewTileMatMulsAndGemms) {
-  // A GPT-2 block at sequence 128: 128 x 768 x 3072 is 6 tiles of 128 x 128
-  // (22 slices of 144: 132 blocks), 128 x 3072 x 768 24 (5 of 160).
-  EXPECT_EQ(chooseSplitK(*gpuNode("MatMul", {f32({1, 128, 3072}), f32({3072, 768})})->node), 144);
-  EXPECT_EQ(chooseSplitK(*gpuNode("MatMul", {f32({1, 128, 768}), f32({768, 3072})})->node), 160);
-  // A batch-1 Linear (Gemm, transB, C a row [N]): 8 tiles of 64 x 64.
+  // A GPT-2 block at sequence 128: 128 x 768 x 3072 is 24 tiles of 64 x 64
+  // (11 slices of 288: 264 blocks), 128 x 3072 x 768 96 (2 of 384).
+  EXPECT_EQ(chooseSplitK(*gpuNode("MatMul", {f32({1, 128, 3072}), f32({3072, 768})})->node), 288);
+  EXPECT_EQ(chooseSplitK(*gpuNode("MatMul", {f32({1, 128, 768}), f32({768, 3072})})->node), 384);
+  // A batch-1 Linear (Gemm, transB, C a row [N]): 16 tiles of 32 x 32, 49
+  // steps of 16 in 6 slices of 9 steps, rounded up to the narrow tile's K
+  // step of 32: 5 slices of 160.
   EXPECT_EQ(chooseSplitK(
                 *gpuNode("Gemm", {f32({1, 784}), f32({512, 784}), f32({512})}, gemmAttrs())->node),
-            144);
+            160);
   // Not: alpha != 1, a C that is no row or has beta != 1, short K, enough
   // tiles.
   EXPECT_EQ(
@@ -180,9 +182,44 @@ TEST(GpuSplitK, MatMulWithBiasAndResidualAndGemmWithCAreTheSameSplit) {
   expectSameAfterSplit(
       *gpuNode("MatMul", {f32({1, 128, 3072}), f32({3072, 768}), f32({1, 768}), f32({1, 128, 768})},
                {{"fused_activation", std::string("Relu")}}),
-      22);
+      11);
   expectSameAfterSplit(*gpuNode("Gemm", {f32({1, 784}), f32({512, 784}), f32({512})}, gemmAttrs()),
-                       6);
+                       5);
+}
+
+// tileFor's choice, seen in the launch's grid: 128 x 128 where it gives
+// every SM of an H100 (132) a block, else 64 x 64 where its blocks times
+// split-K's slices do, else 32 x 32; the same tile after the split.
+TEST(GpuSplitK, TileGivesEverySmABlock) {
+  auto grid = [](const Node* node) {
+    GpuLaunch l = findGpuLowering(node->op)->launch(*node);
+    return std::vector<uint32_t>{l.grid[0], l.grid[1], l.grid[2]};
+  };
+  using G = std::vector<uint32_t>;
+  // 2048^3: 256 tiles of 128 x 128; 1024^3: 64 of them, 256 of 64 x 64.
+  EXPECT_EQ(grid(gpuNode("MatMul", {f32({2048, 2048}), f32({2048, 2048})})->node), (G{16, 16, 1}));
+  EXPECT_EQ(grid(gpuNode("MatMul", {f32({1024, 1024}), f32({1024, 1024})})->node), (G{16, 16, 1}));
+  // bert_tiny: 128 x 384 x 128 (K too short to split) and its attention's
+  // 2 heads of 128 x 128 x 64 on 32 x 32.
+  EXPECT_EQ(grid(gpuNode("MatMul", {f32({1, 128, 128}), f32({128, 384}), f32({384})})->node),
+            (G{12, 4, 1}));
+  EXPECT_EQ(grid(gpuNode("MatMul", {f32({1, 2, 128, 64}), f32({1, 2, 64, 128})})->node),
+            (G{4, 4, 2}));
+  // A GPT-2 block's 128 x 768 x 3072: 24 tiles of 64 x 64 times 11 slices;
+  // split, the same tile.
+  std::unique_ptr<SingleNodeGraph> g =
+      gpuNode("MatMul", {f32({1, 128, 3072}), f32({3072, 768}), f32({768})});
+  EXPECT_EQ(grid(g->node), (G{12, 2, 1}));
+  ASSERT_EQ(splitGpuProductsAlongK(g->graph, chooseSplitK), 1u);
+  EXPECT_EQ(grid(g->graph.nodes[0].get()), (G{12, 2, 11}));
+  // Pinned by the attribute gpu_tile; another size is refused.
+  EXPECT_EQ(
+      grid(gpuNode("MatMul", {f32({1, 128, 3072}), f32({3072, 768})}, {{"gpu_tile", int64_t{128}}})
+               ->node),
+      (G{6, 1, 1}));
+  EXPECT_THROW(
+      grid(gpuNode("MatMul", {f32({64, 64}), f32({64, 64})}, {{"gpu_tile", int64_t{16}}})->node),
+      CompileError);
 }
 
 TEST(GpuSplitK, LeavesHostNodesAndWhatTheChooserDeclines) {

@@ -108,19 +108,25 @@ inline std::vector<KernelCase> linalgCases() {
               {f32(a), f32(b), f32({65})},
               {{"alpha", 0.5}, {"beta", 2.0}, {"transA", ta}, {"transB", tb}});
     }
-  // The 128 x 128 tiles: every transposition, partial tiles on every side.
-  for (int64_t ta : {0, 1})
-    for (int64_t tb : {0, 1}) {
-      std::vector<int64_t> a = ta ? std::vector<int64_t>{37, 130} : std::vector<int64_t>{130, 37};
-      std::vector<int64_t> b = tb ? std::vector<int64_t>{257, 37} : std::vector<int64_t>{37, 257};
-      addCase(cases, "Gemm/large trans " + std::to_string(ta) + std::to_string(tb), "Gemm",
-              {f32(a), f32(b), f32({130, 1})},
-              {{"alpha", 1.5}, {"beta", -1.0}, {"transA", ta}, {"transB", tb}});
-    }
+  // Each SIMT tile (pinned by gpu_tile: 128 x 128, 64 x 64; the product's
+  // own choice, 32 x 32): every transposition, partial tiles on every side.
+  for (int64_t tile : {128, 64, 0})
+    for (int64_t ta : {0, 1})
+      for (int64_t tb : {0, 1}) {
+        std::vector<int64_t> a = ta ? std::vector<int64_t>{37, 130} : std::vector<int64_t>{130, 37};
+        std::vector<int64_t> b = tb ? std::vector<int64_t>{257, 37} : std::vector<int64_t>{37, 257};
+        Attrs attrs = {{"alpha", 1.5}, {"beta", -1.0}, {"transA", ta}, {"transB", tb}};
+        std::string label = "Gemm/large trans " + std::to_string(ta) + std::to_string(tb);
+        if (tile) attrs["gpu_tile"] = tile, label += " tile " + std::to_string(tile);
+        addCase(cases, label, "Gemm", {f32(a), f32(b), f32({130, 1})}, attrs);
+      }
   addCase(cases, "MatMul/large batched", "MatMul", {f32({2, 129, 33}), f32({2, 33, 140})}, {});
-  addCase(cases, "MatMul/large residual", "MatMul",
-          {f32({256, 64}), f32({64, 128}), f32({128}), f32({256, 128})},
-          {{"fused_activation", std::string("LeakyRelu")}, {"fused_alpha", 0.1}});
+  for (int64_t tile : {64, 0}) {
+    Attrs attrs = {{"fused_activation", std::string("LeakyRelu")}, {"fused_alpha", 0.1}};
+    if (tile) attrs["gpu_tile"] = tile;
+    addCase(cases, std::string("MatMul/large residual") + (tile ? " tile 64" : ""), "MatMul",
+            {f32({256, 64}), f32({64, 128}), f32({128}), f32({256, 128})}, attrs);
+  }
   for (const char* act : {"Clip", "Sigmoid", "HardSigmoid", "HardSwish", "SiLU"}) {
     Attrs a = {{"fused_activation", std::string(act)}};
     if (std::string(act) == "Clip") a["fused_alpha"] = -0.5, a["fused_beta"] = 0.5;

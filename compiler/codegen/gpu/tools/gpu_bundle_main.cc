@@ -115,8 +115,8 @@ std::vector<KernelCase> perfCases() {
       }
     }
   }
-  // A GPT-2 block's MatMuls at sequence 128 (128 x 128 tiles: 6 and 24),
-  // whole and split as nanoc splits them, with the sum.
+  // A GPT-2 block's MatMuls at sequence 128 on tileFor's tile, whole and
+  // split by the chunks the eighth run measured (docs/GPU.md), with the sum.
   struct Product {
     int64_t k, n, chunk;
   };
@@ -129,6 +129,64 @@ std::vector<KernelCase> perfCases() {
     const int64_t slices = splitKSlices(q.k, q.chunk);
     addCase(cases, "perf SplitKSum " + std::to_string(slices) + " x 128x" + std::to_string(q.n),
             "nanoc.SplitKSum", {f32({slices, 128, q.n})}, {});
+  }
+  // Transformer products at sequence 128 (bert_tiny: width 128, 2 heads,
+  // 512 wide feed-forward; a GPT-2 block: 768, 12 heads, 3072) and a
+  // middling square one, on each SIMT tile (the attribute gpu_tile), whole
+  // and split along K as chooseSplitK splits it for that tile (with the
+  // sum): what tileFor's choice rests on.
+  struct Shape {
+    const char* name;
+    std::vector<int64_t> a, b;
+    bool bias, residual;
+  };
+  const std::vector<Shape> shapes = {
+      {"bert qkv", {1, 128, 128}, {128, 384}, true, false},
+      {"bert out", {1, 128, 128}, {128, 128}, true, true},
+      {"bert ff1", {1, 128, 128}, {128, 512}, true, false},
+      {"bert ff2", {1, 128, 512}, {512, 128}, true, true},
+      {"bert QK", {1, 2, 128, 64}, {1, 2, 64, 128}, false, false},
+      {"bert PV", {1, 2, 128, 128}, {1, 2, 128, 64}, false, false},
+      {"gpt2 qkv", {1, 128, 768}, {768, 2304}, true, false},
+      {"gpt2 out", {1, 128, 768}, {768, 768}, true, true},
+      {"gpt2 fc", {1, 128, 768}, {768, 3072}, true, false},
+      {"gpt2 proj", {1, 128, 3072}, {3072, 768}, true, true},
+      {"gpt2 QK", {1, 12, 128, 64}, {1, 12, 64, 128}, false, false},
+      {"gpt2 PV", {1, 12, 128, 128}, {1, 12, 128, 64}, false, false},
+      {"mid", {1024, 1024}, {1024, 1024}, false, false},
+  };
+  for (const Shape& sh : shapes) {
+    std::vector<int64_t> y = sh.a;
+    y.back() = sh.b.back();
+    std::vector<std::optional<TensorType>> in = {f32(sh.a), f32(sh.b)};
+    if (sh.bias || sh.residual)
+      in.push_back(sh.bias ? std::optional<TensorType>(f32({sh.b.back()})) : std::nullopt);
+    if (sh.residual) in.push_back(f32(y));
+    for (const char* precision : {"", "tf32"})
+      for (int64_t tile : {128, 64, 32}) {
+        const std::string mode = *precision ? std::string(" [") + precision + "]" : "";
+        const std::string label =
+            std::string("perf MatMul ") + sh.name + " tile " + std::to_string(tile) + mode;
+        Attrs attrs = {{"gpu_tile", tile}};
+        if (*precision) attrs["gpu_precision"] = std::string(precision);
+        addCase(cases, label, "MatMul", in, attrs);
+        const int64_t chunk = chooseSplitK(*cases.back().graph->node);
+        if (chunk == 0) continue;
+        attrs["split_k_chunk"] = chunk;
+        addCase(cases, label + " split K by " + std::to_string(chunk), "MatMul", {in[0], in[1]},
+                attrs);
+        if (*precision) continue;
+        const int64_t slices = splitKSlices(sh.a.back(), chunk);
+        std::vector<int64_t> p = y;
+        p.insert(p.begin(), slices);
+        std::vector<std::optional<TensorType>> sum_in = {f32(p)};
+        if (sh.bias || sh.residual)
+          sum_in.push_back(sh.bias ? std::optional<TensorType>(f32({sh.b.back()})) : std::nullopt);
+        if (sh.residual) sum_in.push_back(f32(y));
+        addCase(cases,
+                std::string("perf SplitKSum ") + sh.name + " " + std::to_string(slices) + " slices",
+                "nanoc.SplitKSum", sum_in, {});
+      }
   }
   addCase(cases, "perf Add 2^26", "Add", {f32({1 << 26}), f32({1 << 26})}, {});
   addCase(cases, "perf Softmax 8192x4096", "Softmax", {f32({8192, 4096})}, {{"axis", int64_t{1}}});

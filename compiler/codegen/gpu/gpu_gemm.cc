@@ -356,6 +356,22 @@ Tile tileFor(const Node& node, const GemmPlan& p) {
   return narrow;
 }
 
+// A product of one row (M = 1 a batch: a batch-1 Linear, a decoder's
+// token) runs as a matrix-vector product instead of on a tile, whose other
+// rows would idle: unless split or pinned to a tile (gpu_tile). Its blocks
+// take kGemvOutputs outputs each: where B's k is contiguous (b_sk = 1, Gemm's
+// transB), a warp an output, its lanes along K (coalesced reads of B's row),
+// the lanes' sums added by butterfly shuffles; else (B [K, N] row-major, a
+// MatMul's) a lane an output, the 8 warps interleaved along K (coalesced
+// reads of B's rows), their sums added in shared memory in warp order.
+// Each lane keeps kGemvChains independent sums. Exact f32 in every
+// gpu_precision mode (tensor cores need 16 rows).
+constexpr int64_t kGemvChains = 4;
+bool isGemv(const Node& node, const GemmPlan& p) {
+  return p.M == 1 && !p.conv && p.k_chunk == 0 && node.i(kGpuTileAttribute, 0) == 0;
+}
+int64_t gemvOutputs(const GemmPlan& p) { return p.b_sk == 1 ? kThreads / kWarpSize : kWarpSize; }
+
 bool supportsGemm(const Node& node) {
   GemmPlan p = planOf(node);
   if (p.epilogue.residual && (node.inputs.size() <= kResidualInput || !node.inputs[kResidualInput]))
@@ -367,6 +383,9 @@ bool supportsGemm(const Node& node) {
     return false;
   const int64_t rows = ceilDiv(p.M, t.tm), cols = ceilDiv(p.N, t.tn);
   const int64_t x = p.channels_last ? rows : cols, y = p.channels_last ? cols : rows;
+  if (isGemv(node, p))
+    return p.batches <= kMaxGridYZ &&
+           ceilDiv(p.N, gemvOutputs(p)) <= std::numeric_limits<int32_t>::max();
   return y <= kMaxGridYZ && p.batches * p.slices <= kMaxGridYZ &&
          x <= std::numeric_limits<int32_t>::max();
 }
@@ -376,6 +395,11 @@ GpuLaunch gemmLaunch(const Node& node) {
   Tile t = tileFor(node, p);
   GpuLaunch launch;
   launch.block[0] = kThreads;
+  if (isGemv(node, p)) {
+    launch.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.N, gemvOutputs(p))));
+    launch.grid[2] = static_cast<uint32_t>(std::max<int64_t>(1, p.batches));
+    return launch;
+  }
   launch.grid[0] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.N, t.tn)));
   launch.grid[1] = static_cast<uint32_t>(std::max<int64_t>(1, ceilDiv(p.M, t.tm)));
   if (p.channels_last) std::swap(launch.grid[0], launch.grid[1]);
@@ -400,8 +424,11 @@ void emitGemm(GpuKernelBuilder& kb) {
   const Mma mma = mmaOf(kb.node);
   const Tile t = tileFor(kb.node, p);
   const int64_t rm = t.rm(), rn = t.rn();
-  llvm::GlobalVariable* as = sharedF32Array(kb.module, kb.fn, "a_tile", t.bk * t.pitchA());
-  llvm::GlobalVariable* bs = sharedF32Array(kb.module, kb.fn, "b_tile", t.bk * t.pitchB());
+  const bool gemv = isGemv(kb.node, p);
+  llvm::GlobalVariable* as =
+      gemv ? nullptr : sharedF32Array(kb.module, kb.fn, "a_tile", t.bk * t.pitchA());
+  llvm::GlobalVariable* bs =
+      gemv ? nullptr : sharedF32Array(kb.module, kb.fn, "b_tile", t.bk * t.pitchB());
   auto sharedAt = [&](llvm::GlobalVariable* tile, llvm::Value* index) {
     return b.CreateInBoundsGEP(f32, tile, index);
   };
@@ -419,8 +446,10 @@ void emitGemm(GpuKernelBuilder& kb) {
   llvm::Value* ty = b.CreateLShr(tid, c32(4), "ty");
   llvm::Value* row_block = p.channels_last ? blockIdX(b) : blockIdY(b);
   llvm::Value* col_block = p.channels_last ? blockIdY(b) : blockIdX(b);
-  llvm::Value* row0 = b.CreateMul(b.CreateZExt(row_block, b.getInt64Ty()), c64(t.tm), "row0");
-  llvm::Value* col0 = b.CreateMul(b.CreateZExt(col_block, b.getInt64Ty()), c64(t.tn), "col0");
+  llvm::Value* row0 =
+      gemv ? c64(0) : b.CreateMul(b.CreateZExt(row_block, b.getInt64Ty()), c64(t.tm), "row0");
+  llvm::Value* col0 = b.CreateMul(b.CreateZExt(col_block, b.getInt64Ty()),
+                                  c64(gemv ? gemvOutputs(p) : t.tn), "col0");
 
   // This block's batch, and its slice of K (0 unless split).
   llvm::Value* z_batch = b.CreateZExt(blockIdZ(b), b.getInt64Ty(), "z");
@@ -444,6 +473,124 @@ void emitGemm(GpuKernelBuilder& kb) {
       a_base = b.CreateAdd(a_base, b.CreateMul(idx, c64(p.a_batch_strides[d])));
       b_base = b.CreateAdd(b_base, b.CreateMul(idx, c64(p.b_batch_strides[d])));
     }
+  }
+
+  llvm::Value* group = p.conv ? z_batch : nullptr;
+
+  // The store: Y = alpha * acc + beta * C (Gemm), acc + bias (MatMul), then
+  // act(y + residual).
+  llvm::Value* C = p.c_input >= 0 ? kb.input_ptrs[p.c_input] : nullptr;
+  llvm::Value* bias = p.bias_input >= 0 ? kb.input_ptrs[p.bias_input] : nullptr;
+  llvm::Value* residual = p.residual_input >= 0 ? kb.input_ptrs[p.residual_input] : nullptr;
+  // Accumulator `value` is Y's element at tile row r_local, column c_local.
+  auto storeOne = [&](llvm::Value* value, llvm::Value* r_local, llvm::Value* c_local) {
+    llvm::Value* gm = b.CreateAdd(row0, b.CreateZExt(r_local, b.getInt64Ty()));
+    llvm::Value* gn = b.CreateAdd(col0, b.CreateZExt(c_local, b.getInt64Ty()));
+    llvm::Value* inside = b.CreateAnd(b.CreateICmpULT(gm, c64(p.M)), b.CreateICmpULT(gn, c64(p.N)));
+    emitIf(
+        b, inside,
+        [&] {
+          llvm::Value* v = value;
+          if (p.alpha != 1.0) v = b.CreateFMul(llvm::ConstantFP::get(f32, p.alpha), v);
+          if (C) {
+            llvm::Value* c = cpu::loadF32(
+                b, C, b.CreateAdd(b.CreateMul(gm, c64(p.c_sm)), b.CreateMul(gn, c64(p.c_sn))));
+            v = b.CreateFAdd(v, b.CreateFMul(llvm::ConstantFP::get(f32, p.beta), c));
+          }
+          llvm::Value* at;
+          if (p.slices > 1) {
+            // Slice `slice` of the partial sums: the raw accumulator.
+            if (p.channels_last) {
+              llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.N)), gn);
+              at = b.CreateAdd(b.CreateMul(slice, c64(p.M * p.conv->m)),
+                               b.CreateAdd(b.CreateMul(gm, c64(p.conv->m)), channel));
+            } else {
+              at = b.CreateAdd(b.CreateMul(slice, c64(p.batches * p.M * p.N)),
+                               b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn)));
+            }
+            cpu::storeF32(b, value, Y, at);
+            return;
+          }
+          if (p.channels_last) {
+            // Y[image, position, g * M/G + n]; the bias per output channel.
+            llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.N)), gn);
+            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, channel));
+            at = b.CreateAdd(b.CreateMul(gm, c64(p.conv->m)), channel);
+          } else if (p.conv) {
+            // Y[image, g * M/G + m, position]; the bias per output channel.
+            const ConvShape& cs = *p.conv;
+            const int64_t outs = product(cs.out, 0, cs.rank());
+            llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.M)), gm);
+            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, channel));
+            llvm::Value* image = b.CreateUDiv(gn, c64(outs));
+            at = b.CreateAdd(
+                b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(cs.m)), channel), c64(outs)),
+                b.CreateURem(gn, c64(outs)));
+          } else {
+            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, gn));
+            at = b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn));
+          }
+          if (residual) v = b.CreateFAdd(v, cpu::loadF32(b, residual, at));
+          v = cpu::emitActivation(b, p.epilogue, v);
+          cpu::storeF32(b, v, Y, at);
+        },
+        "store");
+  };
+
+  if (gemv) {
+    // Output col0 + o of this batch's row: o the warp (b_sk = 1) or the lane.
+    llvm::Value* lane64 = b.CreateZExt(b.CreateAnd(tid, c32(kWarpSize - 1)), b.getInt64Ty());
+    llvm::Value* warp64 = b.CreateZExt(b.CreateLShr(tid, c32(5)), b.getInt64Ty());
+    const bool along_k = p.b_sk == 1;
+    llvm::Value* o = along_k ? warp64 : lane64;
+    // Threads sharing an output take k = first + stride * i.
+    llvm::Value* first = along_k ? lane64 : warp64;
+    const int64_t stride = along_k ? kWarpSize : kThreads / kWarpSize;
+    llvm::Value* n = b.CreateAdd(col0, o, "n");
+    // Past N: read column 0 (there: N >= 1), store nothing.
+    llvm::Value* n_read = b.CreateSelect(b.CreateICmpULT(n, c64(p.N)), n, c64(0));
+    llvm::Value* b_col = b.CreateAdd(b_base, b.CreateMul(n_read, c64(p.b_sn)));
+    std::vector<llvm::Value*> sums(kGemvChains, llvm::ConstantFP::get(f32, 0.0));
+    const int64_t round = stride * kGemvChains;
+    sums = emitCarriedStridedLoop(
+        b, c64(0), c64(ceilDiv(p.K, round)), c64(1), sums,
+        [&](llvm::Value* r, const std::vector<llvm::Value*>& in) {
+          std::vector<llvm::Value*> out = in;
+          for (int64_t c = 0; c < kGemvChains; ++c) {
+            llvm::Value* k =
+                b.CreateAdd(b.CreateMul(r, c64(round)), b.CreateAdd(first, c64(c * stride)));
+            llvm::Value* inside = b.CreateICmpULT(k, c64(p.K));
+            llvm::Value* kr = b.CreateSelect(inside, k, c64(0));
+            llvm::Value* av = cpu::loadF32(b, A, b.CreateAdd(a_base, b.CreateMul(kr, c64(p.a_sk))));
+            llvm::Value* bv = cpu::loadF32(b, B, b.CreateAdd(b_col, b.CreateMul(kr, c64(p.b_sk))));
+            llvm::Value* prod = b.CreateSelect(inside, bv, llvm::ConstantFP::get(f32, 0.0));
+            out[c] = b.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {av, prod, in[c]});
+          }
+          return out;
+        },
+        "kgemv");
+    llvm::Value* sum = b.CreateFAdd(b.CreateFAdd(sums[0], sums[1]), b.CreateFAdd(sums[2], sums[3]));
+    llvm::Value* lane = b.CreateAnd(tid, c32(kWarpSize - 1));
+    if (along_k) {
+      sum = warpSumF32(b, sum);
+      emitIf(b, b.CreateICmpEQ(lane, c32(0)),
+             [&] { storeOne(sum, c32(0), b.CreateTrunc(o, b.getInt32Ty())); });
+      return;
+    }
+    // The warps' sums of each output through shared memory, in warp order.
+    llvm::GlobalVariable* partial = sharedF32Array(kb.module, kb.fn, "gemv_sums", kThreads);
+    b.CreateStore(sum, b.CreateInBoundsGEP(f32, partial, tid));
+    barrier(b);
+    emitIf(b, b.CreateICmpULT(tid, c32(kWarpSize)), [&] {
+      llvm::Value* total = llvm::ConstantFP::get(f32, 0.0);
+      for (int64_t w = 0; w < kThreads / kWarpSize; ++w)
+        total = b.CreateFAdd(
+            total, b.CreateAlignedLoad(
+                       f32, b.CreateInBoundsGEP(f32, partial, b.CreateAdd(tid, c32(w * kWarpSize))),
+                       llvm::Align(4)));
+      storeOne(total, c32(0), tid);
+    });
+    return;
   }
 
   // One element a thread stages per K step: its value (read from global
@@ -501,7 +648,6 @@ void emitGemm(GpuKernelBuilder& kb) {
 
   // Conv's B: element (k, n) of the im2col matrix, gathered from X (0 in
   // the padding and outside the matrix).
-  llvm::Value* group = p.conv ? z_batch : nullptr;
   auto fetchConvB = [&](llvm::Value* k, llvm::Value* n, llvm::Value* k_local,
                         llvm::Value* n_local) {
     const ConvShape& cs = *p.conv;
@@ -746,65 +892,6 @@ void emitGemm(GpuKernelBuilder& kb) {
     acc.assign(carried.begin(), carried.begin() + n_acc);
   }
 
-  // The store: Y = alpha * acc + beta * C (Gemm), acc + bias (MatMul), then
-  // act(y + residual).
-  llvm::Value* C = p.c_input >= 0 ? kb.input_ptrs[p.c_input] : nullptr;
-  llvm::Value* bias = p.bias_input >= 0 ? kb.input_ptrs[p.bias_input] : nullptr;
-  llvm::Value* residual = p.residual_input >= 0 ? kb.input_ptrs[p.residual_input] : nullptr;
-  // Accumulator `value` is Y's element at tile row r_local, column c_local.
-  auto storeOne = [&](llvm::Value* value, llvm::Value* r_local, llvm::Value* c_local) {
-    llvm::Value* gm = b.CreateAdd(row0, b.CreateZExt(r_local, b.getInt64Ty()));
-    llvm::Value* gn = b.CreateAdd(col0, b.CreateZExt(c_local, b.getInt64Ty()));
-    llvm::Value* inside = b.CreateAnd(b.CreateICmpULT(gm, c64(p.M)), b.CreateICmpULT(gn, c64(p.N)));
-    emitIf(
-        b, inside,
-        [&] {
-          llvm::Value* v = value;
-          if (p.alpha != 1.0) v = b.CreateFMul(llvm::ConstantFP::get(f32, p.alpha), v);
-          if (C) {
-            llvm::Value* c = cpu::loadF32(
-                b, C, b.CreateAdd(b.CreateMul(gm, c64(p.c_sm)), b.CreateMul(gn, c64(p.c_sn))));
-            v = b.CreateFAdd(v, b.CreateFMul(llvm::ConstantFP::get(f32, p.beta), c));
-          }
-          llvm::Value* at;
-          if (p.slices > 1) {
-            // Slice `slice` of the partial sums: the raw accumulator.
-            if (p.channels_last) {
-              llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.N)), gn);
-              at = b.CreateAdd(b.CreateMul(slice, c64(p.M * p.conv->m)),
-                               b.CreateAdd(b.CreateMul(gm, c64(p.conv->m)), channel));
-            } else {
-              at = b.CreateAdd(b.CreateMul(slice, c64(p.batches * p.M * p.N)),
-                               b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn)));
-            }
-            cpu::storeF32(b, value, Y, at);
-            return;
-          }
-          if (p.channels_last) {
-            // Y[image, position, g * M/G + n]; the bias per output channel.
-            llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.N)), gn);
-            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, channel));
-            at = b.CreateAdd(b.CreateMul(gm, c64(p.conv->m)), channel);
-          } else if (p.conv) {
-            // Y[image, g * M/G + m, position]; the bias per output channel.
-            const ConvShape& cs = *p.conv;
-            const int64_t outs = product(cs.out, 0, cs.rank());
-            llvm::Value* channel = b.CreateAdd(b.CreateMul(group, c64(p.M)), gm);
-            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, channel));
-            llvm::Value* image = b.CreateUDiv(gn, c64(outs));
-            at = b.CreateAdd(
-                b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(cs.m)), channel), c64(outs)),
-                b.CreateURem(gn, c64(outs)));
-          } else {
-            if (bias) v = b.CreateFAdd(v, cpu::loadF32(b, bias, gn));
-            at = b.CreateAdd(y_base, b.CreateAdd(b.CreateMul(gm, c64(p.N)), gn));
-          }
-          if (residual) v = b.CreateFAdd(v, cpu::loadF32(b, residual, at));
-          v = cpu::emitActivation(b, p.epilogue, v);
-          cpu::storeF32(b, v, Y, at);
-        },
-        "store");
-  };
   if (mma != Mma::None) {
     for (int64_t mi = 0; mi < mi_count; ++mi)
       for (int64_t ni = 0; ni < ni_count; ++ni)
@@ -896,7 +983,7 @@ std::vector<std::pair<std::string, GpuLowering>> matmulGpuLowerings() {
 int64_t chooseSplitK(const Node& node) {
   if (splitKChunk(node) != 0 || !supportsGemm(node)) return 0;
   const GemmPlan p = planOf(node);
-  if (!splittable(node, p)) return 0;
+  if (!splittable(node, p) || isGemv(node, p)) return 0;
   const Tile t = tileFor(node, p);
   const int64_t slices = splitSlicesFor(p, t);
   if (slices < 2) return 0;

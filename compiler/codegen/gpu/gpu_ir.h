@@ -31,6 +31,9 @@ llvm::Value* blockIdZ(llvm::IRBuilder<>& b);
 void barrier(llvm::IRBuilder<>& b);
 // shfl.sync.bfly.b32 over the full warp (every lane must execute it).
 llvm::Value* shuffleXorF32(llvm::IRBuilder<>& b, llvm::Value* v, uint32_t lane_mask);
+// The sum of v over the warp's 32 lanes, in every lane: butterfly shuffles
+// (lane masks 16, 8, 4, 2, 1), so a fixed order.
+llvm::Value* warpSumF32(llvm::IRBuilder<>& b, llvm::Value* v);
 
 // for (i = begin; i < end; i += step) body(i), in begin's integer type (step
 // a constant or a value of that type). Leaves the builder after the loop.

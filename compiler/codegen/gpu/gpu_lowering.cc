@@ -113,6 +113,12 @@ llvm::Value* shuffleXorF32(llvm::IRBuilder<>& b, llvm::Value* v, uint32_t lane_m
                            {b.getInt32(0xffffffffu), v, b.getInt32(lane_mask), b.getInt32(31)});
 }
 
+llvm::Value* warpSumF32(llvm::IRBuilder<>& b, llvm::Value* v) {
+  for (uint32_t mask = kWarpSize / 2; mask > 0; mask /= 2)
+    v = b.CreateFAdd(v, shuffleXorF32(b, v, mask));
+  return v;
+}
+
 std::vector<llvm::Value*> emitCarriedStridedLoop(
     llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, llvm::Value* step,
     const std::vector<llvm::Value*>& init,

@@ -81,19 +81,23 @@ TEST(GpuSplitK, ChoosesSlicesForFewTileMatMulsAndGemms) {
   // (11 slices of 288: 264 blocks), 128 x 3072 x 768 96 (2 of 384).
   EXPECT_EQ(chooseSplitK(*gpuNode("MatMul", {f32({1, 128, 3072}), f32({3072, 768})})->node), 288);
   EXPECT_EQ(chooseSplitK(*gpuNode("MatMul", {f32({1, 128, 768}), f32({768, 3072})})->node), 384);
-  // A batch-1 Linear (Gemm, transB, C a row [N]): 16 tiles of 32 x 32, 49
+  // A batch-4 Linear (Gemm, transB, C a row [N]): 16 tiles of 32 x 32, 49
   // steps of 16 in 6 slices of 9 steps, rounded up to the narrow tile's K
-  // step of 32: 5 slices of 160.
+  // step of 32: 5 slices of 160. At batch 1 it is a matrix-vector product,
+  // never split.
+  EXPECT_EQ(chooseSplitK(
+                *gpuNode("Gemm", {f32({4, 784}), f32({512, 784}), f32({512})}, gemmAttrs())->node),
+            160);
   EXPECT_EQ(chooseSplitK(
                 *gpuNode("Gemm", {f32({1, 784}), f32({512, 784}), f32({512})}, gemmAttrs())->node),
-            160);
+            0);
   // Not: alpha != 1, a C that is no row or has beta != 1, short K, enough
   // tiles.
   EXPECT_EQ(
       chooseSplitK(
-          *gpuNode("Gemm", {f32({1, 784}), f32({512, 784}), f32({512})}, gemmAttrs(0.5))->node),
+          *gpuNode("Gemm", {f32({4, 784}), f32({512, 784}), f32({512})}, gemmAttrs(0.5))->node),
       0);
-  EXPECT_EQ(chooseSplitK(*gpuNode("Gemm", {f32({1, 784}), f32({512, 784}), f32({1, 512})},
+  EXPECT_EQ(chooseSplitK(*gpuNode("Gemm", {f32({4, 784}), f32({512, 784}), f32({1, 512})},
                                   gemmAttrs(1.0, 2.0))
                               ->node),
             0);
@@ -183,13 +187,14 @@ TEST(GpuSplitK, MatMulWithBiasAndResidualAndGemmWithCAreTheSameSplit) {
       *gpuNode("MatMul", {f32({1, 128, 3072}), f32({3072, 768}), f32({1, 768}), f32({1, 128, 768})},
                {{"fused_activation", std::string("Relu")}}),
       11);
-  expectSameAfterSplit(*gpuNode("Gemm", {f32({1, 784}), f32({512, 784}), f32({512})}, gemmAttrs()),
+  expectSameAfterSplit(*gpuNode("Gemm", {f32({4, 784}), f32({512, 784}), f32({512})}, gemmAttrs()),
                        5);
 }
 
 // tileFor's choice, seen in the launch's grid: 128 x 128 where it gives
 // every SM of an H100 (132) a block, else 64 x 64 where its blocks times
-// split-K's slices do, else 32 x 32; the same tile after the split.
+// split-K's slices do, else 32 x 32; the same tile after the split; a
+// product of one row, no tile.
 TEST(GpuSplitK, TileGivesEverySmABlock) {
   auto grid = [](const Node* node) {
     GpuLaunch l = findGpuLowering(node->op)->launch(*node);
@@ -212,6 +217,11 @@ TEST(GpuSplitK, TileGivesEverySmABlock) {
   EXPECT_EQ(grid(g->node), (G{12, 2, 1}));
   ASSERT_EQ(splitGpuProductsAlongK(g->graph, chooseSplitK), 1u);
   EXPECT_EQ(grid(g->graph.nodes[0].get()), (G{12, 2, 11}));
+  // One row a batch: a matrix-vector product, 8 outputs a block where B's
+  // k is contiguous (Gemm's transB), else 32.
+  EXPECT_EQ(grid(gpuNode("Gemm", {f32({1, 784}), f32({512, 784}), f32({512})}, gemmAttrs())->node),
+            (G{64, 1, 1}));
+  EXPECT_EQ(grid(gpuNode("MatMul", {f32({3, 1, 784}), f32({3, 784, 500})})->node), (G{16, 1, 3}));
   // Pinned by the attribute gpu_tile; another size is refused.
   EXPECT_EQ(
       grid(gpuNode("MatMul", {f32({1, 128, 3072}), f32({3072, 768})}, {{"gpu_tile", int64_t{128}}})

@@ -252,6 +252,21 @@ inline std::vector<KernelCase> linalgCases() {
   addCase(cases, "MatMul/N=0", "MatMul", {f32({3, 7}), f32({7, 0})}, {});
   addCase(cases, "Gemm/K=0", "Gemm", {f32({9, 0}), f32({0, 6}), f32({})},
           {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{0}}});
+  // (Last, so that the cases above keep their random inputs.) One row a
+  // batch (matrix-vector): B's k contiguous (transB) with C,
+  // alpha, beta and an activation; B [K, N] with batches, a bias, a residual
+  // and an activation; a transposed A; K and N not multiples of the block's.
+  addCase(cases, "Gemm/one row transB", "Gemm", {f32({1, 300}), f32({77, 300}), f32({77})},
+          {{"alpha", 0.5},
+           {"beta", 2.0},
+           {"transA", int64_t{0}},
+           {"transB", int64_t{1}},
+           {"fused_activation", std::string("Relu")}});
+  addCase(cases, "Gemm/one row transA", "Gemm", {f32({300, 1}), f32({300, 77}), f32({1, 77})},
+          {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{1}}, {"transB", int64_t{0}}});
+  addCase(cases, "MatMul/one row residual", "MatMul",
+          {f32({2, 1, 300}), f32({2, 300, 77}), f32({77}), f32({2, 1, 77})},
+          {{"fused_activation", std::string("Tanh")}});
   return cases;
 }
 

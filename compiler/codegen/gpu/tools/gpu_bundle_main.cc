@@ -188,6 +188,39 @@ std::vector<KernelCase> perfCases() {
                 "nanoc.SplitKSum", sum_in, {});
       }
   }
+  // Products of one row (a batch-1 MLP's Gemms, transB; a decoder token's
+  // MatMuls): the matrix-vector kernel (the default) against the 32 x 32
+  // tile split as chooseSplitK splits it, with its sum.
+  struct Row {
+    const char* name;
+    const char* op;
+    int64_t k, n;
+  };
+  for (Row r : {Row{"mlp fc1", "Gemm", 784, 512}, Row{"mlp fc2", "Gemm", 512, 512},
+                Row{"decode fc", "MatMul", 768, 3072}, Row{"decode proj", "MatMul", 3072, 768},
+                Row{"4096", "MatMul", 4096, 4096}}) {
+    const bool gemm = std::string(r.op) == "Gemm";
+    const std::vector<std::optional<TensorType>> in = {
+        f32({1, r.k}), gemm ? f32({r.n, r.k}) : f32({r.k, r.n}), f32({r.n})};
+    Attrs attrs;
+    if (gemm)
+      attrs = {{"alpha", 1.0}, {"beta", 1.0}, {"transA", int64_t{0}}, {"transB", int64_t{1}}};
+    const std::string shape =
+        std::string(r.name) + " 1x" + std::to_string(r.n) + "x" + std::to_string(r.k);
+    addCase(cases, std::string("perf ") + r.op + " " + shape + " one row", r.op, in, attrs);
+    attrs["gpu_tile"] = int64_t{32};
+    addCase(cases, std::string("perf ") + r.op + " " + shape + " tile 32", r.op, in, attrs);
+    const int64_t chunk = chooseSplitK(*cases.back().graph->node);
+    if (chunk == 0) continue;
+    attrs["split_k_chunk"] = chunk;
+    addCase(
+        cases,
+        std::string("perf ") + r.op + " " + shape + " tile 32 split K by " + std::to_string(chunk),
+        r.op, {in[0], in[1]}, attrs);
+    const int64_t slices = splitKSlices(r.k, chunk);
+    addCase(cases, "perf SplitKSum " + shape + " " + std::to_string(slices) + " slices",
+            "nanoc.SplitKSum", {f32({slices, 1, r.n}), f32({r.n})}, {});
+  }
   addCase(cases, "perf Add 2^26", "Add", {f32({1 << 26}), f32({1 << 26})}, {});
   addCase(cases, "perf Softmax 8192x4096", "Softmax", {f32({8192, 4096})}, {{"axis", int64_t{1}}});
   addCase(cases, "perf LayerNorm 8192x4096", "LayerNormalization",

@@ -80,6 +80,11 @@ options:
                      batch-1 CNN's deep layers, a short sequence's
                      products) runs as products over slices of K plus a
                      sum; off: every product in one kernel
+  --gpu-operand-views V
+                     on (default): a GPU MatMul reads an operand made by
+                     Slice, Reshape and Transpose (attention's heads out of
+                     one QKV projection) in place, through a strided view,
+                     and those kernels go; off: every such op runs
   --denormals MODE   keep (default): f32 and f64 values below the normal range
                      (under 1.2e-38 for f32) computed as IEEE 754 says, as
                      ONNX Runtime does; flush: every CPU kernel runs with
@@ -333,6 +338,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   nanoc::GpuPrecision gpu_precision;
   bool gpu_nhwc = true;
   bool gpu_split_k = true;
+  bool gpu_operand_views = true;
   bool flush_denormals = false;
   nanoc::OnnxImportOptions import_options;
   for (int i = 1; i < argc; ++i) {
@@ -391,6 +397,11 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
       if (mode != "auto" && mode != "off")
         throw nanoc::CompileError("--gpu-split-k must be auto or off, not '" + mode + "'");
       gpu_split_k = mode == "auto";
+    } else if (is("--gpu-operand-views")) {
+      std::string mode = value("--gpu-operand-views");
+      if (mode != "on" && mode != "off")
+        throw nanoc::CompileError("--gpu-operand-views must be on or off, not '" + mode + "'");
+      gpu_operand_views = mode == "on";
     } else if (is("--triple"))
       triple = value("--triple");
     else if (is("--cpu"))
@@ -532,6 +543,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
     nanoc::GpuPassOptions gpu_passes{gpu_offload, gpu_precision, gpu_nhwc,
                                      /*fuse_epilogues=*/fuse, /*fuse_chains=*/fuse};
     if (gpu_split_k) gpu_passes.split_k = nanoc::gpu::chooseSplitK;
+    gpu_passes.fold_views = gpu_operand_views;
     nanoc::runGpuPasses(*graph, nanoc::gpu::hasGpuLowering, gpu_passes);
   }
   if (emit == "ir") {

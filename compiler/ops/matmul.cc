@@ -2,11 +2,14 @@
 // [K, 1], the added dim is removed from the result, and the batch dims (all
 // but the last two) broadcast.
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "compiler/ir/error.h"
 #include "compiler/ir/op_registry.h"
 #include "compiler/ops/broadcast.h"
 #include "compiler/ops/epilogue.h"
+#include "compiler/ops/operand_view.h"
 #include "compiler/ops/schema_checks.h"
 #include "compiler/ops/split_k.h"
 
@@ -20,8 +23,9 @@ struct MatMulShape {
 };
 
 MatMulShape matmulShape(const Node& node) {
-  const TensorType& a = inputType(node, 0);
-  const TensorType& b = inputType(node, 1);
+  // A view (ops/operand_view.h) gives the operand's dims.
+  const TensorType a = operandType(node, 0);
+  const TensorType b = operandType(node, 1);
   requireF32(node);
   if (a.rank() < 1 || b.rank() < 1)
     failNode(node, "operands must have rank >= 1, got " + a.str() + " and " + b.str());
@@ -55,7 +59,8 @@ OpSchema makeMatMulSchema() {
   // Add of a constant row vector after the product, Y[..., i, j] += bias[j],
   // f32 [N] or [1, ..., 1, N], added to the product rounded to f32) and a
   // fused residual (ops/epilogue.h) at 3. With split_k_chunk (ops/split_k.h)
-  // the partial sums [S, Y's dims...] over slices of K.
+  // the partial sums [S, Y's dims...] over slices of K. A and B may be read
+  // through views of inputs 0 and 1 (ops/operand_view.h).
   schema.min_inputs = 2;
   schema.max_inputs = 4;
   schema.infer = [](const Node& node) {
@@ -79,6 +84,18 @@ OpSchema makeMatMulSchema() {
     MatMulShape s = matmulShape(node);
     const float* a = static_cast<const float*>(in[0]);
     const float* b = static_cast<const float*>(in[1]);
+    // Operands read through views: gathered dense first.
+    std::vector<float> a_dense, b_dense;
+    if (std::optional<OperandView> v = operandView(node, 0)) {
+      a_dense.resize(static_cast<size_t>(product(v->shape, 0, v->shape.size())));
+      gatherOperandView(*v, a, a_dense.data());
+      a = a_dense.data();
+    }
+    if (std::optional<OperandView> v = operandView(node, 1)) {
+      b_dense.resize(static_cast<size_t>(product(v->shape, 0, v->shape.size())));
+      gatherOperandView(*v, b, b_dense.data());
+      b = b_dense.data();
+    }
     const float* bias = in.size() > 2 ? static_cast<const float*>(in[2]) : nullptr;
     float* y = static_cast<float*>(out[0]);
     // Batch strides count whole matrices; 0 where an operand is broadcast.

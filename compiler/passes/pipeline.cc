@@ -11,6 +11,7 @@
 #include "compiler/passes/fuse_epilogue.h"
 #include "compiler/passes/fuse_layer_norm.h"
 #include "compiler/passes/gpu_nhwc_layout.h"
+#include "compiler/passes/gpu_operand_views.h"
 #include "compiler/passes/gpu_split_k.h"
 #include "compiler/passes/legalize_outputs.h"
 #include "compiler/passes/nchwc_layout.h"
@@ -60,6 +61,7 @@ size_t runGpuPasses(Graph& graph, const std::function<bool(const Node&)>& on_gpu
   if (options.nhwc && placed > 0) convertGpuToNhwc(graph);
   if (options.fuse_epilogues && placed > 0) fuseEpilogues(graph, isGpuNode);
   if (options.fuse_chains) fuseElementwiseChains(graph);
+  if (options.fold_views && placed > 0) foldGpuOperandViews(graph);
   if (placed > 0) splitGpuProductsAlongK(graph, options.split_k);
   verifyGraph(graph);
   return placed;

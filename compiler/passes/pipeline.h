@@ -53,7 +53,8 @@ void runPipeline(Graph& graph, const PipelineOptions& options = {});
 // For a GPU target, after runPipeline: placement (gpu_placement.h), then,
 // with `nhwc`, the channels-last layout of the GPU's convolutions and what
 // follows them (gpu_nhwc_layout.h), which needs to know what runs where;
-// the GPU's epilogues, the elementwise chains, split-K (gpu_split_k.h); the
+// the GPU's epilogues, the elementwise chains, the MatMuls' operand views
+// (gpu_operand_views.h), split-K (gpu_split_k.h); the
 // IR verified after. Returns the number of nodes placed on the GPU.
 struct GpuPassOptions {
   GpuOffload offload = GpuOffload::Auto;
@@ -66,6 +67,9 @@ struct GpuPassOptions {
   // epilogues, each chain on one side (runPipeline leaves them to this for
   // a GPU target).
   bool fuse_chains = true;
+  // Read the GPU MatMuls' operands made by Slice / Reshape / Transpose chains
+  // in place, through strided views (gpu_operand_views.h), after the chains.
+  bool fold_views = true;
   // Split the GPU products whose tiles are too few to fill the GPU along K
   // (gpu_split_k.h), after the epilogues: the K chunk per node, 0 to leave
   // it whole (codegen/gpu's chooseSplitK); empty: split nothing (nanoc

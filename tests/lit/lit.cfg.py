@@ -18,3 +18,5 @@ import shutil
 if os.environ.get("NANOC_PTXAS") or shutil.which("ptxas") or os.path.exists(
         "/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
+# Inputs/ holds files that tests read, not tests.
+config.excludes = ["Inputs"]

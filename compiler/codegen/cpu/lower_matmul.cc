@@ -14,6 +14,7 @@
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/cpu/lowering.h"
 #include "compiler/ops/broadcast.h"
+#include "compiler/ops/operand_view.h"
 #include "compiler/ops/schema_checks.h"
 
 namespace nanoc::cpu {
@@ -63,6 +64,8 @@ struct MatMulShape {
 
 MatMulShape matMulShape(const Node& node) {
   requireF32(node);
+  if (hasOperandView(node))
+    failNode(node, "operands read through views (a_view_*, b_view_*) are the GPU lowering's");
   std::vector<int64_t> a = inputType(node, 0).dims;
   std::vector<int64_t> bd = inputType(node, 1).dims;
   if (a.empty() || bd.empty()) failNode(node, "operands must have rank >= 1");

@@ -64,6 +64,7 @@
 #include "compiler/ops/conv.h"
 #include "compiler/ops/epilogue.h"
 #include "compiler/ops/gemm.h"
+#include "compiler/ops/operand_view.h"
 #include "compiler/ops/schema_checks.h"
 #include "compiler/ops/split_k.h"
 #include "compiler/passes/gpu_placement.h"
@@ -159,6 +160,9 @@ struct GemmPlan {
   // [slice * k_chunk, (slice + 1) * k_chunk) and stores its raw sums to
   // Y[slice] (Y being [slices, Y's dims...]); no bias, C or epilogue.
   int64_t k_chunk = 0, slices = 1;
+  // MatMul operands read through views (ops/operand_view.h): the first
+  // element of A's and B's batch 0, in their inputs.
+  int64_t a_offset = 0, b_offset = 0;
 };
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -167,23 +171,46 @@ GemmPlan matmulPlan(const Node& node) {
   if (node.outputs.size() != 1 || !node.inputs[0] || !node.inputs[1])
     throw CompileError("node '" + node.name + "' (MatMul): malformed");
   requireF32(node);
-  std::vector<int64_t> a = node.inputs[0]->type.dims, bd = node.inputs[1]->type.dims;
+  std::vector<int64_t> a = operandType(node, 0).dims, bd = operandType(node, 1).dims;
   if (a.empty() || bd.empty())
     throw CompileError("node '" + node.name + "' (MatMul): operands must have rank >= 1");
-  if (a.size() == 1) a.insert(a.begin(), 1);
-  if (bd.size() == 1) bd.push_back(1);
+  // Each operand's element strides: its view's, or dense row-major.
+  auto stridesOf = [&](int input, const std::vector<int64_t>& dims) {
+    if (std::optional<OperandView> v = operandView(node, input)) return v->strides;
+    std::vector<int64_t> st(dims.size(), 1);
+    for (size_t d = dims.size(); d-- > 1;) st[d - 1] = st[d] * dims[d];
+    return st;
+  };
+  std::vector<int64_t> as = stridesOf(0, a), bs = stridesOf(1, bd);
+  if (a.size() == 1) a.insert(a.begin(), 1), as.insert(as.begin(), 0);
+  if (bd.size() == 1) bd.push_back(1), bs.push_back(0);
   GemmPlan p;
   p.M = a[a.size() - 2];
   p.K = a.back();
   p.N = bd.back();
   if (bd[bd.size() - 2] != p.K)
     throw CompileError("node '" + node.name + "' (MatMul): inner dimensions differ");
-  p.a_sm = p.K;
-  p.a_sk = 1;
-  p.b_sk = p.N;
-  p.b_sn = 1;
+  p.a_sm = as[as.size() - 2];
+  p.a_sk = as.back();
+  p.b_sk = bs[bs.size() - 2];
+  p.b_sn = bs.back();
   std::vector<int64_t> a_batch(a.begin(), a.end() - 2), b_batch(bd.begin(), bd.end() - 2);
-  if (b_batch.empty()) {
+  if (hasOperandView(node)) {
+    // Batches by the views' own strides (0 where an operand broadcasts).
+    p.a_offset = operandView(node, 0) ? operandView(node, 0)->offset : 0;
+    p.b_offset = operandView(node, 1) ? operandView(node, 1)->offset : 0;
+    p.batch_dims = broadcastShapes(a_batch, b_batch);
+    auto batchStrides = [&](const std::vector<int64_t>& dims, const std::vector<int64_t>& st) {
+      std::vector<int64_t> out(p.batch_dims.size(), 0);
+      const size_t lead = p.batch_dims.size() - dims.size();
+      for (size_t d = 0; d < dims.size(); ++d)
+        if (dims[d] != 1) out[lead + d] = st[d];
+      return out;
+    };
+    p.a_batch_strides = batchStrides(a_batch, as);
+    p.b_batch_strides = batchStrides(b_batch, bs);
+    for (int64_t d : p.batch_dims) p.batches *= d;
+  } else if (b_batch.empty()) {
     // A's batches are one [batches * M, K] matrix, Y's one [batches * M, N].
     for (int64_t d : a_batch) p.M *= d;
   } else {
@@ -460,8 +487,8 @@ void emitGemm(GpuKernelBuilder& kb) {
   }
   llvm::Value* k_begin = b.CreateMul(slice, c64(p.k_chunk), "k_begin");
   // This batch's matrices.
-  llvm::Value* a_base = c64(0);
-  llvm::Value* b_base = c64(0);
+  llvm::Value* a_base = c64(p.a_offset);
+  llvm::Value* b_base = c64(p.b_offset);
   llvm::Value* y_base = c64(0);
   if (p.batches > 1) {
     llvm::Value* z = z_batch;

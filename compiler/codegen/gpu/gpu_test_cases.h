@@ -267,6 +267,30 @@ inline std::vector<KernelCase> linalgCases() {
   addCase(cases, "MatMul/one row residual", "MatMul",
           {f32({2, 1, 300}), f32({2, 300, 77}), f32({77}), f32({2, 1, 77})},
           {{"fused_activation", std::string("Tanh")}});
+  // Operands read in place through views (ops/operand_view.h): attention's
+  // heads out of one [1, 40, 96] projection (2 heads of 16: Q at 0, K at 32
+  // read transposed, V at 64), on each tile and as matrix-vector products
+  // (B's k contiguous, then B's n).
+  auto view = [](Attrs a, int input, Ints shape, Ints strides, int64_t offset) {
+    const std::string p = input == 0 ? "a_view_" : "b_view_";
+    a[p + "shape"] = shape;
+    a[p + "strides"] = strides;
+    a[p + "offset"] = offset;
+    return a;
+  };
+  for (int64_t tile : {128, 64, 0}) {
+    Attrs a = view(view({}, 0, {1, 2, 40, 16}, {3840, 16, 96, 1}, 0), 1, {1, 2, 16, 40},
+                   {3840, 16, 1, 96}, 32);
+    if (tile) a["gpu_tile"] = tile;
+    addCase(cases, "MatMul/views QK" + (tile ? " tile " + std::to_string(tile) : std::string()),
+            "MatMul", {f32({1, 40, 96}), f32({1, 40, 96})}, a);
+  }
+  addCase(cases, "MatMul/views PV", "MatMul", {f32({1, 2, 40, 40}), f32({1, 40, 96})},
+          view({}, 1, {1, 2, 40, 16}, {3840, 16, 96, 1}, 64));
+  addCase(cases, "MatMul/one row views K", "MatMul", {f32({1, 96}), f32({1, 40, 96})},
+          view(view({}, 0, {2, 1, 16}, {16, 96, 1}, 0), 1, {2, 16, 40}, {16, 1, 96}, 32));
+  addCase(cases, "MatMul/one row views V", "MatMul", {f32({2, 1, 40}), f32({1, 40, 96})},
+          view({}, 1, {2, 40, 16}, {16, 96, 1}, 64));
   return cases;
 }
 

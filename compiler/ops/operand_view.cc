@@ -43,7 +43,8 @@ std::optional<OperandView> operandView(const Node& node, int input) {
   if (empty) return v;  // reads nothing
   // The last element read, o + sum (d_i - 1) * s_i, below the input's size;
   // each step checked before it is added (no overflow).
-  const std::string past = what + " reaches past its input of " + std::to_string(size) + " elements";
+  const std::string past =
+      what + " reaches past its input of " + std::to_string(size) + " elements";
   if (v.offset >= size) failNode(node, past);
   int64_t last = v.offset;
   for (size_t d = 0; d < v.shape.size(); ++d) {

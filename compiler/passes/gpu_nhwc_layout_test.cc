@@ -15,6 +15,7 @@
 #include "compiler/ir/op_registry.h"
 #include "compiler/ir/text.h"
 #include "compiler/ops/channels_last.h"
+#include "compiler/passes/pass_test_util.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/passes/shape_inference.h"
 
@@ -54,59 +55,27 @@ std::unique_ptr<Graph> cnn() {
   return g;
 }
 
-// The graph's outputs for input x, every node run by its op's reference.
-std::vector<std::vector<float>> evaluate(const Graph& g, const std::vector<float>& x) {
-  std::map<const Value*, std::vector<uint8_t>> memory;
-  memory[g.inputs[0]] = f32Bytes(x);
-  for (const auto& node : g.nodes) {
-    std::vector<const void*> in;
-    std::vector<void*> out;
-    for (const Value* v : node->inputs)
-      in.push_back(!v ? nullptr : v->isConstant() ? v->data->data() : memory.at(v).data());
-    for (const Value* v : node->outputs) {
-      memory[v].resize(v->type.bytes());
-      out.push_back(memory[v].data());
-    }
-    findOp(node->op)->reference(*node, in, out);
-  }
-  std::vector<std::vector<float>> outputs;
-  for (const Value* v : g.outputs) {
-    const std::vector<uint8_t>& bytes = memory.at(v);
-    outputs.emplace_back(bytes.size() / sizeof(float));
-    std::memcpy(outputs.back().data(), bytes.data(), bytes.size());
-  }
-  return outputs;
-}
-
-size_t count(const Graph& g, const std::string& op) {
-  size_t n = 0;
-  for (const auto& node : g.nodes) n += node->op == op;
-  return n;
-}
-
-const Node* named(const Graph& g, const std::string& name) {
-  for (const auto& node : g.nodes)
-    if (node->name == name) return node.get();
-  return nullptr;
-}
+using testing::countOps;
+using testing::evaluateByReferences;
+using testing::nodeNamed;
 
 TEST(GpuNhwcLayout, ConvertsTheCnnWithOneTransposeInAndOneOut) {
   std::unique_ptr<Graph> g = cnn();
   runGpuPasses(*g, [](const Node&) { return true; }, {GpuOffload::All});
-  EXPECT_EQ(count(*g, "nanoc.ConvNHWC"), 3u);
-  EXPECT_EQ(count(*g, "Conv"), 0u);
-  EXPECT_EQ(count(*g, "nanoc.MaxPoolNHWC"), 1u);
-  EXPECT_EQ(count(*g, "nanoc.GlobalAveragePoolNHWC"), 1u);
+  EXPECT_EQ(countOps(*g, "nanoc.ConvNHWC"), 3u);
+  EXPECT_EQ(countOps(*g, "Conv"), 0u);
+  EXPECT_EQ(countOps(*g, "nanoc.MaxPoolNHWC"), 1u);
+  EXPECT_EQ(countOps(*g, "nanoc.GlobalAveragePoolNHWC"), 1u);
   // In: x; out: %z (a Relu read by the graph's output). The pool's
   // [2, 1, 1, 16] goes back as a Reshape.
-  EXPECT_EQ(count(*g, "Transpose"), 2u);
-  EXPECT_EQ(count(*g, "Reshape"), 1u);
-  const Node* cat = named(*g, "cat");
+  EXPECT_EQ(countOps(*g, "Transpose"), 2u);
+  EXPECT_EQ(countOps(*g, "Reshape"), 1u);
+  const Node* cat = nodeNamed(*g, "cat");
   ASSERT_NE(cat, nullptr);
   EXPECT_EQ(cat->i("axis"), 3);
   // The scale and the residual Add are one chain after the layout
   // (runGpuPasses fuses chains last); its per-channel constant is [8] now.
-  const Node* residual = named(*g, "residual");
+  const Node* residual = nodeNamed(*g, "residual");
   ASSERT_NE(residual, nullptr);
   EXPECT_EQ(residual->op, "nanoc.Elementwise");
   EXPECT_EQ(residual->s("ops"), "Mul,Add");
@@ -120,7 +89,7 @@ TEST(GpuNhwcLayout, ConvertsTheCnnWithOneTransposeInAndOneOut) {
 TEST(GpuNhwcLayout, ReordersConvWeightsToKernelChannelsOut) {
   std::unique_ptr<Graph> g = cnn();
   runGpuPasses(*g, [](const Node&) { return true; }, {GpuOffload::All});
-  const Node* stem = named(*g, "stem");
+  const Node* stem = nodeNamed(*g, "stem");
   ASSERT_NE(stem, nullptr);
   ASSERT_EQ(stem->op, "nanoc.ConvNHWC");
   const Value* w = stem->inputs[1];
@@ -143,7 +112,8 @@ TEST(GpuNhwcLayout, ComputesWhatTheNchwGraphComputes) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> x(2 * 3 * 12 * 10);
   for (float& e : x) e = dist(rng);
-  std::vector<std::vector<float>> want = evaluate(*before, x), got = evaluate(*after, x);
+  std::vector<std::vector<float>> want = evaluateByReferences(*before, x),
+                                  got = evaluateByReferences(*after, x);
   ASSERT_EQ(got.size(), want.size());
   for (size_t o = 0; o < want.size(); ++o) {
     ASSERT_EQ(got[o].size(), want[o].size());
@@ -163,15 +133,15 @@ graph @t(%x: f32[1,4,8,8]) -> (%y) {
 )");
   inferShapes(*g);
   runGpuPasses(*g, [](const Node&) { return true; }, {GpuOffload::All});
-  EXPECT_EQ(count(*g, "Conv"), 1u);
-  EXPECT_EQ(count(*g, "Transpose"), 0u);
+  EXPECT_EQ(countOps(*g, "Conv"), 1u);
+  EXPECT_EQ(countOps(*g, "Transpose"), 0u);
 }
 
 TEST(GpuNhwcLayout, LeavesHostNodesAlone) {
   std::unique_ptr<Graph> g = cnn();
   EXPECT_EQ(runGpuPasses(*g, [](const Node&) { return false; }, {GpuOffload::All}), 0u);
-  EXPECT_EQ(count(*g, "Conv"), 3u);
-  EXPECT_EQ(count(*g, "nanoc.ConvNHWC"), 0u);
+  EXPECT_EQ(countOps(*g, "Conv"), 3u);
+  EXPECT_EQ(countOps(*g, "nanoc.ConvNHWC"), 0u);
 }
 
 }  // namespace

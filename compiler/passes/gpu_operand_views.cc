@@ -23,7 +23,8 @@ std::vector<int64_t> reshapedViewStrides(const std::vector<int64_t>& dims,
   std::vector<int64_t> out(new_dims.size(), 0);
   if (new_dims.empty()) return {};
   if (numel == 0 || dims.empty()) {
-    for (size_t d = new_dims.size(); d-- > 0;) out[d] = d + 1 == new_dims.size() ? 1 : out[d + 1] * new_dims[d + 1];
+    for (size_t d = new_dims.size(); d-- > 0;)
+      out[d] = d + 1 == new_dims.size() ? 1 : out[d + 1] * new_dims[d + 1];
     return out;
   }
   // Chunks of the old dims whose strides nest (each dim's stride the next

@@ -17,6 +17,7 @@
 #include "compiler/ir/text.h"
 #include "compiler/ops/operand_view.h"
 #include "compiler/passes/gpu_placement.h"
+#include "compiler/passes/pass_test_util.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/passes/shape_inference.h"
 
@@ -65,40 +66,9 @@ std::unique_ptr<Graph> attention() {
   return g;
 }
 
-std::vector<std::vector<float>> evaluate(const Graph& g, const std::vector<float>& x) {
-  std::map<const Value*, std::vector<uint8_t>> memory;
-  memory[g.inputs[0]] = f32Bytes(x);
-  for (const auto& node : g.nodes) {
-    std::vector<const void*> in;
-    std::vector<void*> out;
-    for (const Value* v : node->inputs)
-      in.push_back(!v ? nullptr : v->isConstant() ? v->data->data() : memory.at(v).data());
-    for (const Value* v : node->outputs) {
-      memory[v].resize(v->type.bytes());
-      out.push_back(memory[v].data());
-    }
-    findOp(node->op)->reference(*node, in, out);
-  }
-  std::vector<std::vector<float>> outputs;
-  for (const Value* v : g.outputs) {
-    const std::vector<uint8_t>& bytes = memory.at(v);
-    outputs.emplace_back(bytes.size() / sizeof(float));
-    std::memcpy(outputs.back().data(), bytes.data(), bytes.size());
-  }
-  return outputs;
-}
-
-size_t count(const Graph& g, const std::string& op) {
-  size_t n = 0;
-  for (const auto& node : g.nodes) n += node->op == op;
-  return n;
-}
-
-const Node* named(const Graph& g, const std::string& name) {
-  for (const auto& node : g.nodes)
-    if (node->name == name) return node.get();
-  return nullptr;
-}
+using testing::countOps;
+using testing::evaluateByReferences;
+using testing::nodeNamed;
 
 TEST(GpuOperandViews, ReshapedViewStridesSplitAndMergeNestedDims) {
   // [6, 8] of row stride 24 (a slice of [6, 24]): 8 -> 2 x 4 splits.
@@ -118,30 +88,31 @@ TEST(GpuOperandViews, FoldsTheHeadsIntoTheAttentionsProductsBitwise) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> x(48);
   for (float& e : x) e = dist(rng);
-  const std::vector<std::vector<float>> before = evaluate(*g, x);
+  const std::vector<std::vector<float>> before = evaluateByReferences(*g, x);
   GpuPassOptions options;
   options.offload = GpuOffload::All;
   options.split_k = nullptr;
-  runGpuPasses(*g, [](const Node&) { return true; }, options);
+  runGpuPasses(
+      *g, [](const Node&) { return true; }, options);
   // The three Slices, Q's and V's Transposes go; K's Transpose stays for
   // %kt2 (and so does its Reshape and Slice); so does the output's, whose
   // Reshape merges a transposed pair of dims.
-  EXPECT_EQ(count(*g, "Slice"), 1u);
-  EXPECT_EQ(count(*g, "Transpose"), 2u);
-  const Node* scores = named(*g, "scores");
+  EXPECT_EQ(countOps(*g, "Slice"), 1u);
+  EXPECT_EQ(countOps(*g, "Transpose"), 2u);
+  const Node* scores = nodeNamed(*g, "scores");
   ASSERT_NE(scores, nullptr);
   EXPECT_EQ(scores->inputs[0]->name, "qkv");
   EXPECT_EQ(scores->ints("a_view_shape"), (Ints{1, 2, 6, 4}));
   EXPECT_EQ(scores->ints("a_view_strides"), (Ints{144, 4, 24, 1}));
   EXPECT_EQ(scores->i("a_view_offset"), 0);
   EXPECT_FALSE(scores->has("b_view_shape"));
-  const Node* pv = named(*g, "pv");
+  const Node* pv = nodeNamed(*g, "pv");
   ASSERT_NE(pv, nullptr);
   EXPECT_EQ(pv->inputs[1]->name, "qkv");
   EXPECT_EQ(pv->ints("b_view_strides"), (Ints{144, 4, 24, 1}));
   EXPECT_EQ(pv->i("b_view_offset"), 16);
-  EXPECT_FALSE(named(*g, "out")->has("a_view_shape"));
-  const std::vector<std::vector<float>> after = evaluate(*g, x);
+  EXPECT_FALSE(nodeNamed(*g, "out")->has("a_view_shape"));
+  const std::vector<std::vector<float>> after = evaluateByReferences(*g, x);
   ASSERT_EQ(before.size(), after.size());
   for (size_t o = 0; o < before.size(); ++o) {
     ASSERT_EQ(before[o].size(), after[o].size());
@@ -180,11 +151,11 @@ graph @t(%a: f32[40], %b: f32[4,3]) -> (%y) {
   // [5, 4] of row stride 8 from element 3: last 3 + 4 * 8 + 3 = 38 < 40.
   std::unique_ptr<Graph> ok = mm({5, 4}, {8, 1}, 3);
   EXPECT_EQ(ok->outputs[0]->type.dims, (Ints{5, 3}));
-  EXPECT_THROW(mm({5, 4}, {8, 1}, 6), CompileError);           // 41: past the end
+  EXPECT_THROW(mm({5, 4}, {8, 1}, 6), CompileError);                 // 41: past the end
   EXPECT_THROW(mm({5, 4}, {int64_t{1} << 62, 1}, 0), CompileError);  // no overflow
-  EXPECT_THROW(mm({5, 4}, {8, -1}, 4), CompileError);           // negative stride
-  EXPECT_THROW(mm({5, 4}, {8}, 0), CompileError);               // one stride short
-  EXPECT_THROW(mm({5, 3}, {8, 1}, 0), CompileError);            // K differs from B's
+  EXPECT_THROW(mm({5, 4}, {8, -1}, 4), CompileError);                // negative stride
+  EXPECT_THROW(mm({5, 4}, {8}, 0), CompileError);                    // one stride short
+  EXPECT_THROW(mm({5, 3}, {8, 1}, 0), CompileError);                 // K differs from B's
 }
 
 }  // namespace

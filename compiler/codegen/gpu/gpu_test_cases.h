@@ -287,6 +287,13 @@ inline std::vector<KernelCase> linalgCases() {
   }
   addCase(cases, "MatMul/views PV", "MatMul", {f32({1, 2, 40, 40}), f32({1, 40, 96})},
           view({}, 1, {1, 2, 40, 16}, {3840, 16, 96, 1}, 64));
+  // A view split along K (K = 256 in 2 slices of 128): each slice's rows
+  // read from the view's own strides.
+  {
+    Attrs a = view({}, 0, {1, 2, 40, 256}, {20480, 256, 512, 1}, 0);
+    a["split_k_chunk"] = int64_t{128};
+    addCase(cases, "MatMul/views split K", "MatMul", {f32({1, 40, 512}), f32({1, 2, 256, 24})}, a);
+  }
   addCase(cases, "MatMul/one row views K", "MatMul", {f32({1, 96}), f32({1, 40, 96})},
           view(view({}, 0, {2, 1, 16}, {16, 96, 1}, 0), 1, {2, 16, 40}, {16, 1, 96}, 32));
   addCase(cases, "MatMul/one row views V", "MatMul", {f32({2, 1, 40}), f32({1, 40, 96})},

@@ -20,13 +20,9 @@ std::vector<int64_t> reshapedViewStrides(const std::vector<int64_t>& dims,
                                          const std::vector<int64_t>& new_dims) {
   const int64_t numel = product(dims, 0, dims.size());
   if (numel != product(new_dims, 0, new_dims.size())) return {};
-  std::vector<int64_t> out(new_dims.size(), 0);
   if (new_dims.empty()) return {};
-  if (numel == 0 || dims.empty()) {
-    for (size_t d = new_dims.size(); d-- > 0;)
-      out[d] = d + 1 == new_dims.size() ? 1 : out[d + 1] * new_dims[d + 1];
-    return out;
-  }
+  if (numel == 0 || dims.empty()) return stridesOf(new_dims);
+  std::vector<int64_t> out(new_dims.size(), 0);
   // Chunks of the old dims whose strides nest (each dim's stride the next
   // one's times its size, dims of size 1 aside) map to runs of new dims with
   // the chunk's innermost stride (PyTorch's computeStride).
@@ -131,8 +127,7 @@ size_t foldGpuOperandViews(Graph& graph) {
           --j;
         } else {
           v.shape = base->type.dims;
-          v.strides.assign(v.shape.size(), 1);
-          for (size_t d = v.shape.size(); d-- > 1;) v.strides[d - 1] = v.strides[d] * v.shape[d];
+          v.strides = stridesOf(v.shape);
           if (v.shape.empty()) continue;
         }
         bool ok = true;

@@ -62,6 +62,7 @@
 #include "compiler/ops/broadcast.h"
 #include "compiler/ops/channels_last.h"
 #include "compiler/ops/conv.h"
+#include "compiler/ops/data_movement.h"
 #include "compiler/ops/epilogue.h"
 #include "compiler/ops/gemm.h"
 #include "compiler/ops/operand_view.h"
@@ -171,17 +172,13 @@ GemmPlan matmulPlan(const Node& node) {
   if (node.outputs.size() != 1 || !node.inputs[0] || !node.inputs[1])
     throw CompileError("node '" + node.name + "' (MatMul): malformed");
   requireF32(node);
-  std::vector<int64_t> a = operandType(node, 0).dims, bd = operandType(node, 1).dims;
+  const std::optional<OperandView> va = operandView(node, 0), vb = operandView(node, 1);
+  std::vector<int64_t> a = va ? va->shape : node.inputs[0]->type.dims;
+  std::vector<int64_t> bd = vb ? vb->shape : node.inputs[1]->type.dims;
   if (a.empty() || bd.empty())
     throw CompileError("node '" + node.name + "' (MatMul): operands must have rank >= 1");
   // Each operand's element strides: its view's, or dense row-major.
-  auto stridesOf = [&](int input, const std::vector<int64_t>& dims) {
-    if (std::optional<OperandView> v = operandView(node, input)) return v->strides;
-    std::vector<int64_t> st(dims.size(), 1);
-    for (size_t d = dims.size(); d-- > 1;) st[d - 1] = st[d] * dims[d];
-    return st;
-  };
-  std::vector<int64_t> as = stridesOf(0, a), bs = stridesOf(1, bd);
+  std::vector<int64_t> as = va ? va->strides : stridesOf(a), bs = vb ? vb->strides : stridesOf(bd);
   if (a.size() == 1) a.insert(a.begin(), 1), as.insert(as.begin(), 0);
   if (bd.size() == 1) bd.push_back(1), bs.push_back(0);
   GemmPlan p;
@@ -194,11 +191,14 @@ GemmPlan matmulPlan(const Node& node) {
   p.a_sk = as.back();
   p.b_sk = bs[bs.size() - 2];
   p.b_sn = bs.back();
+  p.a_offset = va ? va->offset : 0;
+  p.b_offset = vb ? vb->offset : 0;
   std::vector<int64_t> a_batch(a.begin(), a.end() - 2), b_batch(bd.begin(), bd.end() - 2);
-  if (hasOperandView(node)) {
-    // Batches by the views' own strides (0 where an operand broadcasts).
-    p.a_offset = operandView(node, 0) ? operandView(node, 0)->offset : 0;
-    p.b_offset = operandView(node, 1) ? operandView(node, 1)->offset : 0;
+  if (b_batch.empty() && !va && !vb) {
+    // A's batches are one [batches * M, K] matrix, Y's one [batches * M, N].
+    for (int64_t d : a_batch) p.M *= d;
+  } else {
+    // Each batch dim's element stride in A and B, 0 where one broadcasts.
     p.batch_dims = broadcastShapes(a_batch, b_batch);
     auto batchStrides = [&](const std::vector<int64_t>& dims, const std::vector<int64_t>& st) {
       std::vector<int64_t> out(p.batch_dims.size(), 0);
@@ -209,16 +209,6 @@ GemmPlan matmulPlan(const Node& node) {
     };
     p.a_batch_strides = batchStrides(a_batch, as);
     p.b_batch_strides = batchStrides(b_batch, bs);
-    for (int64_t d : p.batch_dims) p.batches *= d;
-  } else if (b_batch.empty()) {
-    // A's batches are one [batches * M, K] matrix, Y's one [batches * M, N].
-    for (int64_t d : a_batch) p.M *= d;
-  } else {
-    p.batch_dims = broadcastShapes(a_batch, b_batch);
-    p.a_batch_strides = broadcastStrides(a_batch, p.batch_dims);
-    p.b_batch_strides = broadcastStrides(b_batch, p.batch_dims);
-    for (int64_t& s : p.a_batch_strides) s *= p.M * p.K;
-    for (int64_t& s : p.b_batch_strides) s *= p.K * p.N;
     for (int64_t d : p.batch_dims) p.batches *= d;
   }
   if (node.outputs[0]->type.numel() != kSlicesOf(node, p.K).count * p.batches * p.M * p.N)
@@ -393,7 +383,7 @@ Tile tileFor(const Node& node, const GemmPlan& p) {
 // reads of B's rows), their sums added in shared memory in warp order.
 // Each lane keeps kGemvChains independent sums. Exact f32 in every
 // gpu_precision mode (tensor cores need 16 rows).
-constexpr int64_t kGemvChains = 4;
+constexpr int64_t kGemvChains = 4;  // a power of two: summed pairwise
 bool isGemv(const Node& node, const GemmPlan& p) {
   return p.M == 1 && !p.conv && p.k_chunk == 0 && node.i(kGpuTileAttribute, 0) == 0;
 }
@@ -596,11 +586,13 @@ void emitGemm(GpuKernelBuilder& kb) {
           return out;
         },
         "kgemv");
-    llvm::Value* sum = b.CreateFAdd(b.CreateFAdd(sums[0], sums[1]), b.CreateFAdd(sums[2], sums[3]));
-    llvm::Value* lane = b.CreateAnd(tid, c32(kWarpSize - 1));
+    // The lane's sums pairwise, in a fixed order: (0 + 1) + (2 + 3).
+    for (size_t width = sums.size(); width > 1; width /= 2)
+      for (size_t i = 0; i < width / 2; ++i) sums[i] = b.CreateFAdd(sums[2 * i], sums[2 * i + 1]);
+    llvm::Value* sum = sums[0];
     if (along_k) {
       sum = warpSumF32(b, sum);
-      emitIf(b, b.CreateICmpEQ(lane, c32(0)),
+      emitIf(b, b.CreateICmpEQ(lane64, c64(0)),
              [&] { storeOne(sum, c32(0), b.CreateTrunc(o, b.getInt32Ty())); });
       return;
     }

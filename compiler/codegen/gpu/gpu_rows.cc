@@ -53,9 +53,10 @@ GpuLaunch rowLaunch(int64_t rows) {
 }
 
 llvm::Value* warpReduce(llvm::IRBuilder<>& b, llvm::Value* v, bool max) {
+  if (!max) return warpSumF32(b, v);
   for (uint32_t mask = kWarpSize / 2; mask > 0; mask /= 2) {
     llvm::Value* other = shuffleXorF32(b, v, mask);
-    v = max ? b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, v, other) : b.CreateFAdd(v, other);
+    v = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, v, other);
   }
   return v;
 }

@@ -287,6 +287,11 @@ ArenaPlan planBuffers(const Graph& graph, const ArenaPlanner& planner,
     BufferSlice slice = plan.at(whole.first);
     slice.offset += whole.second;
     slice.size = in->type.bytes();
+    // A part starts a multiple of kAlign bytes into the result: its own
+    // alignment is what that start keeps (a device result's 256 bytes need
+    // not hold for its parts, and nanort refuses a buffer whose offset is not
+    // a multiple of its alignment).
+    while (slice.alignment > 1 && slice.offset % slice.alignment != 0) slice.alignment /= 2;
     plan.slices[in] = slice;
   }
   for (const auto& [view, owner] : root) {

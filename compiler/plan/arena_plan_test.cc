@@ -5,6 +5,7 @@
 #include <random>
 
 #include "compiler/ir/error.h"
+#include "compiler/passes/gpu_placement.h"
 
 namespace nanoc {
 namespace {
@@ -194,6 +195,34 @@ TEST(ArenaPlan, ConcatCopiesWhenItsInputsCannotBeSlices) {
   EXPECT_EQ(planOf(0), 0u);
   EXPECT_EQ(planOf(1), 1u);
   for (int which : {2, 3, 4, 5, 6}) EXPECT_EQ(planOf(which), 0u) << which;
+}
+
+// A Concat on the GPU: its result is a device buffer on a 256-byte
+// boundary, and a part that starts 64 bytes in keeps only 64 of it (nanort
+// refuses a buffer whose offset is not a multiple of its alignment: a
+// shufflenet_v2 compiled for sm_90 was, on an H100).
+TEST(ArenaPlan, DeviceConcatPartsKeepTheAlignmentOfTheirStart) {
+  Graph g;
+  Value* x = g.addInput("x", f32({1, 16}));
+  auto gpu = [](Value* v) {
+    v->producer->attrs[kDeviceAttribute] = std::string(kGpuDevice);
+    return v;
+  };
+  Value* up = gpu(add(g, "nanoc.ToDevice", {x}, f32({1, 16})));
+  Value* a = gpu(add(g, "Relu", {up}, f32({1, 16})));  // 64 bytes
+  Value* b = gpu(add(g, "Neg", {up}, f32({1, 48})));   // starts 64 bytes in
+  Value* c = gpu(concat(g, {a, b}, 1, f32({1, 64})));
+  c = gpu(add(g, "Relu", {c}, f32({1, 64})));
+  g.outputs = {add(g, "nanoc.ToHost", {c}, f32({1, 64}))};
+  ArenaPlan plan = planBuffers(g);
+  ASSERT_EQ(plan.aliased.size(), 1u);
+  const BufferSlice& whole = plan.at(b->producer->outputs[0]);
+  EXPECT_EQ(whole.kind, BufferKind::Device);
+  EXPECT_EQ(whole.offset, plan.at(a).offset + 64);
+  EXPECT_EQ(plan.at(a).alignment, ArenaPlan::kDeviceAlignment);
+  EXPECT_EQ(whole.alignment, 64u);
+  for (const auto& [v, slice] : plan.slices)
+    if (slice.alignment != 0) EXPECT_EQ(slice.offset % slice.alignment, 0u) << v->name;
 }
 
 // 3 to 22 Adds of earlier values, of random sizes (with `like_rhs`, half of

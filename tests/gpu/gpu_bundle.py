@@ -81,6 +81,9 @@ def main() -> int:
     p.add_argument("--python-package", dest="python_package",
                    help="an installed nanort Python package (its folder, e.g. "
                         "build/tests/python/site/nanort) for torch_cuda_arrays.py")
+    p.add_argument("--keep-onnx", dest="keep_onnx", action="store_true",
+                   help="keep every model's .onnx, for ort_cuda_peer.py and the PyTorch peer "
+                        "(by default only PEER_MODELS keep theirs)")
     args = p.parse_args()
 
     out = os.path.abspath(args.out)
@@ -121,7 +124,7 @@ def main() -> int:
                "--name", name, "--no-progress"] + (["--gpu-offload=all"] if case.build else [])
         cmd += args.nanoc_flags
         r = subprocess.run(cmd, capture_output=True, text=True)
-        if source not in PEER_MODELS:  # the PyTorch peer reads the others
+        if source not in PEER_MODELS and not args.keep_onnx:  # the peers read the others
             os.remove(model_path)
         entry = {"name": name, "compiled": r.returncode == 0, "error": r.stderr.strip()[-2000:],
                  "inputs": [], "outputs": []}

@@ -40,6 +40,30 @@
 
 namespace nanoc::cpu::testing {
 
+// A Resize node's canonical attributes (compiler/ops/README.md), shared by
+// the CPU and GPU lowering tests: nearest rounds half down, no antialias,
+// no extrapolation; roi defaults to the whole input.
+inline std::map<std::string, Attr> resizeAttrs(const std::string& mode,
+                                               const std::string& transform,
+                                               std::vector<int64_t> sizes,
+                                               std::vector<double> scales,
+                                               std::vector<double> roi = {}) {
+  if (roi.empty()) {
+    roi.assign(sizes.size(), 0.0);
+    roi.resize(2 * sizes.size(), 1.0);
+  }
+  return {{"mode", mode},
+          {"coordinate_transformation_mode", transform},
+          {"nearest_mode", std::string("round_prefer_floor")},
+          {"cubic_coeff_a", -0.75},
+          {"exclude_outside", int64_t{0}},
+          {"extrapolation_value", 0.0},
+          {"antialias", int64_t{0}},
+          {"sizes", std::move(sizes)},
+          {"scales", std::move(scales)},
+          {"roi", std::move(roi)}};
+}
+
 // The elementwise table's test sweep, shared by the CPU and GPU lowering
 // tests: one dtype of each width and signedness (then the ones only the rows
 // that take any dtype accept: Cast, Equal, Where), and the attributes each

@@ -14,28 +14,13 @@ namespace nanoc::cpu {
 namespace {
 
 using testing::expectLoweringMatchesReference;
+using testing::resizeAttrs;
 using Attrs = std::map<std::string, Attr>;
 using Dims = std::vector<int64_t>;
 
 TensorType f32(Dims dims) { return {DType::F32, std::move(dims)}; }
 
 // ---------------------------------------------------------------- Resize
-
-Attrs resizeAttrs(const std::string& mode, const std::string& ctm, Dims sizes,
-                  std::vector<double> scales) {
-  std::vector<double> roi(sizes.size(), 0.0);
-  roi.resize(2 * sizes.size(), 1.0);
-  return {{"mode", mode},
-          {"coordinate_transformation_mode", ctm},
-          {"nearest_mode", std::string("round_prefer_floor")},
-          {"cubic_coeff_a", -0.75},
-          {"exclude_outside", int64_t{0}},
-          {"extrapolation_value", 0.0},
-          {"antialias", int64_t{0}},
-          {"sizes", sizes},
-          {"scales", scales},
-          {"roi", roi}};
-}
 
 TEST(ResizeLowering, EveryModeAndCoordinateTransformation) {
   uint64_t seed = 1;

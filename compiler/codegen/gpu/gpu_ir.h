@@ -85,5 +85,6 @@ std::vector<std::pair<std::string, GpuLowering>> reduceGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> transposeGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> dataMovementGpuLowerings();
 std::vector<std::pair<std::string, GpuLowering>> batchNormGpuLowerings();
+std::vector<std::pair<std::string, GpuLowering>> upsampleGpuLowerings();  // ConvTranspose, Resize
 
 }  // namespace nanoc::gpu

@@ -167,6 +167,7 @@ TEST_P(GpuKernels, SoftmaxNorm) { run(rowCases(), "rows"); }
 TEST_P(GpuKernels, Pool) { run(testing::poolCases(), "pools"); }
 TEST_P(GpuKernels, Reduce) { run(testing::reduceCases(), "reductions"); }
 TEST_P(GpuKernels, DataMovement) { run(testing::dataMovementCases(), "data movement"); }
+TEST_P(GpuKernels, Upsample) { run(testing::upsampleCases(), "upsampling"); }
 
 INSTANTIATE_TEST_SUITE_P(Sm, GpuKernels, ::testing::ValuesIn(gpuProfileNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
@@ -242,7 +243,7 @@ TEST(GpuTarget, PtxShape) {
 }
 
 TEST(GpuTarget, WhatHasNoGpuLowering) {
-  EXPECT_EQ(findGpuLowering("ConvTranspose"), nullptr);
+  EXPECT_EQ(findGpuLowering("DeformConv"), nullptr);
   EXPECT_NE(findGpuLowering("Add"), nullptr);
   EXPECT_NE(findGpuLowering("nanoc.Elementwise"), nullptr);
   // A LayerNormalization whose Scale broadcasts partly over the row: not on

@@ -17,7 +17,7 @@ const std::map<std::string, GpuLowering, std::less<>>& lowerings() {
     std::map<std::string, GpuLowering, std::less<>> t;
     for (auto* group : {&elementwiseGpuLowerings, &matmulGpuLowerings, &rowGpuLowerings,
                         &poolGpuLowerings, &reduceGpuLowerings, &transposeGpuLowerings,
-                        &dataMovementGpuLowerings, &batchNormGpuLowerings})
+                        &dataMovementGpuLowerings, &batchNormGpuLowerings, &upsampleGpuLowerings})
       for (auto& [name, lowering] : (*group)()) t.emplace(name, std::move(lowering));
     return t;
   }();

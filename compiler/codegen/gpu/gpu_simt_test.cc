@@ -167,6 +167,13 @@ TEST(GpuSimt, SoftmaxNorm) { expectCasesMatchReference(testing::rowCases(), 3); 
 TEST(GpuSimt, Pool) { expectCasesMatchReference(testing::poolCases(), 4); }
 TEST(GpuSimt, Reduce) { expectCasesMatchReference(testing::reduceCases(), 5); }
 TEST(GpuSimt, DataMovement) { expectCasesMatchReference(testing::dataMovementCases(), 6); }
+TEST(GpuSimt, Upsample) {
+  // Every case has a GPU kernel (expectCasesMatchReference skips those that
+  // do not).
+  for (const KernelCase& c : testing::upsampleCases())
+    EXPECT_TRUE(hasGpuLowering(*c.graph->node)) << c.label;
+  expectCasesMatchReference(testing::upsampleCases(), 7);
+}
 
 // The emulator fails what would hang a GPU: a barrier that half the block
 // skips, a shuffle that half a warp skips; and runs the same kernel with

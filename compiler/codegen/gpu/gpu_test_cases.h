@@ -16,6 +16,7 @@
 namespace nanoc::gpu::testing {
 
 using cpu::testing::makeSingleNodeGraphWithAbsent;
+using cpu::testing::resizeAttrs;
 using cpu::testing::SingleNodeGraph;
 using Attrs = std::map<std::string, Attr>;
 using Ints = std::vector<int64_t>;
@@ -411,6 +412,49 @@ inline std::vector<KernelCase> poolCases() {
           {f32({1, 13, 13, 1000})}, {});
   addCase(cases, "GlobalMaxPool/7x7", "GlobalMaxPool", {f32({2, 64, 7, 7})}, {});
   addCase(cases, "GlobalMaxPool/3-D", "GlobalMaxPool", {f32({1, 3, 4, 5, 6})}, {});
+  return cases;
+}
+
+inline Attrs convTransposeAttrs(Ints kernel, Ints pads, Ints strides, Ints dilations,
+                                Ints output_padding, int64_t group) {
+  return {{"kernel_shape", std::move(kernel)},
+          {"pads", std::move(pads)},
+          {"strides", std::move(strides)},
+          {"dilations", std::move(dilations)},
+          {"output_padding", std::move(output_padding)},
+          {"group", group}};
+}
+
+// ConvTranspose (a U-Net's 2 x 2 stride-2 up-convolution with a bias; pads,
+// output_padding and groups; 1-D dilated; 3-D) and Resize (linear,
+// nearest, cubic, antialiased linear downscale, tf_crop_and_resize's
+// extrapolation), as a U-Net's decoder runs them.
+inline std::vector<KernelCase> upsampleCases() {
+  std::vector<KernelCase> cases;
+  addCase(cases, "ConvTranspose/2x2 s2 bias", "ConvTranspose",
+          {f32({1, 8, 5, 6}), f32({8, 4, 2, 2}), f32({4})},
+          convTransposeAttrs({2, 2}, {0, 0, 0, 0}, {2, 2}, {1, 1}, {0, 0}, 1));
+  addCase(cases, "ConvTranspose/3x3 s2 pads output_padding groups", "ConvTranspose",
+          {f32({2, 4, 5, 5}), f32({4, 3, 3, 3})},
+          convTransposeAttrs({3, 3}, {1, 0, 1, 2}, {2, 2}, {1, 1}, {1, 0}, 2));
+  addCase(cases, "ConvTranspose/1-D s3 dilated", "ConvTranspose",
+          {f32({1, 3, 7}), f32({3, 2, 3}), f32({2})},
+          convTransposeAttrs({3}, {1, 1}, {3}, {2}, {0}, 1));
+  addCase(cases, "ConvTranspose/3-D", "ConvTranspose", {f32({1, 2, 3, 3, 3}), f32({2, 2, 2, 2, 2})},
+          convTransposeAttrs({2, 2, 2}, {0, 0, 0, 0, 0, 0}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}, 1));
+  addCase(cases, "Resize/linear half_pixel 2x", "Resize", {f32({1, 5, 7, 9})},
+          resizeAttrs("linear", "half_pixel", {1, 5, 14, 18}, {1, 1, 2, 2}));
+  addCase(cases, "Resize/nearest asymmetric 3x", "Resize", {f32({2, 3, 4, 5})},
+          resizeAttrs("nearest", "asymmetric", {2, 3, 12, 15}, {1, 1, 3, 3}));
+  addCase(cases, "Resize/cubic align_corners", "Resize", {f32({1, 2, 6, 7})},
+          resizeAttrs("cubic", "align_corners", {1, 2, 11, 5}, {1, 1, 11.0 / 6, 5.0 / 7}));
+  Attrs antialias = resizeAttrs("linear", "pytorch_half_pixel", {1, 3, 5, 4}, {1, 1, 0.5, 0.4});
+  antialias["antialias"] = int64_t{1};
+  addCase(cases, "Resize/linear antialiased down", "Resize", {f32({1, 3, 10, 10})}, antialias);
+  Attrs crop = resizeAttrs("linear", "tf_crop_and_resize", {1, 2, 6, 6}, {1, 1, 1.5, 1.5},
+                           {0, 0, -0.25, 0.1, 1, 1, 1.2, 0.9});
+  crop["extrapolation_value"] = 7.5;
+  addCase(cases, "Resize/tf_crop_and_resize outside", "Resize", {f32({1, 2, 4, 4})}, crop);
   return cases;
 }
 

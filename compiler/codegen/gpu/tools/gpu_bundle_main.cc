@@ -35,8 +35,9 @@ using testing::KernelCase;
 
 std::vector<KernelCase> allCases() {
   std::vector<KernelCase> cases;
-  for (auto* group : {&testing::elementwiseCases, &testing::linalgCases, &testing::rowCases,
-                      &testing::poolCases, &testing::reduceCases, &testing::dataMovementCases})
+  for (auto* group :
+       {&testing::elementwiseCases, &testing::linalgCases, &testing::rowCases, &testing::poolCases,
+        &testing::reduceCases, &testing::dataMovementCases, &testing::upsampleCases})
     for (KernelCase& c : (*group)()) cases.push_back(std::move(c));
   // The tensor-core GEMMs (make leaves out what the SM lacks).
   for (KernelCase& c : testing::mmaCases("f16", "m16n8k8")) cases.push_back(std::move(c));

@@ -15,7 +15,9 @@ namespace {
 constexpr const char* kForms[][2] = {{"Conv", "nanoc.ConvNHWC"},
                                      {"MaxPool", "nanoc.MaxPoolNHWC"},
                                      {"AveragePool", "nanoc.AveragePoolNHWC"},
-                                     {"GlobalAveragePool", "nanoc.GlobalAveragePoolNHWC"}};
+                                     {"GlobalAveragePool", "nanoc.GlobalAveragePoolNHWC"},
+                                     {"ConvTranspose", "nanoc.ConvTransposeNHWC"},
+                                     {"Resize", "nanoc.ResizeNHWC"}};
 
 // How the base op lays out input `index` of a channels-last node, from how
 // the channels-last node holds it: X channels-first, Conv's W from
@@ -90,10 +92,10 @@ void partialConvReference(const Node& node, const std::vector<const void*>& in,
 OpSchema makeChannelsLastSchema(const std::string& base, const std::string& name) {
   OpSchema schema;
   schema.name = name;
-  // Conv: X, W, B?, the fused residual? (channels-last, as the output); the
-  // pools: X.
-  schema.min_inputs = base == "Conv" ? 2 : 1;
-  schema.max_inputs = base == "Conv" ? 4 : 1;
+  // Conv: X, W, B?, the fused residual? (channels-last, as the output);
+  // ConvTranspose: X, W, B?; the pools and Resize: X.
+  schema.min_inputs = base == "Conv" || base == "ConvTranspose" ? 2 : 1;
+  schema.max_inputs = base == "Conv" ? 4 : base == "ConvTranspose" ? 3 : 1;
   // The base op's schema is looked up when used: the table is still being
   // built when this one is made.
   schema.infer = [base](const Node& node) {

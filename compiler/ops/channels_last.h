@@ -13,9 +13,15 @@
 //   nanoc.MaxPoolNHWC, nanoc.AveragePoolNHWC (X [N, in..., C])
 //       {the pool's attributes} -> [N, out..., C]
 //   nanoc.GlobalAveragePoolNHWC(X [N, in..., C]) -> [N, 1..., C]
+//   nanoc.ConvTransposeNHWC(X [N, in..., C], W [C, M / group, kernel...],
+//       B [M]?) {ConvTranspose's attributes} -> Y [N, out..., M]
+//     W keeps ConvTranspose's layout.
+//   nanoc.ResizeNHWC(X [N, in..., C]) {Resize's attributes, their per-axis
+//       lists in the NCHW order of the base op} -> [N, out..., C]
 //
 // Each takes its base op's attributes unchanged (kernel_shape, pads,
-// strides, dilations, group, ceil_mode, count_include_pad).
+// strides, dilations, group, ceil_mode, count_include_pad, Resize's sizes,
+// scales and roi).
 //
 // A ConvNHWC split along K (ops/split_k.h) computes partial sums:
 //   nanoc.ConvNHWC(X, W) {..., split_k_chunk = Kc} -> P [S, N, out..., M]

@@ -86,8 +86,17 @@ class GpuNhwcLayout {
         if (key.rfind("fused_", 0) == 0) return Kind::Plain;
       return Kind::Conv;
     }
-    if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool")
+    if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "Resize")
       return node.inputs.size() == 1 && nhwc_.count(node.inputs[0]) ? Kind::Pool : Kind::Plain;
+    if (op == "ConvTranspose") {
+      // Its weights and bias keep their layout (nanoc.ConvTransposeNHWC).
+      if (node.inputs.size() < 2 || node.inputs.size() > 3 || !nhwc_.count(node.inputs[0]) ||
+          !node.inputs[1] || !node.inputs[1]->isConstant())
+        return Kind::Plain;
+      if (node.inputs.size() > 2 && node.inputs[2] && !node.inputs[2]->isConstant())
+        return Kind::Plain;
+      return Kind::Pool;
+    }
     if (op == "Concat") {
       if (node.i("axis") != 1) return Kind::Plain;
       for (const Value* in : node.inputs)

@@ -5,8 +5,11 @@
 //
 //   Conv (2-D, f32, constant W and B)      -> nanoc.ConvNHWC, W reordered at
 //     compile time to [kH, kW, C / group, M] (a [K, M] GEMM operand)
-//   MaxPool, AveragePool, GlobalAveragePool of a channels-last X
+//   MaxPool, AveragePool, GlobalAveragePool, Resize of a channels-last X
 //                                          -> nanoc.MaxPoolNHWC, ...
+//   ConvTranspose of a channels-last X (constant W and B)
+//                                          -> nanoc.ConvTransposeNHWC, W
+//     and B as they are
 //   Concat along the channels (axis 1) of channels-last inputs
 //                                          -> the same Concat along axis 3
 //   an elementwise op (a row of ops/elementwise_table.h, nanoc.Elementwise)

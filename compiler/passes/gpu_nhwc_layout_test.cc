@@ -123,6 +123,48 @@ TEST(GpuNhwcLayout, ComputesWhatTheNchwGraphComputes) {
   }
 }
 
+// A U-Net's decoder: a stride-2 ConvTranspose and a linear 2x Resize of
+// channels-last maps stay channels-last (their NHWC forms), so each Concat
+// with its skip connection and the Conv after it need no Transpose; the
+// results are the NCHW graph's.
+constexpr const char* kDecoder = R"(
+graph @t(%x: f32[1,3,8,8]) -> (%y) {
+  %w0 = constant f32[8,3,3,3] dense<0.125>
+  %wu = constant f32[8,4,2,2] dense<0.25>
+  %bu = constant f32[4] dense<0.5>
+  %w1 = constant f32[4,12,3,3] dense<0.0625>
+  %e = Conv(%x, %w0) {dilations = [1, 1], group = 1, kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]} name "enc"
+  %u = ConvTranspose(%e, %wu, %bu) {dilations = [1, 1], group = 1, kernel_shape = [2, 2], output_padding = [0, 0], pads = [0, 0, 0, 0], strides = [2, 2]} name "up"
+  %r = Resize(%e) {antialias = 0, coordinate_transformation_mode = "half_pixel", cubic_coeff_a = -0.75, exclude_outside = 0, extrapolation_value = 0.0, mode = "linear", nearest_mode = "floor", roi = [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0], scales = [1.0, 1.0, 2.0, 2.0], sizes = [1, 8, 8, 8]} name "resize"
+  %cat = Concat(%u, %r) {axis = 1} name "cat"
+  %y = Conv(%cat, %w1) {dilations = [1, 1], group = 1, kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [1, 1]} name "dec"
+}
+)";
+
+TEST(GpuNhwcLayout, KeepsAUNetDecoderChannelsLast) {
+  std::unique_ptr<Graph> before = parseGraph(kDecoder), after = parseGraph(kDecoder);
+  inferShapes(*before);
+  inferShapes(*after);
+  runGpuPasses(*after, [](const Node&) { return true; }, {GpuOffload::All});
+  EXPECT_EQ(countOps(*after, "nanoc.ConvTransposeNHWC"), 1u);
+  EXPECT_EQ(countOps(*after, "nanoc.ResizeNHWC"), 1u);
+  EXPECT_EQ(countOps(*after, "Transpose"), 2u);  // x in, y out
+  const Node* up = nodeNamed(*after, "up");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->inputs[1]->type.dims, (std::vector<int64_t>{8, 4, 2, 2}));  // W as it was
+  EXPECT_EQ(nodeNamed(*after, "cat")->i("axis"), 3);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> x(3 * 8 * 8);
+  for (float& e : x) e = dist(rng);
+  std::vector<std::vector<float>> want = evaluateByReferences(*before, x),
+                                  got = evaluateByReferences(*after, x);
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].size(), want[0].size());
+  for (size_t i = 0; i < want[0].size(); ++i)
+    EXPECT_NEAR(got[0][i], want[0][i], 1e-5f * (1.0f + std::abs(want[0][i]))) << i;
+}
+
 TEST(GpuNhwcLayout, LeavesALoneConvInNchw) {
   // Two Transposes around one Conv would cost more than they save.
   std::unique_ptr<Graph> g = parseGraph(R"(

@@ -428,7 +428,8 @@ inline Attrs convTransposeAttrs(Ints kernel, Ints pads, Ints strides, Ints dilat
 // ConvTranspose (a U-Net's 2 x 2 stride-2 up-convolution with a bias; pads,
 // output_padding and groups; 1-D dilated; 3-D) and Resize (linear,
 // nearest, cubic, antialiased linear downscale, tf_crop_and_resize's
-// extrapolation), as a U-Net's decoder runs them.
+// extrapolation), as a U-Net's decoder runs them; and their channels-last
+// forms.
 inline std::vector<KernelCase> upsampleCases() {
   std::vector<KernelCase> cases;
   addCase(cases, "ConvTranspose/2x2 s2 bias", "ConvTranspose",
@@ -455,6 +456,17 @@ inline std::vector<KernelCase> upsampleCases() {
                            {0, 0, -0.25, 0.1, 1, 1, 1.2, 0.9});
   crop["extrapolation_value"] = 7.5;
   addCase(cases, "Resize/tf_crop_and_resize outside", "Resize", {f32({1, 2, 4, 4})}, crop);
+  // The channels-last forms (X [N, H, W, C]; Resize's lists stay NCHW's).
+  addCase(cases, "ConvTransposeNHWC/2x2 s2 bias", "nanoc.ConvTransposeNHWC",
+          {f32({1, 5, 6, 8}), f32({8, 4, 2, 2}), f32({4})},
+          convTransposeAttrs({2, 2}, {0, 0, 0, 0}, {2, 2}, {1, 1}, {0, 0}, 1));
+  addCase(cases, "ConvTransposeNHWC/3x3 s2 pads output_padding groups", "nanoc.ConvTransposeNHWC",
+          {f32({2, 5, 5, 4}), f32({4, 3, 3, 3})},
+          convTransposeAttrs({3, 3}, {1, 0, 1, 2}, {2, 2}, {1, 1}, {1, 0}, 2));
+  addCase(cases, "ResizeNHWC/linear half_pixel 2x", "nanoc.ResizeNHWC", {f32({1, 7, 9, 5})},
+          resizeAttrs("linear", "half_pixel", {1, 5, 14, 18}, {1, 1, 2, 2}));
+  addCase(cases, "ResizeNHWC/cubic align_corners", "nanoc.ResizeNHWC", {f32({2, 6, 7, 3})},
+          resizeAttrs("cubic", "align_corners", {2, 3, 11, 5}, {1, 1, 11.0 / 6, 5.0 / 7}));
   return cases;
 }
 

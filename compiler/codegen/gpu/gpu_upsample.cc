@@ -21,6 +21,12 @@
 // of the op; f32 only on the GPU (nearest on other dtypes, and f64, stay on
 // the host).
 //
+// nanoc.ConvTransposeNHWC and nanoc.ResizeNHWC (ops/channels_last.h) are
+// the same kernels over [N, spatial..., C]: consecutive threads take
+// consecutive channels of one output pixel, and a ConvTranspose thread reads
+// its group's input channels of one pixel contiguously. A U-Net's decoder
+// then stays channels-last between its convolutions.
+//
 // Launch: 256 threads per block, ceil(outputs / 256) blocks up to 8192.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalVariable.h>
@@ -33,6 +39,7 @@
 #include "compiler/codegen/cpu/loops.h"
 #include "compiler/codegen/gpu/gpu_ir.h"
 #include "compiler/ir/error.h"
+#include "compiler/ops/channels_last.h"
 #include "compiler/ops/conv.h"
 #include "compiler/ops/resize.h"
 #include "compiler/ops/schema_checks.h"
@@ -42,8 +49,14 @@ namespace {
 
 // ---- ConvTranspose ----
 
-void emitConvTranspose(GpuKernelBuilder& kb) {
-  const ConvShape s = convTransposeShape(kb.node);
+// The node's geometry; a channels-last form's through its NCHW view.
+ConvShape convTransposeShapeOf(const Node& node) {
+  if (channelsFirstOp(node.op).empty()) return convTransposeShape(node);
+  return convTransposeShape(channelsFirstView(node)->node);
+}
+
+void emitConvTranspose(GpuKernelBuilder& kb, bool channels_last) {
+  const ConvShape s = convTransposeShapeOf(kb.node);
   const size_t rank = s.rank();
   const int64_t outs = product(s.out, 0, rank), in_plane = product(s.in, 0, rank);
   const int64_t taps = product(s.kernel, 0, rank), cg = s.cPerGroup(), mg = s.mPerGroup();
@@ -60,20 +73,28 @@ void emitConvTranspose(GpuKernelBuilder& kb) {
   emitGridStrideLoop(
       kb, total,
       [&](llvm::Value* i) {
-        llvm::Value* pos = b.CreateURem(i, c(outs));
-        llvm::Value* plane = b.CreateUDiv(i, c(outs));  // n * M + m
-        llvm::Value* m = b.CreateURem(plane, c(s.m));
-        llvm::Value* image = b.CreateUDiv(plane, c(s.m));
+        // Y [N, M, out...], or [N, out..., M] channels-last.
+        llvm::Value* m = channels_last ? b.CreateURem(i, c(s.m))
+                                       : b.CreateURem(b.CreateUDiv(i, c(outs)), c(s.m));
+        llvm::Value* pos = channels_last ? b.CreateUDiv(i, c(s.m)) : b.CreateURem(i, c(outs));
         std::vector<llvm::Value*> o(rank);
         for (size_t d = rank; d-- > 0;) {
           o[d] = b.CreateURem(pos, c(s.out[d]));
           pos = b.CreateUDiv(pos, c(s.out[d]));
         }
+        llvm::Value* image = channels_last ? pos : b.CreateUDiv(i, c(outs * s.m));
         llvm::Value* group = b.CreateUDiv(m, c(mg));
         llvm::Value* mi = b.CreateURem(m, c(mg));
-        // X's first channel of the group, and W's [c, mi] row for it.
-        llvm::Value* x_base = b.CreateMul(
-            b.CreateAdd(b.CreateMul(image, c(s.c)), b.CreateMul(group, c(cg))), c(in_plane));
+        // X's first channel of the group (a pixel's offset added per tap),
+        // and W's [c, mi] row for it; channel ci of the group one element
+        // (channels-last) or one plane further.
+        const int64_t x_pixel = channels_last ? s.c : 1;
+        const int64_t x_channel = channels_last ? 1 : in_plane;
+        llvm::Value* x_base =
+            channels_last
+                ? b.CreateAdd(b.CreateMul(image, c(in_plane * s.c)), b.CreateMul(group, c(cg)))
+                : b.CreateMul(b.CreateAdd(b.CreateMul(image, c(s.c)), b.CreateMul(group, c(cg))),
+                              c(in_plane));
         llvm::Value* w_base =
             b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateMul(group, c(cg)), c(mg)), mi), c(taps));
         llvm::Value* init = bias ? cpu::loadF32(b, bias, m) : llvm::ConstantFP::get(f32, 0.0);
@@ -107,13 +128,13 @@ void emitConvTranspose(GpuKernelBuilder& kb) {
               auto* join = llvm::BasicBlock::Create(b.getContext(), "tap.next", fn);
               b.CreateCondBr(feeds, sum_block, join);
               b.SetInsertPoint(sum_block);
-              llvm::Value* x_at = b.CreateAdd(x_base, pixel);
+              llvm::Value* x_at = b.CreateAdd(x_base, b.CreateMul(pixel, c(x_pixel)));
               llvm::Value* w_at = b.CreateAdd(w_base, tap);
               std::vector<llvm::Value*> summed = emitCarriedStridedLoop(
                   b, c(0), c(cg), c(1), in,
                   [&](llvm::Value* ci, const std::vector<llvm::Value*>& sum) {
                     llvm::Value* x =
-                        cpu::loadF32(b, X, b.CreateAdd(x_at, b.CreateMul(ci, c(in_plane))));
+                        cpu::loadF32(b, X, b.CreateAdd(x_at, b.CreateMul(ci, c(x_channel))));
                     llvm::Value* w =
                         cpu::loadF32(b, W, b.CreateAdd(w_at, b.CreateMul(ci, c(mg * taps))));
                     return std::vector<llvm::Value*>{
@@ -134,35 +155,45 @@ void emitConvTranspose(GpuKernelBuilder& kb) {
       "out");
 }
 
-GpuLowering convTransposeLowering() {
+GpuLowering convTransposeLowering(bool channels_last) {
   GpuLowering lowering;
   lowering.supports = [](const Node& node) {
     requireF32(node);
-    convTransposeShape(node);
+    convTransposeShapeOf(node);
     return node.outputs.size() == 1 && node.outputs[0]->type.dtype == DType::F32;
   };
   lowering.launch = outputElementLaunch;
-  lowering.emit = emitConvTranspose;
+  lowering.emit = [channels_last](GpuKernelBuilder& kb) { emitConvTranspose(kb, channels_last); };
   return lowering;
 }
 
 // ---- Resize ----
 
+// Per axis of the op (NCHW for a channels-last form's view): its taps, its
+// output extent, X's stride along it, and which dim of X and Y holds it.
 struct ResizeShape {
   ResizeParams params;
   std::vector<ResizeAxis> axes;
-  std::vector<int64_t> out, x_strides;
+  std::vector<int64_t> out, x_strides, dim_of;
 };
 
 ResizeShape resizeShape(const Node& node) {
+  const bool channels_last = !channelsFirstOp(node.op).empty();
+  std::unique_ptr<ChannelsFirstView> view = channels_last ? channelsFirstView(node) : nullptr;
+  const Node& base = channels_last ? view->node : node;
   ResizeShape s;
-  s.params = resizeParams(node);
-  const std::vector<int64_t>& in = node.inputs[0]->type.dims;
+  s.params = resizeParams(base);
+  const std::vector<int64_t>& in = base.inputs[0]->type.dims;
   s.out = s.params.sizes;
-  for (size_t a = 0; a < in.size(); ++a) s.axes.push_back(resizeAxis(node, s.params, a, in[a]));
-  s.x_strides = convStridesOf(in);
-  if (node.outputs.size() != 1 || node.outputs[0]->type.dims != s.out)
+  for (size_t a = 0; a < in.size(); ++a) s.axes.push_back(resizeAxis(base, s.params, a, in[a]));
+  if (node.outputs.size() != 1 || base.outputs[0]->type.dims != s.out)
     failNode(node, "output must be " + dimsStr(s.out));
+  // Axis a is dim dim_of[a] of X and Y: itself, or NHWC's.
+  s.dim_of = channels_last ? toChannelsFirst(in.size()) : std::vector<int64_t>{};
+  for (size_t a = 0; s.dim_of.size() < in.size(); ++a) s.dim_of.push_back(static_cast<int64_t>(a));
+  const std::vector<int64_t> strides = convStridesOf(node.inputs[0]->type.dims);
+  for (size_t a = 0; a < in.size(); ++a)
+    s.x_strides.push_back(strides[static_cast<size_t>(s.dim_of[a])]);
   return s;
 }
 
@@ -209,12 +240,15 @@ void emitResize(GpuKernelBuilder& kb) {
   emitGridStrideLoop(
       kb, total,
       [&](llvm::Value* i) {
-        std::vector<llvm::Value*> o(rank);
+        // Y's position along each of its dims, then along each axis.
+        const std::vector<int64_t>& y_dims = kb.node.outputs[0]->type.dims;
+        std::vector<llvm::Value*> at_dim(rank), o(rank);
         llvm::Value* rest = i;
-        for (size_t a = rank; a-- > 0;) {
-          o[a] = b.CreateURem(rest, c(s.out[a]));
-          rest = b.CreateUDiv(rest, c(s.out[a]));
+        for (size_t d = rank; d-- > 0;) {
+          at_dim[d] = b.CreateURem(rest, c(y_dims[d]));
+          rest = b.CreateUDiv(rest, c(y_dims[d]));
         }
+        for (size_t a = 0; a < rank; ++a) o[a] = at_dim[static_cast<size_t>(s.dim_of[a])];
         llvm::Value* inside = nullptr;
         for (size_t a = 0; a < rank; ++a)
           if (tables[a].outside) {
@@ -276,7 +310,10 @@ GpuLowering resizeLowering() {
 }  // namespace
 
 std::vector<std::pair<std::string, GpuLowering>> upsampleGpuLowerings() {
-  return {{"ConvTranspose", convTransposeLowering()}, {"Resize", resizeLowering()}};
+  return {{"ConvTranspose", convTransposeLowering(false)},
+          {"nanoc.ConvTransposeNHWC", convTransposeLowering(true)},
+          {"Resize", resizeLowering()},
+          {"nanoc.ResizeNHWC", resizeLowering()}};
 }
 
 }  // namespace nanoc::gpu

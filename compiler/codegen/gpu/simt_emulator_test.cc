@@ -196,6 +196,41 @@ TEST(SimtEmulator, DivergentBarrierIsAnError) {
   }
 }
 
+// A float4 load declared 16-byte aligned: at x + 16 bytes it runs, at x + 4
+// (what an `align 16` promised NVPTX and a GPU would fault on) it is an
+// error naming the kernel, the alignment and the address.
+TEST(SimtEmulator, MisalignedVectorLoadIsAnError) {
+  llvm::LLVMContext context;
+  auto m = parse(context, R"(
+define ptx_kernel void @copy4(ptr addrspace(1) %x, ptr addrspace(1) %out, ptr addrspace(1) %skip) {
+  %s = load i64, ptr addrspace(1) %skip, align 8
+  %p = getelementptr i8, ptr addrspace(1) %x, i64 %s
+  %v = load <4 x float>, ptr addrspace(1) %p, align 16
+  store <4 x float> %v, ptr addrspace(1) %out, align 16
+  ret void
+}
+)");
+  ASSERT_TRUE(m);
+  Emulator emulator(*m);
+  gpu::GpuLaunch launch;
+  launch.block[0] = 1;
+  alignas(16) float x[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  alignas(16) float out[4] = {};
+  alignas(8) int64_t skip = 16;
+  emulator.launch("copy4", launch, {x, out, &skip});
+  EXPECT_EQ(out[0], 4.0f);
+  EXPECT_EQ(out[3], 7.0f);
+  skip = 4;
+  try {
+    emulator.launch("copy4", launch, {x, out, &skip});
+    FAIL() << "a misaligned float4 load ran";
+  } catch (const CompileError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("copy4"), std::string::npos) << what;
+    EXPECT_NE(what.find("16-byte aligned"), std::string::npos) << what;
+  }
+}
+
 TEST(SimtEmulator, UnknownIntrinsicIsNamed) {
   llvm::LLVMContext context;
   auto m = parse(context, R"(

@@ -8,10 +8,14 @@
 //                [--gpu-precision=exact|tf32|bf16|f16] [--gpu-layout=nchw]
 //
 // The pipeline is nanoc's for a GPU target (PipelineOptions::gpu), then
-// placeOnGpu.
+// placeOnGpu; memory follows nanoc's arena plan (planBuffers): every value
+// at its slice of the device arena, the host arena or the constants, views
+// and in-place Concats sharing bytes as they do in nanort.
 #include <llvm/IR/LLVMContext.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "compiler/codegen/cpu/gemm_microkernel.h"
+#include "compiler/codegen/cpu/lowering.h"
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/codegen/gpu/gpu_lowering.h"
 #include "compiler/codegen/gpu/testing/simt_emulator.h"
@@ -29,6 +34,7 @@
 #include "compiler/ir/text.h"
 #include "compiler/passes/gpu_placement.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/plan/arena_plan.h"
 #include "npy.h"
 
 namespace {
@@ -101,8 +107,34 @@ int run(int argc, char** argv) {
   }
   nanoc::simt::Emulator emulator(*module);
 
-  // Every value's bytes: host and device memory are one here.
-  std::map<const nanoc::Value*, std::vector<uint8_t>> memory;
+  // Memory as nanort lays it out (the arena plan nanoc emits): one device
+  // arena at the driver's 256-byte alignment, the host arena, the constants
+  // blob, and the caller's inputs and outputs, every value at its slice.
+  // Views (Reshape) and Concats whose inputs were written in place run
+  // nothing, as in nanort; a value that shares bytes it must not shows in
+  // the outputs. (Host and device memory are one address space here.)
+  const nanoc::ArenaPlan plan =
+      nanoc::planBuffers(*graph, nanoc::GreedyBySizePlanner(), [](const nanoc::Node& node) {
+        const nanoc::cpu::Lowering* lowering = nanoc::cpu::findLowering(node.op);
+        return lowering && lowering->in_place_input ? lowering->in_place_input(node) : -1;
+      });
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  auto alloc = [](uint64_t bytes, size_t alignment) {
+    const uint64_t rounded =
+        std::max<uint64_t>(alignment, (bytes + alignment - 1) / alignment * alignment);
+    void* p = std::aligned_alloc(alignment, rounded);
+    if (!p) throw nanoc::CompileError("out of memory");
+    std::memset(p, 0xff, rounded);  // NaNs: a read of what was never written shows
+    return std::unique_ptr<uint8_t, Free>(static_cast<uint8_t*>(p));
+  };
+  auto device_arena = alloc(plan.device_arena_size, nanoc::ArenaPlan::kDeviceAlignment);
+  auto host_arena = alloc(plan.arena_size, nanoc::ArenaPlan::kDeviceAlignment);
+  auto constants = alloc(plan.constants.size(), nanoc::ArenaPlan::kDeviceAlignment);
+  if (!plan.constants.empty())
+    std::memcpy(constants.get(), plan.constants.data(), plan.constants.size());
+  std::vector<std::unique_ptr<uint8_t, Free>> input_bytes, output_bytes;
   for (const nanoc::Value* in : graph->inputs) {
     auto it = inputs.find(in->name);
     if (it == inputs.end()) throw nanoc::CompileError("no --input for '" + in->name + "'");
@@ -113,44 +145,63 @@ int run(int argc, char** argv) {
     if (array.data.size() != in->type.bytes())
       throw nanoc::CompileError("input '" + in->name + "': " + std::to_string(array.data.size()) +
                                 " bytes given, " + in->type.str() + " needed");
-    memory[in] = std::move(array.data);
+    input_bytes.push_back(alloc(array.data.size(), 64));
+    if (!array.data.empty())
+      std::memcpy(input_bytes.back().get(), array.data.data(), array.data.size());
   }
-  auto bytesOf = [&](const nanoc::Value* v) -> std::vector<uint8_t>& {
-    if (v->isConstant()) {
-      auto& m = memory[v];
-      if (m.size() != v->data->size()) m = *v->data;
-      return m;
+  for (const nanoc::Value* o : graph->outputs) output_bytes.push_back(alloc(o->type.bytes(), 64));
+  auto at = [&](const nanoc::Value* v) -> uint8_t* {
+    const nanoc::BufferSlice& slice = plan.at(v);
+    switch (slice.kind) {
+      case nanoc::BufferKind::Constant:
+      case nanoc::BufferKind::DeviceConstant:
+        return constants.get() + slice.offset;
+      case nanoc::BufferKind::Input:
+        return input_bytes.at(slice.index).get() + slice.offset;
+      case nanoc::BufferKind::Output:
+        return output_bytes.at(slice.index).get() + slice.offset;
+      case nanoc::BufferKind::Arena:
+        return host_arena.get() + slice.offset;
+      case nanoc::BufferKind::Device:
+        return device_arena.get() + slice.offset;
     }
-    auto it = memory.find(v);
-    if (it == memory.end()) throw nanoc::CompileError("value '" + v->name + "' read before made");
-    return it->second;
+    throw nanoc::CompileError("value '" + v->name + "': unknown buffer kind");
   };
   size_t launches = 0, host_nodes = 0;
   for (const auto& node : graph->nodes) {
-    for (const nanoc::Value* o : node->outputs) memory[o].assign(o->type.bytes(), 0xff);
+    if (plan.isAlias(node.get())) continue;  // a view, or a Concat written in place
     auto kernel = kernel_of.find(node.get());
     if (kernel != kernel_of.end()) {
       std::vector<void*> args;
       for (const nanoc::Value* in : node->inputs)
-        if (in) args.push_back(bytesOf(in).data());
-      for (const nanoc::Value* o : node->outputs) args.push_back(memory[o].data());
+        if (in) args.push_back(at(in));
+      for (const nanoc::Value* o : node->outputs) args.push_back(at(o));
       emulator.launch(kernel->second, nanoc::gpu::findGpuLowering(node->op)->launch(*node), args);
       ++launches;
       continue;
     }
-    const nanoc::OpSchema* schema = nanoc::findOp(node->op);
     if (nanoc::isByteCopy(*node)) {
-      memory[node->outputs[0]] = bytesOf(node->inputs[0]);
+      std::memmove(at(node->outputs[0]), at(node->inputs[0]), node->inputs[0]->type.bytes());
       continue;
     }
+    const nanoc::OpSchema* schema = nanoc::findOp(node->op);
     if (!schema || !schema->reference)
       throw nanoc::CompileError("node '" + node->name + "' (" + node->op +
                                 ") stays on the host and its op has no reference");
+    // The reference writes fresh buffers, copied to the outputs' slices after:
+    // a host kernel may write an output over an input (the plan's in-place
+    // slots), which the reference is not written for.
     std::vector<const void*> in;
-    for (const nanoc::Value* v : node->inputs) in.push_back(v ? bytesOf(v).data() : nullptr);
+    for (const nanoc::Value* v : node->inputs) in.push_back(v ? at(v) : nullptr);
+    std::vector<std::vector<uint8_t>> fresh;
     std::vector<void*> out;
-    for (const nanoc::Value* o : node->outputs) out.push_back(memory[o].data());
+    for (const nanoc::Value* o : node->outputs) {
+      fresh.emplace_back(o->type.bytes(), 0xff);
+      out.push_back(fresh.back().data());
+    }
     schema->reference(*node, in, out);
+    for (size_t i = 0; i < node->outputs.size(); ++i)
+      if (!fresh[i].empty()) std::memcpy(at(node->outputs[i]), fresh[i].data(), fresh[i].size());
     ++host_nodes;
   }
   std::filesystem::create_directories(out_dir);
@@ -158,7 +209,8 @@ int run(int argc, char** argv) {
     nanort::tools::NpyArray array;
     array.dtype = static_cast<nanort_dtype>(o->type.dtype);
     array.shape = o->type.dims;
-    array.data = bytesOf(o);
+    const uint8_t* bytes = at(o);
+    array.data.assign(bytes, bytes + o->type.bytes());
     std::string error;
     std::string path = out_dir + "/" + fileSafe(o->name) + ".npy";
     if (!nanort::tools::WriteNpy(path, array, &error))

@@ -14,8 +14,10 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <ucontext.h>
 
+#include <cinttypes>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -54,6 +56,9 @@ struct Block {
   Thread* current = nullptr;
   void* fn = nullptr;
   const std::vector<void*>* args = nullptr;
+  // The first load or store at an address its declared alignment does not
+  // hold (alignment 0: none yet).
+  uint64_t misaligned_address = 0, misaligned_alignment = 0;
 };
 thread_local Block* g_block = nullptr;
 
@@ -104,6 +109,13 @@ void simt_barrier() {
   yieldToScheduler();
 }
 void simt_barrier_i32(uint32_t) { simt_barrier(); }
+// Called by the instrumented loads and stores (see instrumentAlignment).
+void simt_misaligned(uint64_t address, uint64_t alignment) {
+  if (g_block->misaligned_alignment == 0) {
+    g_block->misaligned_address = address;
+    g_block->misaligned_alignment = alignment;
+  }
+}
 
 uint32_t shuffle(ShuffleMode mode, uint32_t value, uint32_t b, uint32_t c) {
   Thread* t = g_block->current;
@@ -343,6 +355,43 @@ T orFail(llvm::Expected<T> value, const std::string& what) {
 
 }  // namespace
 
+// Every load and store whose declared alignment is more than a byte checks
+// its address: NVPTX takes the IR's alignment at its word (an `align 16`
+// <4 x float> becomes one ld.global.v4.f32) and the GPU faults on an
+// address that does not hold it, where the host's loads would not. A
+// violation is recorded (simt_misaligned) and reported after the block; the
+// host copy's accesses become unaligned ones.
+void instrumentAlignment(llvm::Module& m, llvm::Function* report) {
+  std::vector<std::pair<llvm::Instruction*, std::pair<llvm::Value*, uint64_t>>> accesses;
+  for (llvm::Function& f : m)
+    for (llvm::BasicBlock& bb : f)
+      for (llvm::Instruction& inst : bb) {
+        if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst)) {
+          if (load->getAlign().value() > 1)
+            accesses.push_back({load, {load->getPointerOperand(), load->getAlign().value()}});
+        } else if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst)) {
+          if (store->getAlign().value() > 1)
+            accesses.push_back({store, {store->getPointerOperand(), store->getAlign().value()}});
+        }
+      }
+  llvm::LLVMContext& c = m.getContext();
+  llvm::Type* i64 = llvm::Type::getInt64Ty(c);
+  for (const auto& [inst, what] : accesses) {
+    const auto& [pointer, alignment] = what;
+    llvm::IRBuilder<> b(inst);
+    llvm::Value* address = b.CreatePtrToInt(pointer, i64);
+    llvm::Value* off =
+        b.CreateICmpNE(b.CreateAnd(address, b.getInt64(alignment - 1)), b.getInt64(0));
+    llvm::Instruction* then = llvm::SplitBlockAndInsertIfThen(off, inst, /*Unreachable=*/false);
+    llvm::IRBuilder<> r(then);
+    r.CreateCall(report, {address, b.getInt64(alignment)});
+    // The host itself reads and writes unaligned, so that the block runs on
+    // to its end (an aligned SSE move would fault here first).
+    if (auto* load = llvm::dyn_cast<llvm::LoadInst>(inst)) load->setAlignment(llvm::Align(1));
+    if (auto* store = llvm::dyn_cast<llvm::StoreInst>(inst)) store->setAlignment(llvm::Align(1));
+  }
+}
+
 struct Emulator::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   // addrspace(3) globals, renamed external, and their bytes.
@@ -436,6 +485,17 @@ Emulator::Emulator(const llvm::Module& gpu_module) : impl_(std::make_unique<Impl
     f->eraseFromParent();
     symbols[es.intern(host)] = {llvm::orc::ExecutorAddr::fromPtr(it->second),
                                 llvm::JITSymbolFlags::Exported};
+  }
+  {
+    llvm::LLVMContext& c = m->getContext();
+    llvm::Type* i64 = llvm::Type::getInt64Ty(c);
+    llvm::Function* report =
+        llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(c), {i64, i64}, false),
+                               llvm::GlobalValue::ExternalLinkage, "__simt_misaligned", *m);
+    instrumentAlignment(*m, report);
+    symbols[es.intern("__simt_misaligned")] = {
+        llvm::orc::ExecutorAddr::fromPtr(reinterpret_cast<void*>(simt_misaligned)),
+        llvm::JITSymbolFlags::Exported};
   }
   // Shared memory: one instance, named so it can be found and poisoned.
   size_t n = 0;
@@ -587,6 +647,12 @@ void Emulator::launch(const std::string& name, const gpu::GpuLaunch& launch,
             progress = true;
           }
           if (!progress) fail(where + ": deadlock (threads wait at a barrier and a shuffle)");
+        }
+        if (block.misaligned_alignment != 0) {
+          char address[32];
+          std::snprintf(address, sizeof address, "0x%" PRIx64, block.misaligned_address);
+          fail(where + ": a load or store declared " + std::to_string(block.misaligned_alignment) +
+               "-byte aligned at " + address + ", which is not (a misaligned address on a GPU)");
         }
       }
 }

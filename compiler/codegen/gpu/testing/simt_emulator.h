@@ -13,7 +13,11 @@
 // barrier that some thread of the block never reaches (it returned, or waits
 // on a shuffle) is reported as a divergent barrier: the kernel is wrong on a
 // real GPU too. Blocks run one after another, so shared memory (addrspace(3)
-// globals) is one instance, zeroed before each block.
+// globals) is one instance, filled with NaNs (0xff bytes) before each
+// block. Every load and store whose IR declares an alignment checks it: an
+// address that does not hold it (a fault on a GPU, where NVPTX turns an
+// `align 16` float4 into one vector access) is an error naming the kernel,
+// the alignment and the address.
 #pragma once
 
 #include <llvm/IR/Module.h>
@@ -38,7 +42,8 @@ class Emulator {
   Emulator& operator=(const Emulator&) = delete;
 
   // Runs kernel `name` over `launch` with one pointer a parameter. Throws
-  // CompileError for a divergent barrier or a deadlock, naming the kernel.
+  // CompileError for a divergent barrier, a deadlock or a misaligned access,
+  // naming the kernel.
   void launch(const std::string& name, const gpu::GpuLaunch& launch,
               const std::vector<void*>& args);
 

@@ -91,9 +91,14 @@ def mlp_b32():
 def vit_small():
     # torchvision's ViT with a small configuration: 64x64 images in 8x8
     # patches, 4 pre-norm encoder blocks of width 192 and 3 heads.
+    from torch import nn
     from torchvision.models.vision_transformer import VisionTransformer
     m = VisionTransformer(image_size=64, patch_size=8, num_layers=4, num_heads=3,
                           hidden_dim=192, mlp_dim=768, num_classes=100)
+    # torchvision zero-initializes the classifier head: the model's output
+    # would be exactly 0 for every input, and every check of it vacuous.
+    nn.init.normal_(m.heads.head.weight, std=0.05)
+    nn.init.normal_(m.heads.head.bias, std=0.01)
     return m, [("input", (1, 3, 64, 64))]
 
 

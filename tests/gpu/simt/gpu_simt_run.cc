@@ -194,6 +194,7 @@ int run(int argc, char** argv) {
     std::vector<const void*> in;
     for (const nanoc::Value* v : node->inputs) in.push_back(v ? at(v) : nullptr);
     std::vector<std::vector<uint8_t>> fresh;
+    fresh.reserve(node->outputs.size());
     std::vector<void*> out;
     for (const nanoc::Value* o : node->outputs) {
       fresh.emplace_back(o->type.bytes(), 0xff);

@@ -108,10 +108,7 @@ CompiledModel compileGraph(Graph& graph, const CompileOptions& options) {
   };
   progress("plan", 0, 0, "");
   CompiledModel out;
-  out.plan = planBuffers(graph, GreedyBySizePlanner(), [](const Node& node) {
-    const cpu::Lowering* lowering = cpu::findLowering(node.op);
-    return lowering && lowering->in_place_input ? lowering->in_place_input(node) : -1;
-  });
+  out.plan = planBuffers(graph, GreedyBySizePlanner(), cpu::inPlaceInput);
   out.context = std::make_unique<llvm::LLVMContext>();
   out.module = std::make_unique<llvm::Module>(options.name, *out.context);
   out.machine = cpu::createTargetMachine(base);

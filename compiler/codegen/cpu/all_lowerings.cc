@@ -77,4 +77,9 @@ const Lowering* findLowering(std::string_view op) {
   return it == table.end() ? nullptr : &it->second;
 }
 
+int inPlaceInput(const Node& node) {
+  const Lowering* lowering = findLowering(node.op);
+  return lowering && lowering->in_place_input ? lowering->in_place_input(node) : -1;
+}
+
 }  // namespace nanoc::cpu

@@ -95,6 +95,11 @@ const char* denormalsFamily(const std::string& triple);
 // Identity have none: they become copy thunks).
 const Lowering* findLowering(std::string_view op);
 
+// The input that node's CPU lowering may write output 0 over
+// (Lowering::in_place_input), -1 for none: the arena plan's InPlaceInput, as
+// nanoc and the GPU emulator's runs plan memory.
+int inPlaceInput(const Node& node);
+
 // Creates `void symbol(ptr args, i64 begin, i64 end)` with internal linkage in
 // `module`, loads the buffer pointers and calls the op's lowering. The string
 // function `attributes` (target-cpu, target-features, ...) are set before the

@@ -114,10 +114,7 @@ int run(int argc, char** argv) {
   // nothing, as in nanort; a value that shares bytes it must not shows in
   // the outputs. (Host and device memory are one address space here.)
   const nanoc::ArenaPlan plan =
-      nanoc::planBuffers(*graph, nanoc::GreedyBySizePlanner(), [](const nanoc::Node& node) {
-        const nanoc::cpu::Lowering* lowering = nanoc::cpu::findLowering(node.op);
-        return lowering && lowering->in_place_input ? lowering->in_place_input(node) : -1;
-      });
+      nanoc::planBuffers(*graph, nanoc::GreedyBySizePlanner(), nanoc::cpu::inPlaceInput);
   struct Free {
     void operator()(void* p) const { std::free(p); }
   };

@@ -68,4 +68,13 @@ struct ChannelsFirstView {
 };
 std::unique_ptr<ChannelsFirstView> channelsFirstView(const Node& node);
 
+// decode(the base-op node that `node` stands for): `node` itself, or a
+// channels-last form's channelsFirstView; for the geometry decoders
+// (poolShape, convTransposeShape, ...) that kernels of both forms share.
+template <typename Decode>
+auto decodeAsChannelsFirst(const Node& node, Decode&& decode) {
+  if (channelsFirstOp(node.op).empty()) return decode(node);
+  return decode(channelsFirstView(node)->node);
+}
+
 }  // namespace nanoc

@@ -23,6 +23,15 @@ bool f32Rank4(const Value* v) {
   return v && v->type.dtype == DType::F32 && v->type.rank() == kRank;
 }
 
+// A Conv's or ConvTranspose's inputs are X, W and an optional bias, W and
+// the bias constants (laid out, or kept, at compile time).
+bool constantWeightsAndBias(const Node& node) {
+  if (node.inputs.size() < 2 || node.inputs.size() > 3 || !node.inputs[1] ||
+      !node.inputs[1]->isConstant())
+    return false;
+  return node.inputs.size() < 3 || !node.inputs[2] || node.inputs[2]->isConstant();
+}
+
 // Whether the conversion of a tensor of `dims` by `perm` moves only dims of
 // size 1: the others keep their order, so the bytes stay where they are.
 bool movesOnlyUnitDims(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
@@ -76,11 +85,8 @@ class GpuNhwcLayout {
       return Kind::Plain;
     const std::string& op = node.op;
     if (op == "Conv") {
-      if (node.inputs.size() < 2 || node.inputs.size() > 3 || !f32Rank4(node.inputs[0]) ||
-          node.inputs[0]->isConstant() || !f32Rank4(node.inputs[1]) ||
-          !node.inputs[1]->isConstant())
-        return Kind::Plain;
-      if (node.inputs.size() > 2 && node.inputs[2] && !node.inputs[2]->isConstant())
+      if (!constantWeightsAndBias(node) || !f32Rank4(node.inputs[0]) ||
+          node.inputs[0]->isConstant() || !f32Rank4(node.inputs[1]))
         return Kind::Plain;
       for (const auto& [key, value] : node.attrs)
         if (key.rfind("fused_", 0) == 0) return Kind::Plain;
@@ -88,15 +94,8 @@ class GpuNhwcLayout {
     }
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "Resize")
       return node.inputs.size() == 1 && nhwc_.count(node.inputs[0]) ? Kind::Pool : Kind::Plain;
-    if (op == "ConvTranspose") {
-      // Its weights and bias keep their layout (nanoc.ConvTransposeNHWC).
-      if (node.inputs.size() < 2 || node.inputs.size() > 3 || !nhwc_.count(node.inputs[0]) ||
-          !node.inputs[1] || !node.inputs[1]->isConstant())
-        return Kind::Plain;
-      if (node.inputs.size() > 2 && node.inputs[2] && !node.inputs[2]->isConstant())
-        return Kind::Plain;
-      return Kind::Pool;
-    }
+    if (op == "ConvTranspose")  // W and B keep their layout (nanoc.ConvTransposeNHWC)
+      return constantWeightsAndBias(node) && nhwc_.count(node.inputs[0]) ? Kind::Pool : Kind::Plain;
     if (op == "Concat") {
       if (node.i("axis") != 1) return Kind::Plain;
       for (const Value* in : node.inputs)

@@ -27,10 +27,7 @@ namespace nanoc::gpu {
 namespace {
 
 // The node's pool geometry; a channels-last form's through its NCHW view.
-PoolShape poolShapeOf(const Node& node) {
-  if (channelsFirstOp(node.op).empty()) return poolShape(node);
-  return poolShape(channelsFirstView(node)->node);
-}
+PoolShape poolShapeOf(const Node& node) { return decodeAsChannelsFirst(node, poolShape); }
 
 bool supportsPool(const Node& node) {
   if (node.inputs.size() != 1 || !node.inputs[0] || node.outputs.size() != 1) return false;

@@ -51,8 +51,7 @@ namespace {
 
 // The node's geometry; a channels-last form's through its NCHW view.
 ConvShape convTransposeShapeOf(const Node& node) {
-  if (channelsFirstOp(node.op).empty()) return convTransposeShape(node);
-  return convTransposeShape(channelsFirstView(node)->node);
+  return decodeAsChannelsFirst(node, convTransposeShape);
 }
 
 void emitConvTranspose(GpuKernelBuilder& kb, bool channels_last) {
@@ -178,21 +177,22 @@ struct ResizeShape {
 };
 
 ResizeShape resizeShape(const Node& node) {
-  const bool channels_last = !channelsFirstOp(node.op).empty();
-  std::unique_ptr<ChannelsFirstView> view = channels_last ? channelsFirstView(node) : nullptr;
-  const Node& base = channels_last ? view->node : node;
-  ResizeShape s;
-  s.params = resizeParams(base);
-  const std::vector<int64_t>& in = base.inputs[0]->type.dims;
-  s.out = s.params.sizes;
-  for (size_t a = 0; a < in.size(); ++a) s.axes.push_back(resizeAxis(base, s.params, a, in[a]));
-  if (node.outputs.size() != 1 || base.outputs[0]->type.dims != s.out)
-    failNode(node, "output must be " + dimsStr(s.out));
+  ResizeShape s = decodeAsChannelsFirst(node, [&node](const Node& base) {
+    ResizeShape s;
+    s.params = resizeParams(base);
+    const std::vector<int64_t>& in = base.inputs[0]->type.dims;
+    s.out = s.params.sizes;
+    for (size_t a = 0; a < in.size(); ++a) s.axes.push_back(resizeAxis(base, s.params, a, in[a]));
+    if (base.outputs.size() != 1 || base.outputs[0]->type.dims != s.out)
+      failNode(node, "output must be " + dimsStr(s.out));
+    return s;
+  });
   // Axis a is dim dim_of[a] of X and Y: itself, or NHWC's.
-  s.dim_of = channels_last ? toChannelsFirst(in.size()) : std::vector<int64_t>{};
-  for (size_t a = 0; s.dim_of.size() < in.size(); ++a) s.dim_of.push_back(static_cast<int64_t>(a));
+  const size_t rank = s.out.size();
+  if (!channelsFirstOp(node.op).empty()) s.dim_of = toChannelsFirst(rank);
+  for (size_t a = s.dim_of.size(); a < rank; ++a) s.dim_of.push_back(static_cast<int64_t>(a));
   const std::vector<int64_t> strides = convStridesOf(node.inputs[0]->type.dims);
-  for (size_t a = 0; a < in.size(); ++a)
+  for (size_t a = 0; a < rank; ++a)
     s.x_strides.push_back(strides[static_cast<size_t>(s.dim_of[a])]);
   return s;
 }

@@ -46,11 +46,8 @@ graph @t(%x: f32[2,3,12,10]) -> (%y, %z) {
 std::unique_ptr<Graph> cnn() {
   std::unique_ptr<Graph> g = parseGraph(kCnn);
   for (auto& v : g->values)
-    if (v->name == "w0") {
-      std::vector<float> w(static_cast<size_t>(v->type.numel()));
-      for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i) / 256.0f;
-      v->data = std::make_shared<const std::vector<uint8_t>>(f32Bytes(w));
-    }
+    if (v->name == "w0")
+      testing::setF32Constant(*v, [](size_t i) { return static_cast<float>(i) / 256.0f; });
   inferShapes(*g);
   return g;
 }

@@ -57,11 +57,9 @@ graph @t(%x: f32[1,6,8]) -> (%y, %kt2) {
 std::unique_ptr<Graph> attention() {
   std::unique_ptr<Graph> g = parseGraph(kAttention);
   for (auto& v : g->values)
-    if (v->isConstant()) {  // distinct weights, so a misread one shows
-      std::vector<float> w(static_cast<size_t>(v->type.numel()));
-      for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 17) / 16.0f - 0.5f;
-      v->data = std::make_shared<const std::vector<uint8_t>>(f32Bytes(w));
-    }
+    if (v->isConstant())
+      testing::setF32Constant(*v,
+                              [](size_t i) { return static_cast<float>(i % 17) / 16.0f - 0.5f; });
   inferShapes(*g);
   return g;
 }

@@ -1,9 +1,11 @@
 // Helpers of the passes' tests (header-only, tests only): a graph run by its
-// ops' references, and lookups of its nodes.
+// ops' references, distinct constant weights, and lookups of its nodes.
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,14 @@ inline std::vector<std::vector<float>> evaluateByReferences(const Graph& g,
     std::memcpy(outputs.back().data(), bytes.data(), bytes.size());
   }
   return outputs;
+}
+
+// Sets f32 constant v's elements to at(0), at(1), ... (row-major): distinct
+// weights, so that one read from the wrong place shows.
+inline void setF32Constant(Value& v, const std::function<float(size_t)>& at) {
+  std::vector<float> w(static_cast<size_t>(v.type.numel()));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = at(i);
+  v.data = std::make_shared<const std::vector<uint8_t>>(f32Bytes(w));
 }
 
 // The number of nodes of op `op`.

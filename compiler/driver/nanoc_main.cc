@@ -129,7 +129,11 @@ options:
                      Winograd's F(4x4, 3x3) (4x fewer multiply-adds; rounding
                      within 1e-5 of the direct sum's scale). The transformed
                      weights are 4x the 3x3 weights' size (16/9 on 7x7 maps):
-                     resnet18's constants are 100.7 MB with, 46.7 MB without
+                     resnet18's constants are 75.1 MB with, 46.7 MB without
+                     for x86-64-v3; 53.8 MB with for x86-64-v4, whose 14x14
+                     layers of 256 channels run the direct loop (their 9 MB
+                     of transformed weights stream from memory slower than
+                     AVX-512 computes the direct sum)
   --no-nchwc         keep the model's NCHW layout everywhere; by default a CNN
                      of pointwise and depthwise convolutions (mobilenet_v2,
                      efficientnet_b0) runs channel-blocked (NCHWc, c = the

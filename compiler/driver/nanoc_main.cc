@@ -130,9 +130,10 @@ options:
                      within 1e-5 of the direct sum's scale). The transformed
                      weights are 4x the 3x3 weights' size (16/9 on 7x7 maps):
                      resnet18's constants are 75.1 MB with, 46.7 MB without
-                     for x86-64-v3; 53.8 MB with for x86-64-v4, whose 14x14
-                     layers of 256 channels run the direct loop (their 9 MB
-                     of transformed weights stream from memory slower than
+                     for x86-64-v3 or x86-64-v4; 53.8 MB with for an AVX-512
+                     Xeon (sapphirerapids), whose 14x14 layers of 256
+                     channels run the direct loop (their 9 MB of transformed
+                     weights stream from memory slower than its full-rate
                      AVX-512 computes the direct sum)
   --no-nchwc         keep the model's NCHW layout everywhere; by default a CNN
                      of pointwise and depthwise convolutions (mobilenet_v2,
@@ -537,6 +538,7 @@ int run(int argc, char** argv, std::unique_ptr<nanoc::Progress>& progress) {
   pipeline.winograd = winograd;
   pipeline.nchwc_block = nchwc ? nanoc::cpu::nchwcBlock(targets) : 0;
   pipeline.nchwc_always = nchwc_always;
+  pipeline.full_rate_fma = nanoc::cpu::fullRateWideFma(targets);
   pipeline.gpu = !gpu_targets.empty();
   progress->stage("passes");
   nanoc::runPipeline(*graph, pipeline);

@@ -50,16 +50,17 @@ constexpr int64_t kWinogradMinPixels = 49;
 // does not (over kCachedWinogradBytes) streams from memory slower than the
 // blocked direct loop, which reads 1/4 of the bytes and prefetches each
 // block's weights during the block before, computes its 2.25x the
-// multiply-adds, on 16-lane vectors (AVX-512, kStreamBoundLanes). On an
-// AVX-512 Xeon, one thread: resnet18's and resnet50's 256 -> 256 layers on
-// 14 x 14 (9 MiB of U) took 0.82-0.88x the time direct (the models 0.98x
-// and 0.97x; two threads 0.94-0.99x and 0.96x), while squeezenet1_1's
-// 13 x 13 layers (F(2x2), 49 tiles, 1 MiB of U) took 1.24-1.40x, and the
-// same resnet18 layers compiled for x86-64-v3 (8 lanes, half the
-// multiply-adds a cycle) 1.40-1.43x: Winograd everywhere below 16 lanes.
+// multiply-adds, where the targets run them at full rate on 16 lanes
+// (NchwcOptions::full_rate_fma). On an AVX-512 Xeon VM, one thread:
+// resnet18's and resnet50's 256 -> 256 layers on 14 x 14 (9 MiB of U) took
+// 0.82-0.88x the time direct (the models 0.95-0.98x and 0.94-0.97x; two
+// threads 0.97-1.00x and 0.96x), while squeezenet1_1's 13 x 13 layers
+// (F(2x2), 49 tiles, 1 MiB of U) took 1.24-1.40x, and the same resnet18
+// layers compiled for x86-64-v3 (8 lanes: half the multiply-adds a cycle,
+// as AVX-512 on Zen 4) 1.40-1.43x. So Winograd stays wherever the rate is
+// half or unknown: 8 lanes, Zen 4, a portable x86-64-v4 artifact.
 constexpr int64_t kStreamBoundTiles = 16;
 constexpr int64_t kCachedWinogradBytes = 4 << 20;
-constexpr int64_t kStreamBoundLanes = 16;
 
 bool isConv(Kind k) {
   return k == Kind::Pointwise || k == Kind::Depthwise || k == Kind::Direct || k == Kind::Dense ||
@@ -78,10 +79,10 @@ bool winogradConv(const ConvShape& s) {
 }
 
 // Whether a Winograd Conv's U streams from memory on too few tiles to
-// outrun the direct loop on vectors of `lanes` (kStreamBoundTiles).
-bool winogradStreamBound(const ConvShape& s, int64_t lanes) {
+// outrun the direct loop (kStreamBoundTiles).
+bool winogradStreamBound(const ConvShape& s) {
   const int64_t t = winogradTile(s.c, s.m, s.out[0], s.out[1]);
-  if (t <= 0 || lanes < kStreamBoundLanes) return false;
+  if (t <= 0) return false;
   const int64_t tiles = (s.out[0] + t - 1) / t * ((s.out[1] + t - 1) / t);
   const int64_t u_bytes = (t + 2) * (t + 2) * s.c * s.m * 4;
   return tiles <= kStreamBoundTiles && u_bytes > kCachedWinogradBytes;
@@ -234,12 +235,14 @@ class NchwcLayout {
     if (s.c <= kDirectMaxChannels && !in_blocked) return Kind::Direct;
     // A dense Conv runs by Winograd on the blocked X (nanoc.Winograd with
     // `block`) where Winograd takes it, its output channels fill a panel,
-    // its map is larger than kWinogradMinPixels and its U does not stream
-    // from memory on a few tiles (winogradStreamBound), else the blocked
-    // direct loop (a stride-2 3x3, a padded 1x1, a 7x7 kernel, a 7 x 7 map,
-    // 256 -> 256 on 14 x 14).
+    // its map is larger than kWinogradMinPixels and, on targets of
+    // full-rate multiply-adds, its U does not stream from memory on a few
+    // tiles (winogradStreamBound); else the blocked direct loop (a stride-2
+    // 3x3, a padded 1x1, a 7x7 kernel, a 7 x 7 map, 256 -> 256 on 14 x 14
+    // for an AVX-512 Xeon).
     if (options_.winograd && winogradConv(s) && s.m >= panel_ &&
-        s.out[0] * s.out[1] > kWinogradMinPixels && !winogradStreamBound(s, b_))
+        s.out[0] * s.out[1] > kWinogradMinPixels &&
+        !(options_.full_rate_fma && winogradStreamBound(s)))
       return Kind::Winograd;
     return Kind::Dense;
   }

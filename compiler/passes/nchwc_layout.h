@@ -50,6 +50,11 @@ struct NchwcOptions {
   // Winograd is on (conv_to_gemm): its 3x3 Convs run blocked by Winograd,
   // else by the direct loop.
   bool winograd = true;
+  // The targets run the blocks' multiply-adds at full rate (16 lanes, two
+  // 512-bit multiply-adds a cycle: Intel's AVX-512 cores, Zen 5): a 3x3
+  // Conv whose Winograd U would stream from memory on a few tiles runs the
+  // direct loop instead (nchwc_layout.cc: winogradStreamBound).
+  bool full_rate_fma = false;
 };
 
 // `block`: lanes per channel block (the targets' common vector width in

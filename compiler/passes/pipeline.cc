@@ -40,7 +40,7 @@ void runPipeline(Graph& graph, const PipelineOptions& options) {
   const int64_t conv_gemm_panel = options.gpu ? 0 : options.conv_gemm_panel;
   if (conv_gemm_panel > 0)
     convertToNchwc(graph, options.nchwc_block, conv_gemm_panel,
-                   NchwcOptions{options.nchwc_always, options.winograd});
+                   NchwcOptions{options.nchwc_always, options.winograd, options.full_rate_fma});
   convToGemm(graph, conv_gemm_panel, options.winograd, options.conv_gemm_row_group);
   if (options.fuse) {
     fuseLayerNorms(graph);

@@ -31,6 +31,9 @@ struct PipelineOptions {
   // With nchwc_block: convert every op that has a blocked form (nanoc
   // --nchwc), not only graphs that the layout pass's rules pick.
   bool nchwc_always = false;
+  // With nchwc_block: every target runs its 16-lane multiply-adds at full
+  // rate (NchwcOptions::full_rate_fma; the driver: fullRateWideFma).
+  bool full_rate_fma = false;
   // Rewrite decomposed LayerNorms into LayerNormalization
   // (fuse_layer_norm.h); fold residual Adds and activations into the Conv,
   // ConvGemm, Gemm or MatMul producing them (fuse_epilogue.h), and a

@@ -81,6 +81,17 @@ int64_t nchwcBlock(const std::vector<CpuTarget>& targets) {
   return block;
 }
 
+bool fullRateWideFma(const std::vector<CpuTarget>& targets) {
+  if (targets.empty()) return false;
+  for (const CpuTarget& t : targets) {
+    const llvm::StringRef cpu = t.cpu;
+    if (registerTile(t).width != 16 || cpu == "znver4" || cpu == "generic" ||
+        cpu.starts_with("x86-64"))
+      return false;
+  }
+  return true;
+}
+
 int64_t packedRowsPerTask(int64_t M, int64_t K, int64_t N) {
   // A task sweeps every panel of B over its rows: the more rows, the more
   // tiles reuse each panel from cache, while the task's rows of A (rows x K)

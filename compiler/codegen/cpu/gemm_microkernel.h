@@ -62,6 +62,16 @@ int64_t convGemmRowGroup(const std::vector<CpuTarget>& targets);
 // these targets: their tiles' common vector width in floats, or 0 where the
 // widths differ or one has no vector unit (the program keeps NCHW).
 int64_t nchwcBlock(const std::vector<CpuTarget>& targets);
+// Whether every target runs 16-lane (512-bit) multiply-adds at full rate,
+// two a cycle, as far as its CPU tells: its tile is 16 lanes wide and its
+// CPU is a named one other than AMD's Zen 4 (znver4: two 256-bit pipes, so
+// AVX-512 at AVX2's rate) and not a generic level (x86-64-v4 runs on Zen 4
+// too). Intel's AVX-512 Xeons and Zen 5 pass. So do, though they should
+// not, the parts with one 512-bit pipe that LLVM names as the others:
+// Xeon Silver and Gold 5xxx, and the client cores (icelake-client,
+// tigerlake, rocketlake; the 2-vCPU Xeon VM of docs/BENCHMARKS.md reports
+// rocketlake's model while its measured peak is two pipes').
+bool fullRateWideFma(const std::vector<CpuTarget>& targets);
 
 // Rows of Y per task for the packed product: productRowsPerTask, or more
 // while the task's rows of A fit 256 KiB, rounded up to a multiple of

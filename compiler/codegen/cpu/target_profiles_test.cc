@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 
+#include "compiler/codegen/cpu/gemm_microkernel.h"
 #include "compiler/codegen/cpu/target.h"
 #include "compiler/ir/error.h"
 
@@ -41,6 +42,26 @@ TEST(TargetProfiles, EveryCpuProfileStatesItsCaches) {
   EXPECT_EQ(cpu.at("sapphirerapids").cache.l2, 2048u * 1024);
   EXPECT_EQ(cpu.at("cortex-m4").cache.l1d, 0u);  // no data cache
   EXPECT_EQ(cpu.at("cortex-m7").cache.l2, 0u);
+}
+
+// Full-rate 16-lane multiply-adds (the blocked layout's Winograd rule,
+// nchwc_layout.cc): the named AVX-512 Xeons and Zen 5, not Zen 4 (two
+// 256-bit pipes), not the portable x86-64-v4 (it runs on a Zen 4 too), not
+// 8-lane or NEON targets, and all of a program's targets or none.
+TEST(TargetProfiles, FullRateWideMultiplyAddsNeedANamedAvx512CoreOtherThanZen4) {
+  std::map<std::string, CpuTarget> cpu;
+  for (const TargetProfile& p : loadTargetProfiles(defaultTargetsDir()))
+    if (p.kind == "cpu") cpu[p.name] = cpuTargetOf(p);
+  const std::string x86 = "x86_64-unknown-linux-gnu";
+  EXPECT_TRUE(fullRateWideFma({cpu.at("sapphirerapids")}));
+  EXPECT_TRUE(fullRateWideFma({cpu.at("skylake-avx512")}));
+  EXPECT_TRUE(fullRateWideFma({makeTarget(x86, "znver5", "")}));
+  EXPECT_FALSE(fullRateWideFma({makeTarget(x86, "znver4", "")}));
+  EXPECT_FALSE(fullRateWideFma({cpu.at("x86-64-v4")}));
+  EXPECT_FALSE(fullRateWideFma({cpu.at("x86-64-v3")}));
+  EXPECT_FALSE(fullRateWideFma({cpu.at("neoverse-v1")}));
+  EXPECT_FALSE(fullRateWideFma({cpu.at("sapphirerapids"), cpu.at("x86-64-v4")}));
+  EXPECT_FALSE(fullRateWideFma({}));
 }
 
 TEST(TargetProfiles, AProfileWithoutCachesIsAnErrorNamingTheField) {

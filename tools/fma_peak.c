@@ -6,11 +6,19 @@
  *   /tmp/fma_peak WIDTH THREADS ITERS    (WIDTH 256 or 512; prints GFLOP/s of
  *                                         all threads together, or
  *                                         "unsupported" for 512 without AVX-512)
+ *   /tmp/fma_peak tile WIDTH ITERS       one thread: a GEMM register tile
+ *                                         whose operands are loaded from L1
+ *                                         (12 x 32 at 512 bits, 6 x 16 at
+ *                                         256: nanoc's tiles), ITERS passes
+ *                                         over 128 K steps
+ * The tile's rate against the loop's shows what loads cost on this host at
+ * the time: on a shared machine that share moves while the loop's does not.
  */
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define CHAINS 16
@@ -91,8 +99,78 @@ static double now(void) {
   return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-/* fma_peak WIDTH THREADS ITERS: prints GFLOP/s of all threads together. */
+/* The register tile: ROWS rows of two vectors of accumulators; per K step
+ * two vectors of B and ROWS broadcasts of A, all from L1. */
+#define TILE_K 128
+#define TILE_BODY(VEC, LANES, ROWS, LOAD, SET1, FMADD, SETZERO)                \
+  static float a[TILE_K * ROWS] __attribute__((aligned(64)));                  \
+  static float b[TILE_K * 2 * LANES] __attribute__((aligned(64)));             \
+  for (int i = 0; i < TILE_K * ROWS; ++i) a[i] = 1e-6f * (float)(i % 97);      \
+  for (int i = 0; i < TILE_K * 2 * LANES; ++i) b[i] = 1e-6f * (float)(i % 89); \
+  VEC acc[2 * ROWS];                                                           \
+  for (int i = 0; i < 2 * ROWS; ++i) acc[i] = SETZERO();                       \
+  double best = 0;                                                             \
+  for (int rep = 0; rep < 20; ++rep) {                                         \
+    double t0 = now();                                                         \
+    for (long it = 0; it < iters; ++it) {                                      \
+      const float* pa = a;                                                     \
+      const float* pb = b;                                                     \
+      for (int k = 0; k < TILE_K; ++k, pa += ROWS, pb += 2 * LANES) {          \
+        VEC b0 = LOAD(pb), b1 = LOAD(pb + LANES);                              \
+        _Pragma("GCC unroll 16") for (int r = 0; r < ROWS; ++r) {              \
+          VEC x = SET1(pa[r]);                                                 \
+          acc[2 * r] = FMADD(x, b0, acc[2 * r]);                               \
+          acc[2 * r + 1] = FMADD(x, b1, acc[2 * r + 1]);                       \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
+    double s = now() - t0;                                                     \
+    double flops = 2.0 * 2 * LANES * ROWS * TILE_K * (double)iters;            \
+    if (flops / s > best) best = flops / s;                                    \
+  }                                                                            \
+  float out[LANES];                                                            \
+  VEC sum = acc[0];                                                            \
+  for (int i = 1; i < 2 * ROWS; ++i) sum = ADD(sum, acc[i]);                   \
+  memcpy(out, &sum, sizeof(out));                                              \
+  sink = out[0];                                                               \
+  return best;
+
+static double now(void);
+
+#ifdef __AVX512F__
+static double tile512(void) {
+#define ADD _mm512_add_ps
+  TILE_BODY(__m512, 16, 12, _mm512_load_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_setzero_ps)
+#undef ADD
+}
+#endif
+
+static double tile256(void) {
+#define ADD _mm256_add_ps
+  TILE_BODY(__m256, 8, 6, _mm256_load_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_setzero_ps)
+#undef ADD
+}
+
+/* fma_peak WIDTH THREADS ITERS: prints GFLOP/s of all threads together.
+ * fma_peak tile WIDTH ITERS: the tile's GFLOP/s on one thread. */
 int main(int argc, char** argv) {
+  if (argc == 4 && strcmp(argv[1], "tile") == 0) {
+    width = atoi(argv[2]);
+    iters = atol(argv[3]);
+#ifdef __AVX512F__
+    if (width == 512) {
+      printf("%.2f\n", tile512() / 1e9);
+      return 0;
+    }
+#else
+    if (width == 512) {
+      printf("unsupported\n");
+      return 0;
+    }
+#endif
+    printf("%.2f\n", tile256() / 1e9);
+    return 0;
+  }
   if (argc != 4) return 2;
   width = atoi(argv[1]);
   int threads = atoi(argv[2]);

@@ -125,6 +125,13 @@ def measure_fma_peak(work, thread_counts, iters):
     return peaks
 
 
+def measure_tile(work, width, iters):
+    """GFLOP/s of fma_peak.c's GEMM register tile (operands loaded from L1), one thread."""
+    out = subprocess.run([os.path.join(work, "fma_peak"), "tile", str(width), str(iters)],
+                         check=True, text=True, capture_output=True).stdout.strip()
+    return float(out) if out != "unsupported" else None
+
+
 def nanoc_version(nanoc):
     r = subprocess.run([nanoc, "--version"], text=True, capture_output=True)
     return " ".join(r.stdout.split()) if r.returncode == 0 else "?"
@@ -336,6 +343,8 @@ def main():
     p.add_argument("--top", type=int, default=15)
     p.add_argument("--fma-iters", type=int, default=5000000,
                    help="iterations of the FMA peak loop (16 FMAs each), best of 20")
+    p.add_argument("--tile-iters", type=int, default=20000,
+                   help="passes of the L1 GEMM tile over its 128 K steps, best of 20")
     p.add_argument("--no-iree", action="store_true")
     p.add_argument("--nanoc-flag", action="append", default=[],
                    help="pass this flag to nanoc (repeatable), e.g. --nanoc-flag=--no-fuse")
@@ -383,6 +392,24 @@ def main():
           ", ".join(f"{x:.2f}" for x in os.getloadavg()) +
           " (other processes on the machine lower every figure, the peak included)")
     print("- % of peak below: of the higher of these figures at the same thread count")
+    # The GEMM tile whose operands come from L1, against the loop of registers
+    # only: on a shared host the share that loads cost moves with the other
+    # tenants while the loop's rate does not (docs/BENCHMARKS.md, 2026-11-27
+    # night), so a low share at either end says the % of peak below is low.
+    tile_width = max(peaks)
+    tile_label = {512: "12 x 32", 256: "6 x 16"}.get(tile_width, "?")
+
+    def tile_line(when):
+        rate = measure_tile(work, tile_width, args.tile_iters)
+        if rate is None or not peaks[tile_width][1]:
+            return
+        print(f"- {when}: a {tile_label} GEMM register tile with its operands loaded from L1 "
+              f"(fma_peak.c tile): {rate:.1f} GFLOP/s at 1 thread, "
+              f"{100 * rate / peaks[tile_width][1]:.1f}% of the {tile_width}-bit loop's peak",
+              flush=True)
+
+    if 1 in thread_counts:
+        tile_line("at the start")
     print(f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     print(f"- nanoc: {nanoc_version(args.nanoc)}"
           + (f", flags {' '.join(args.nanoc_flag)}" if args.nanoc_flag else ""))
@@ -505,6 +532,8 @@ def main():
             print(f"| {rank} | {thunk} | {op} | {node} | {us:.1f} | {share:.1f}% | {f / 1e9:.4f} "
                   f"| {rate:.1f} | {100 * rate / peak:.1f}% |")
         print()
+    if 1 in thread_counts:
+        tile_line("at the end")
     return 1 if failures else 0
 
 

@@ -118,6 +118,19 @@ void storeF32(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, llvm:
   b.CreateStore(value, f32Ptr(b, base, index));
 }
 
+WindowSource emitWindowSource(llvm::IRBuilder<>& b, llvm::Value* pos, llvm::Value* k, int64_t pad,
+                              int64_t dilation, int64_t stride, int64_t extent) {
+  llvm::Value* t =
+      b.CreateSub(b.CreateAdd(pos, b.getInt64(pad)), b.CreateMul(k, b.getInt64(dilation)));
+  llvm::Value* ok = b.CreateICmpSGE(t, b.getInt64(0));
+  llvm::Value* l = b.CreateSelect(ok, t, b.getInt64(0));
+  if (stride != 1) {
+    ok = b.CreateAnd(ok, b.CreateICmpEQ(b.CreateURem(l, b.getInt64(stride)), b.getInt64(0)));
+    l = b.CreateUDiv(l, b.getInt64(stride));
+  }
+  return {l, b.CreateAnd(ok, b.CreateICmpSLT(l, b.getInt64(extent)))};
+}
+
 void prefetchF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index, bool write,
                  int locality) {
   b.CreateIntrinsic(

@@ -62,6 +62,19 @@ void storeF32(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, llvm:
 // Prefetch of element `index` into the data cache, for reading or (write) for
 // writing, at `locality` (llvm.prefetch's: 3 keeps it closest, in L1 on x86;
 // 2 brings it to L2).
+// The input position a transposed window reads along one axis (Col2Im's
+// block position, ConvTranspose's input pixel): `index` = l with l * stride
+// = pos + pad - k * dilation, and `valid`, whether that l exists: the sum
+// non-negative, a multiple of stride (at stride 1 always) and l < extent.
+// Where not valid, index is some l in [0, pos + pad] (0 where the sum is
+// negative), safe to compute an address from but not to read.
+struct WindowSource {
+  llvm::Value* index;
+  llvm::Value* valid;
+};
+WindowSource emitWindowSource(llvm::IRBuilder<>& b, llvm::Value* pos, llvm::Value* k, int64_t pad,
+                              int64_t dilation, int64_t stride, int64_t extent);
+
 void prefetchF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index, bool write = false,
                  int locality = 3);
 

@@ -73,18 +73,11 @@ Lowering makeCol2ImLowering() {
               for (size_t a = r; a-- > 0;) {
                 llvm::Value* k = b.CreateURem(krem, ci(p.block[a]));
                 krem = b.CreateUDiv(krem, ci(p.block[a]));
-                // t = l * stride: the block position times the stride.
-                llvm::Value* t = b.CreateSub(b.CreateAdd(pos[a], ci(p.pads[a])),
-                                             b.CreateMul(k, ci(p.dilations[a])));
-                llvm::Value* ok = b.CreateICmpSGE(t, ci(0));
-                llvm::Value* tc = b.CreateSelect(ok, t, ci(0));
-                llvm::Value* l = tc;
-                if (p.strides[a] != 1) {
-                  l = b.CreateUDiv(tc, ci(p.strides[a]));
-                  ok = b.CreateAnd(ok, b.CreateICmpEQ(b.CreateURem(tc, ci(p.strides[a])), ci(0)));
-                }
-                ok = b.CreateAnd(ok, b.CreateICmpSLT(l, ci(p.blocks[a])));
-                valid = b.CreateAnd(valid, ok);
+                // l * stride = the block position.
+                const WindowSource src = emitWindowSource(b, pos[a], k, p.pads[a], p.dilations[a],
+                                                          p.strides[a], p.blocks[a]);
+                llvm::Value* l = src.index;
+                valid = b.CreateAnd(valid, src.valid);
                 lf = b.CreateAdd(lf, b.CreateMul(l, ci(l_stride[a])));
               }
               llvm::Value* index = b.CreateAdd(

@@ -106,18 +106,11 @@ void emitConvTranspose(GpuKernelBuilder& kb, bool channels_last) {
               for (size_t d = rank; d-- > 0;) {
                 llvm::Value* t_d = b.CreateURem(rest, c(s.kernel[d]));
                 rest = b.CreateUDiv(rest, c(s.kernel[d]));
-                // num = o + pad_begin - t * dilation; feeds where num >= 0,
-                // num % stride == 0 and num / stride < in.
-                llvm::Value* num = b.CreateSub(b.CreateAdd(o[d], c(s.pads[d])),
-                                               b.CreateMul(t_d, c(s.dilations[d])));
-                llvm::Value* nonneg = b.CreateICmpSGE(num, c(0));
-                llvm::Value* safe = b.CreateSelect(nonneg, num, c(0));
-                llvm::Value* q = b.CreateUDiv(safe, c(s.strides[d]));
-                feeds = b.CreateAnd(
-                    feeds,
-                    b.CreateAnd(nonneg, b.CreateAnd(b.CreateICmpEQ(
-                                                        b.CreateURem(safe, c(s.strides[d])), c(0)),
-                                                    b.CreateICmpSLT(q, c(s.in[d])))));
+                // The input pixel q with q * stride = o + pad_begin - t * dilation.
+                const cpu::WindowSource src = cpu::emitWindowSource(
+                    b, o[d], t_d, s.pads[d], s.dilations[d], s.strides[d], s.in[d]);
+                llvm::Value* q = src.index;
+                feeds = b.CreateAnd(feeds, src.valid);
                 pixel = b.CreateAdd(pixel, b.CreateMul(q, c(in_stride[d])));
               }
               // A tap that does not feed this output skips its channels.

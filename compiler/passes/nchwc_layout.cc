@@ -10,6 +10,7 @@
 
 #include "compiler/ops/conv.h"
 #include "compiler/ops/nchwc.h"
+#include "compiler/ops/schema_checks.h"
 #include "compiler/ops/weight_rows.h"
 #include "compiler/ops/winograd.h"
 #include "compiler/passes/conv_to_gemm.h"
@@ -78,14 +79,15 @@ bool winogradConv(const ConvShape& s) {
   return s.group == 1 && winogradTile(s.c, s.m, s.out[0], s.out[1]) > 0;
 }
 
-// Whether a Winograd Conv's U streams from memory on too few tiles to
-// outrun the direct loop (kStreamBoundTiles).
-bool winogradStreamBound(const ConvShape& s) {
+// Whether a Winograd Conv's U, in panels of `panel` output channels as
+// convertConv lays it out, streams from memory on too few tiles to outrun
+// the direct loop (kStreamBoundTiles).
+bool winogradStreamBound(const ConvShape& s, int64_t panel) {
   const int64_t t = winogradTile(s.c, s.m, s.out[0], s.out[1]);
   if (t <= 0) return false;
   const int64_t tiles = (s.out[0] + t - 1) / t * ((s.out[1] + t - 1) / t);
-  const int64_t u_bytes = (t + 2) * (t + 2) * s.c * s.m * 4;
-  return tiles <= kStreamBoundTiles && u_bytes > kCachedWinogradBytes;
+  const std::vector<int64_t> u = winogradWeightDims(s.m, s.c, t, panel);
+  return tiles <= kStreamBoundTiles && product(u, 0, u.size()) * 4 > kCachedWinogradBytes;
 }
 
 bool transparentUnary(const std::string& op) {
@@ -242,7 +244,7 @@ class NchwcLayout {
     // for an AVX-512 Xeon).
     if (options_.winograd && winogradConv(s) && s.m >= panel_ &&
         s.out[0] * s.out[1] > kWinogradMinPixels &&
-        !(options_.full_rate_fma && winogradStreamBound(s)))
+        !(options_.full_rate_fma && winogradStreamBound(s, panel_)))
       return Kind::Winograd;
     return Kind::Dense;
   }

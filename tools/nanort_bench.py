@@ -23,6 +23,9 @@ Prints, as markdown:
     (the second vCPU of a shared machine comes and goes for seconds at a
     time, which a single back-to-back pair reads as a speed-up or a loss);
   * an SGEMM 1024x1024x1024 row (a MatMul of an input by a constant matrix);
+  * per model, nanoc's compile time and peak memory, and nanort's load and
+    session-creation time (nanort-run's startup_us line, the least over the
+    runs);
   * a per-layer breakdown of one model (nanort-run --profile): the 15 slowest
     thunks with each one's GFLOP/s and % of the 1-thread peak.
 
@@ -57,6 +60,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnx
@@ -207,13 +211,27 @@ class Nanort:
             work, "nanoc" + "".join(re.sub(r"[^A-Za-z0-9]+", "_", f) for f in self.flags))
         self.has_threads = nanort_run_has_threads(args.nanort_run)
         self.compiled = {}
+        # name -> (nanoc's wall seconds, its peak resident MB)
+        self.compile_cost = {}
+        # (name, threads) -> the least load and session-creation microseconds
+        # over the runs (nanort-run's startup_us line)
+        self.startup = {}
 
     def compile(self, name, path):
         if name not in self.compiled:
             d = os.path.join(self.work, name)
             os.makedirs(d, exist_ok=True)
-            subprocess.run([self.args.nanoc, path, "--name", name, "-o", d] + self.flags,
-                           check=True, capture_output=True)
+            start = time.monotonic()
+            proc = subprocess.Popen([self.args.nanoc, path, "--name", name, "-o", d] + self.flags,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            err = proc.stderr.read()
+            _, status, usage = os.wait4(proc.pid, 0)
+            seconds = time.monotonic() - start
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode != 0:
+                raise subprocess.CalledProcessError(proc.returncode, self.args.nanoc,
+                                                    stderr=err.decode(errors="replace"))
+            self.compile_cost[name] = (seconds, usage.ru_maxrss / 1024)
             self.compiled[name] = os.path.join(d, name + ".so")
         return self.compiled[name]
 
@@ -236,6 +254,12 @@ class Nanort:
             return None
         out = subprocess.run(self.command(name, path, feeds, threads, repeat, warmup), check=True,
                              text=True, capture_output=True).stdout
+        m = re.search(r"startup_us load=([0-9.]+) session=([0-9.]+)", out)
+        if m:
+            load, session = float(m.group(1)), float(m.group(2))
+            best = self.startup.get((name, threads))
+            self.startup[(name, threads)] = ((load, session) if best is None else
+                                             (min(best[0], load), min(best[1], session)))
         return float(re.search(r"latency_us median=([0-9.]+)", out).group(1))
 
     def profile(self, name, path, feeds, repeat):
@@ -490,6 +514,33 @@ def main():
                   f"| {spread} | {rate} | {pct} |{extra_cols}", flush=True)
         print()
 
+    if nanort.compile_cost:
+        print("## Compile and start-up\n")
+        print("nanoc: wall seconds and peak resident memory of its one compile of the model; "
+              "load: `nanort_model_load_file` (the file opened, the program verified, the CPU "
+              "checked); session: `nanort_session_create_with_options` (its arena allocated, "
+              "and at more than one thread its pool started). µs: the least over the runs above "
+              "(nanort-run's startup_us line; the load's over every thread count), the file in the "
+              "page cache.\n")
+        cols = [t for t in thread_counts]
+        print("| model | nanoc s | nanoc peak MB | load µs | "
+              + " | ".join(f"session µs, {t} thread{'s' if t > 1 else ''}" for t in cols)
+              + " | load + session µs, 1 thread |")
+        print("|---|---:|---:|---:|" + "---:|" * len(cols) + "---:|")
+        for name, _ in models:
+            if name not in nanort.compile_cost:
+                continue
+            seconds, mb = nanort.compile_cost[name]
+            ups = [nanort.startup.get((name, t)) for t in cols]
+            loads = [u[0] for u in ups if u]
+            load = min(loads) if loads else None
+            one = nanort.startup.get((name, 1))
+            print(f"| {name} | {seconds:.1f} | {mb:.0f} | "
+                  + (f"{load:.1f}" if load is not None else "n/a") + " | "
+                  + " | ".join(f"{u[1]:.1f}" if u else "n/a" for u in ups) + " | "
+                  + (f"{load + one[1]:.1f}" if one else "n/a") + " |")
+        print(flush=True)
+
     target = dict(models).get(args.breakdown)
     if target:
         m = onnx.load(target)
@@ -506,11 +557,15 @@ def main():
                                   for rr, _ in per_round]))
             rows.append([thunk, us, 0.0, op, node])
         total_us = sum(r[1] for r in rows)
-        # An Im2Col that conv_to_gemm put before a product (node N_im2col)
-        # counts toward its Conv N.
+        # An Im2Col that conv_to_gemm put before a product (node N_im2col),
+        # and the Slice of the pixels a strided 1x1 Conv reads that
+        # nchwc_layout put before it (N_subsample), count toward its Conv N.
         by_node = {r[4]: r for r in rows}
         for r in list(rows):
-            conv = by_node.get(r[4][:-len("_im2col")]) if r[4].endswith("_im2col") else None
+            conv = None
+            for suffix in ("_im2col", "_subsample"):
+                if r[4].endswith(suffix):
+                    conv = by_node.get(r[4][:-len(suffix)])
             if conv is not None:
                 conv[1] += r[1]
                 conv[3] = f"{r[3]} + {conv[3]}"
@@ -522,7 +577,7 @@ def main():
         print(f"## Per-layer breakdown: {args.breakdown}, 1 thread\n")
         print(f"nanort-run --profile, {count} thunks, {total_us:.0f} µs of thunks a run; "
               f"the {args.top} slowest (each thunk's median over {len(per_round)} rounds, an "
-              "Im2Col's added to its Conv's; GFLOP: the ONNX node's multiply-adds; "
+              "Im2Col's or a strided 1x1 Conv's Slice added to its Conv's; GFLOP: the ONNX node's multiply-adds; "
               "0 for data movement and elementwise operators).\n")
         print("| # | thunk | op | node | µs | share | GFLOP | GFLOP/s | % of peak |")
         print("|---:|---:|---|---|---:|---:|---:|---:|---:|")

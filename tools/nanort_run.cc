@@ -110,6 +110,10 @@ constexpr char kUsage[] =
     "  output NAME DTYPE[D0,D1,...] checksum=SUM\n"
     "(SUM: the sum of its elements), then\n"
     "  latency_us median=X min=Y runs=N\n"
+    "  startup_us load=L session=S\n"
+    "(L: nanort_model_load_file's microseconds, the file opened, its program\n"
+    "verified and its CPU checked; S: the session's creation, its arena and\n"
+    "its thread pool included)\n"
     "\n"
     "  MODEL.so                 the shared object nanoc wrote (not its .o or .nrt),\n"
     "                           for this machine's architecture\n"
@@ -541,10 +545,12 @@ int Run(const Options& opt) {
   nanort_status status{};
   const nanort_allocator allocator = nanort_allocator_system();
   nanort_model* raw_model = nullptr;
+  const double load_start = NowMicros();
   if (nanort_model_load_file(opt.model_path.c_str(), opt.name.empty() ? nullptr : opt.name.c_str(),
                              allocator, &raw_model, &status) != NANORT_OK) {
     return FailStatus(status);
   }
+  const double load_us = NowMicros() - load_start;
   std::unique_ptr<nanort_model, ModelDeleter> model(raw_model);
 
   const size_t num_inputs = nanort_model_input_count(model.get());
@@ -664,10 +670,12 @@ int Run(const Options& opt) {
   std::memset(&session_options, 0, sizeof(session_options));
   session_options.struct_size = sizeof(session_options);
   session_options.num_threads = static_cast<uint32_t>(opt.threads);
+  const double session_start = NowMicros();
   if (nanort_session_create_with_options(model.get(), nullptr, 0, allocator, &session_options,
                                          &raw_session, &status) != NANORT_OK) {
     return FailStatus(status);
   }
+  const double session_us = NowMicros() - session_start;
   std::unique_ptr<nanort_session, SessionDeleter> session(raw_session);
 
   // --cuda-io: the tensors that may be in CUDA memory move there, the run
@@ -757,6 +765,7 @@ int Run(const Options& opt) {
   const size_t n = times.size();
   const double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
   std::printf("latency_us median=%.3f min=%.3f runs=%zu\n", median, times.front(), n);
+  std::printf("startup_us load=%.3f session=%.3f\n", load_us, session_us);
 
   if (opt.profile) {
     // Runs of their own: observing costs two clock reads a thunk, which the

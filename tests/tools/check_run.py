@@ -123,22 +123,22 @@ def check_profile(tool, model, work, xpath):
             "--repeat", "4", "--profile")
     check(p.returncode == 0, f"--profile: exit {p.returncode}: {p.stderr}")
     lines = p.stdout.splitlines()
-    check(len(lines) == 8, f"--profile: want 8 lines, got {lines}")
-    if len(lines) != 8:
+    check(len(lines) == 9, f"--profile: want 9 lines, got {lines}")
+    if len(lines) != 9:
         return
-    m = re.fullmatch(r"profile runs=4 thunks=2 thunk_us=([0-9.]+)", lines[3])
-    check(m is not None, f"profile line {lines[3]!r}")
+    m = re.fullmatch(r"profile runs=4 thunks=2 thunk_us=([0-9.]+)", lines[4])
+    check(m is not None, f"profile line {lines[4]!r}")
     thunks = [re.fullmatch(r"thunk (\d) us=([0-9.]+) share=([0-9.]+)% op=(\S+) node=(\S+)", ln)
-              for ln in lines[4:6]]
-    check(all(thunks), f"thunk lines {lines[4:6]}")
+              for ln in lines[5:7]]
+    check(all(thunks), f"thunk lines {lines[5:7]}")
     if all(thunks):
         check(sorted((t.group(1), t.group(4), t.group(5)) for t in thunks) ==
-              [("0", "Add", "add0"), ("1", "Identity", "y_copy")], f"thunk lines {lines[4:6]}")
+              [("0", "Add", "add0"), ("1", "Identity", "y_copy")], f"thunk lines {lines[5:7]}")
         check(float(thunks[0].group(2)) >= float(thunks[1].group(2)), "thunks slowest first")
         check(abs(sum(float(t.group(3)) for t in thunks) - 100) < 0.2, "thunk shares sum to 100%")
-    ops = [re.fullmatch(r"op (\S+) thunks=1 us=([0-9.]+) share=([0-9.]+)%", ln) for ln in lines[6:]]
+    ops = [re.fullmatch(r"op (\S+) thunks=1 us=([0-9.]+) share=([0-9.]+)%", ln) for ln in lines[7:]]
     check(all(ops) and sorted(o.group(1) for o in ops) == ["Add", "Identity"],
-          f"op lines {lines[6:]}")
+          f"op lines {lines[7:]}")
     if all(ops):
         check(float(ops[0].group(2)) >= float(ops[1].group(2)), "ops slowest first")
 
@@ -170,8 +170,8 @@ def main():
     check(p.returncode == 0, f"run: exit {p.returncode}: {p.stderr}")
     lines = p.stdout.splitlines()
     want = x + W
-    check(len(lines) == 3, f"want 3 lines, got {lines}")
-    if len(lines) == 3:
+    check(len(lines) == 4, f"want 4 lines, got {lines}")
+    if len(lines) == 4:
         check(re.fullmatch(r"target cpu=(x86-64|generic|generic-rv64)", lines[0]) is not None,
               f"target line {lines[0]!r}")
         check(lines[1] == f"output y f32[2,3] checksum={float(want.astype(np.float64).sum()):.9g}",
@@ -179,11 +179,13 @@ def main():
         m = re.fullmatch(r"latency_us median=([0-9.]+) min=([0-9.]+) runs=5", lines[2])
         check(m is not None and float(m.group(2)) <= float(m.group(1)),
               f"latency line {lines[2]!r}")
+        check(re.fullmatch(r"startup_us load=[0-9]+\.[0-9]{3} session=[0-9]+\.[0-9]{3}", lines[3])
+              is not None, f"startup line {lines[3]!r}")
     y = np.load(os.path.join(out, "y.npy"))
     check(y.dtype == np.float32 and y.shape == (2, 3) and np.array_equal(y, want), f"y.npy {y}")
 
     p = run(tool, model, "--input", f"x={xpath}", "--output-dir", out, "--repeat", "0")
-    check(p.returncode == 0 and p.stdout.splitlines()[-1].endswith("runs=1"),
+    check(p.returncode == 0 and p.stdout.splitlines()[-2].endswith("runs=1"),
           f"--repeat 0: {p.stdout!r} {p.stderr!r}")
 
     expect_error(tool, [model, "--input", f"z={xpath}"], "the model has no input 'z'; its inputs: x f32[2,3]")

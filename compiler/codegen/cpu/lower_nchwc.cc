@@ -270,10 +270,21 @@ void emitPointwise(KernelBuilder& kb, const PointwisePlan& plan, const FusedEpil
   llvm::Type* f32 = b.getFloatTy();
   const int64_t P = s.oh * s.ow, c = s.block;
   const int64_t x_image = s.c * P, y_image = s.outPadded() * P;
+  PackedProduct product = plan.p;
+  // On 16-lane tiles K runs as one block, whatever the caches: with kc
+  // blocks (partial sums kept in the blocked Y, reloaded by the next block)
+  // resnet50's 1024 -> 256 and 1024 -> 512 layers on 14 x 14 and 2048 -> 512
+  // on 7 x 7 took 1.7-2.5x the time on a Zen 4 (1 MiB of L2: two blocks of
+  // 512, 1050-2900 us from one process to the next for 1024 -> 256 alone,
+  // against 895-940 us in one block; the model 0.90-0.91x the time at one
+  // and two threads), where an AVX-512 Xeon's 2 MiB already took one block.
+  // 8-lane tiles keep packedKBlock's (x86-64-v3's resnet50, mobilenet_v2,
+  // squeezenet1_1, efficientnet_b0 on the same Zen 4: 0.97-1.02x either way).
+  if (registerTile(*kb.fn).width >= 16) product.k_block = std::max<int64_t>(1, product.K);
   emitLoop(
       b, kb.task_begin, kb.task_end,
       [&](llvm::Value* t) {
-        PackedProduct p = plan.p;
+        PackedProduct p = product;
         llvm::Value* tt = t;
         llvm::Value* x = kb.input(0);
         llvm::Value* y = kb.output(0);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "compiler/codegen/cpu/kernel_test_util.h"
+#include "compiler/codegen/cpu/target.h"
 #include "compiler/ir/error.h"
 #include "compiler/ops/conv_gemm.h"
 #include "compiler/ops/nchwc.h"
@@ -75,9 +76,43 @@ TEST(NchwcPointwiseLowering, EveryBlockAndMap) {
   }
 }
 
+// Several kc blocks where the tile is narrower than 16 lanes (on 16-lane
+// tiles K runs as one block: OneKBlockOnSixteenLaneTiles).
 TEST(NchwcPointwiseLowering, DeepKTakesSeveralBlocks) {
   expectPointwiseMatches({1, 960, 48, 7, 7, 16, 32}, 11);
   expectPointwiseMatches({1, 1152, 40, 2, 3, 8, 16}, 12);
+}
+
+// Whether the kernel of resnet50's layer3 conv1 (1024 -> 256 on 14 x 14, no
+// residual) for a target of `features` and `l2` bytes of L2 keeps partial
+// sums in Y between kc blocks (its tiles' "tile.partial" stores).
+bool storesPartialSums(int64_t block, int64_t panel, const std::string& cpu,
+                       const std::string& features, const std::string& l2) {
+  const std::vector<TensorType> inputs = {f32({1, 1024 / block, 14, 14, block}),
+                                          f32({256 / panel, 1024, panel})};
+  auto g =
+      testing::makeSingleNodeGraph("nanoc.ConvNCHWc", inputs, pointwiseAttrs(block, 256, panel));
+  llvm::LLVMContext ctx;
+  auto module = testing::buildKernelModule(*g->node, ctx, "k",
+                                           {{"target-cpu", cpu},
+                                            {"target-features", features},
+                                            {kL1DataCacheAttribute, "32768"},
+                                            {kL2CacheAttribute, l2}});
+  for (const llvm::BasicBlock& b : *module->getFunction("k"))
+    if (b.getName().starts_with("tile.partial")) return true;
+  return false;
+}
+
+// On a 16-lane tile with 1 MiB of L2 (Zen 4, skylake-avx512, x86-64-v4)
+// the 1024-deep product runs as one K block, where packedKBlock would take
+// two of 512, and with 256 KiB too; an 8-lane tile with 256 KiB (x86-64-v3)
+// keeps its blocks. Both match.
+TEST(NchwcPointwiseLowering, OneKBlockOnSixteenLaneTiles) {
+  const std::string avx512 = "+avx,+avx2,+fma,+avx512f";
+  EXPECT_FALSE(storesPartialSums(16, 32, "skylake-avx512", avx512, "1048576"));
+  EXPECT_FALSE(storesPartialSums(16, 32, "skylake-avx512", avx512, "262144"));
+  EXPECT_TRUE(storesPartialSums(8, 16, "haswell", "+avx,+avx2,+fma", "262144"));
+  expectPointwiseMatches({1, 1024, 256, 14, 14, 16, 32}, 15);
 }
 
 // 49 pixels of 2048 channels (A 392 KiB, past a task's 256 KiB): one block

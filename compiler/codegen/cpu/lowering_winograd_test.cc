@@ -99,6 +99,9 @@ TEST(WinogradLowering, BlockedOnTheTilesOfItsWidth) {
       {{1, 7, 9, 10}, 96, 2, {0, 1, 2, 0}, true, "Sigmoid", false},
       // 225 tiles: several blocks of tiles; 200 channels: several row blocks.
       {{1, 16, 60, 60}, 200, 4, {1, 1, 1, 1}, true, "Relu", true},
+      // 49 tiles: two blocks, 24 + 25 (a short last block joins the one
+      // before: BlockedTilesSplitEvenly).
+      {{1, 128, 28, 28}, 32, 4, {1, 1, 1, 1}, true, "Relu", true},
   };
   uint64_t seed = 5200;
   for (const int64_t block : {4, 8, 16})
@@ -151,6 +154,27 @@ TEST(WinogradLowering, BlockedOnTheTilesOfItsWidth) {
       // This machine has SSE2's 4 lanes at least (an x86-64 test host).
       if (block == 4) EXPECT_GT(ran, 0);
     }
+}
+
+// Blocked, a 28 x 28 map's 49 F(4x4) tiles run as two tasks of 24 and 25
+// tiles (two threads' halves about equal), not 32 + 17: each worker's
+// scratch holds the larger block's V (8 blocks of 16 channels) and its
+// products (32 output channels), 36 of each.
+TEST(WinogradLowering, BlockedTilesSplitEvenly) {
+  const Dims x = {1, 128, 28, 28};
+  Attrs attrs = winogradAttrs(4, {1, 1, 1, 1}, x, 32);
+  attrs["tile_rows"] = int64_t{96};
+  attrs["block"] = int64_t{16};
+  Graph graph;
+  Node* node = graph.addNode(
+      "nanoc.Winograd", "n0",
+      {graph.addInput("x", f32({1, 8, 28, 28, 16})), graph.addInput("u", f32({36, 1, 128, 96}))},
+      1);
+  node->attrs = attrs;
+  inferNode(*node);
+  const Lowering* lowering = findLowering("nanoc.Winograd");
+  EXPECT_EQ(lowering->task_count(*node), 2u);
+  EXPECT_EQ(lowering->scratch_bytes(*node), 4u * 36 * (8 * 25 * 16 + 32 * 25));
 }
 
 TEST(WinogradSchema, RejectsBadTilesPadsAndWeights) {

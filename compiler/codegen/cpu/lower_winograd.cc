@@ -76,11 +76,12 @@ struct WinogradPlan {
 // products' rows, not vector lanes, so a block may hold any count) joins a
 // last block of at most kBlockQuantum tiles to the one before, so that two
 // threads' halves of the tasks balance (28 x 28's 49 tiles as 24 + 25, not
-// 32 + 17; 56 x 56's 196 as 5 x 32 + 36, not 7 x 32 + 4). On a Zen 4 (A/B,
-// interleaved) resnet18 took 0.957x the time at two threads and 0.984x at
-// one (its 28 x 28 layers 0.68-0.77x at two), resnet50 0.969x and 0.982x,
-// squeezenet1_1 (13 x 13's F(2x2) 49 tiles) 0.914x and 0.963x; compiled
-// for x86-64-v3 0.930x / 0.985x, 0.978x / 0.991x and 0.896x / 0.950x.
+// 32 + 17; 56 x 56's 196 as 5 x 32 + 36, not 13 of 16, 112 + 84). On a
+// Zen 4 (A/B, interleaved) resnet18 took 0.957x the time at two threads
+// and 0.984x at one (its 28 x 28 layers 0.68-0.77x at two), resnet50
+// 0.969x and 0.982x, squeezenet1_1 (13 x 13's F(2x2) 49 tiles) 0.914x and
+// 0.963x; compiled for x86-64-v3 0.930x / 0.985x, 0.978x / 0.991x and
+// 0.896x / 0.950x.
 int64_t blockCount(int64_t tiles, int64_t size, bool blocked) {
   const int64_t count = (tiles + size - 1) / size;
   const int64_t last = tiles - (count - 1) * size;

@@ -531,7 +531,7 @@ def main():
               "and at more than one thread its pool started). µs: the least over the runs above "
               "(nanort-run's startup_us line; the load's over every thread count), the file in the "
               "page cache.\n")
-        cols = [t for t in thread_counts]
+        cols = thread_counts
         print("| model | nanoc s | nanoc peak MB | load µs | "
               + " | ".join(f"session µs, {t} thread{'s' if t > 1 else ''}" for t in cols)
               + " | load + session µs, 1 thread |")

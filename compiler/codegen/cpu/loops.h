@@ -59,9 +59,6 @@ llvm::Value* emitReduction(
 llvm::Value* f32Ptr(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index);
 llvm::Value* loadF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index);
 void storeF32(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, llvm::Value* index);
-// Prefetch of element `index` into the data cache, for reading or (write) for
-// writing, at `locality` (llvm.prefetch's: 3 keeps it closest, in L1 on x86;
-// 2 brings it to L2).
 // The input position a transposed window reads along one axis (Col2Im's
 // block position, ConvTranspose's input pixel): `index` = l with l * stride
 // = pos + pad - k * dilation, and `valid`, whether that l exists: the sum
@@ -75,6 +72,9 @@ struct WindowSource {
 WindowSource emitWindowSource(llvm::IRBuilder<>& b, llvm::Value* pos, llvm::Value* k, int64_t pad,
                               int64_t dilation, int64_t stride, int64_t extent);
 
+// Prefetch of element `index` into the data cache, for reading or (write) for
+// writing, at `locality` (llvm.prefetch's: 3 keeps it closest, in L1 on x86;
+// 2 brings it to L2).
 void prefetchF32(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* index, bool write = false,
                  int locality = 3);
 

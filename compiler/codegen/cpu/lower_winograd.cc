@@ -57,7 +57,7 @@ struct WinogradPlan {
   int64_t groups = 1;  // tasks per tile block, each a range of row blocks
   int64_t perImage() const { return blocks * groups; }
   // The last block's tiles: fewer than `block`, or, blocked, up to
-  // kBlockQuantum more (joinsShortLast).
+  // kBlockQuantum more (blockCount).
   int64_t lastBlock() const { return tiles - (blocks - 1) * block; }
   int64_t maxBlock() const { return std::max(block, lastBlock()); }
   int64_t t2() const { return s.t * s.t; }
